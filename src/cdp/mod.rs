@@ -1,0 +1,247 @@
+//! A Chrome DevTools Protocol client for the V8 inspector of a Node process.
+//!
+//! One thread owns the WebSocket (tungstenite has no read/write split, and a mutex around a
+//! blocking read would starve writers). Each turn it writes the queued requests, then reads with
+//! a short timeout. Responses are routed to their caller by `id`; events go to one channel in
+//! arrival order. When the socket dies every pending request fails at once and the event channel
+//! closes, so nothing waits for a timeout that cannot succeed.
+//!
+//! `node.rs` starts Node and finds the inspector's URL; this file only speaks the protocol.
+
+pub(crate) mod node;
+pub(crate) mod script;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use serde_json::{json, Value};
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{Message, WebSocket};
+
+use crate::thread::JoinOnDrop;
+use crate::{log, sys};
+
+/// How long the socket thread blocks in a read before it looks at the request queue again: the
+/// most a request waits before it is written.
+const READ_TURN: Duration = Duration::from_millis(1);
+
+/// Node sends each message as one frame, and `scriptParsed` sources can be large.
+const MAX_MESSAGE: usize = 512 * 1024 * 1024;
+
+/// A protocol event (`Debugger.paused`, `Runtime.bindingCalled`, ...).
+#[derive(Debug)]
+pub(crate) struct Event {
+    pub(crate) method: String,
+    pub(crate) params: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Error {
+    /// The inspector answered with an error.
+    Protocol(String),
+    /// The connection closed before the answer came.
+    Closed,
+    /// No answer in time.
+    Timeout(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Protocol(message) => write!(f, "the inspector refused: {message}"),
+            Error::Closed => write!(f, "the inspector connection closed (the program ended)"),
+            Error::Timeout(method) => write!(f, "the inspector did not answer {method} in time"),
+        }
+    }
+}
+
+type Reply = Result<Value, Error>;
+
+struct Outgoing {
+    id: u64,
+    text: String,
+    reply: Sender<Reply>,
+}
+
+pub(crate) struct Client {
+    /// `None` once closed; dropping it tells the socket thread to close the connection.
+    outgoing: Option<Sender<Outgoing>>,
+    events: Receiver<Event>,
+    next_id: u64,
+    thread: Option<JoinOnDrop>,
+}
+
+impl Client {
+    /// Connects to an inspector WebSocket URL (`ws://host:port/uuid`).
+    pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Client, String> {
+        let authority = url
+            .strip_prefix("ws://")
+            .and_then(|rest| rest.split('/').next())
+            .ok_or_else(|| format!("not an inspector WebSocket URL: {url}"))?;
+        let address = authority
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {authority}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("cannot resolve {authority}"))?;
+        let stream = TcpStream::connect_timeout(&address, timeout)
+            .map_err(|e| format!("cannot connect to the inspector at {authority}: {e}"))?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        stream
+            .set_read_timeout(Some(timeout))
+            .map_err(|e| e.to_string())?;
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE))
+            .max_frame_size(Some(MAX_MESSAGE));
+        let (socket, _) = tungstenite::client::client_with_config(url, stream, Some(config))
+            .map_err(|e| format!("WebSocket handshake with {url} failed: {e}"))?;
+        socket
+            .get_ref()
+            .set_read_timeout(Some(READ_TURN))
+            .map_err(|e| e.to_string())?;
+        let (outgoing_tx, outgoing_rx) = crossbeam_channel::unbounded();
+        let (events_tx, events) = crossbeam_channel::unbounded();
+        let thread = JoinOnDrop::spawn(&format!("cdp-{}", address.port()), move || {
+            pump(socket, &outgoing_rx, &events_tx);
+        });
+        Ok(Client {
+            outgoing: Some(outgoing_tx),
+            events,
+            next_id: 1,
+            thread: Some(thread),
+        })
+    }
+
+    /// Events in arrival order; the channel disconnects when the connection is gone.
+    pub(crate) fn events(&self) -> &Receiver<Event> {
+        &self.events
+    }
+
+    /// Queues a request and returns where its answer will arrive.
+    pub(crate) fn send(&mut self, method: &str, params: Value) -> Receiver<Reply> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let id = self.next_id;
+        self.next_id += 1;
+        let text = json!({"id": id, "method": method, "params": params}).to_string();
+        let queued = match &self.outgoing {
+            Some(outgoing) => outgoing
+                .send(Outgoing { id, text, reply })
+                .map_err(|e| e.0.reply),
+            None => Err(reply),
+        };
+        if let Err(reply) = queued {
+            let _ = reply.send(Err(Error::Closed));
+        }
+        answer
+    }
+
+    /// Sends a request and waits up to `timeout` for its answer.
+    pub(crate) fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Reply {
+        let answer = self.send(method, params);
+        match answer.recv_timeout(timeout) {
+            Ok(reply) => reply,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                Err(Error::Timeout(method.to_string()))
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(Error::Closed),
+        }
+    }
+
+    /// Closes the connection (Node then finishes exiting) and joins the socket thread.
+    pub(crate) fn close(&mut self) {
+        self.outgoing.take();
+        self.thread.take();
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The socket thread: write what is queued, read what arrived, until either side closes.
+fn pump(mut socket: WebSocket<TcpStream>, outgoing: &Receiver<Outgoing>, events: &Sender<Event>) {
+    let mut pending: HashMap<u64, Sender<Reply>> = HashMap::new();
+    let reason = 'run: loop {
+        loop {
+            match outgoing.try_recv() {
+                Ok(request) => {
+                    if log::enabled_debug() {
+                        log::debug(format_args!("cdp -> {}", log::clip(&request.text)));
+                    }
+                    if let Err(e) = socket.send(Message::text(request.text)) {
+                        let _ = request.reply.send(Err(Error::Closed));
+                        break 'run format!("write failed: {e}");
+                    }
+                    pending.insert(request.id, request.reply);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    let _ = socket.close(None);
+                    let _ = socket.flush();
+                    break 'run "closed by us".to_string();
+                }
+            }
+        }
+        match socket.read() {
+            Ok(Message::Text(text)) => {
+                sys::quick_ack(socket.get_ref());
+                route(text.as_str(), &mut pending, events);
+            }
+            Ok(Message::Close(_)) => break "closed by the inspector".to_string(),
+            Ok(_) => sys::quick_ack(socket.get_ref()),
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => break format!("{e}"),
+        }
+    };
+    log::debug(format_args!("cdp connection ended: {reason}"));
+    for (_, reply) in pending.drain() {
+        let _ = reply.send(Err(Error::Closed));
+    }
+}
+
+fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<Event>) {
+    if log::enabled_debug() {
+        log::debug(format_args!("cdp <- {}", log::clip(text)));
+    }
+    let Ok(mut message) = serde_json::from_str::<Value>(text) else {
+        log::warn(format_args!(
+            "unreadable inspector message: {}",
+            log::clip(text)
+        ));
+        return;
+    };
+    if let Some(id) = message.get("id").and_then(Value::as_u64) {
+        let Some(reply) = pending.remove(&id) else {
+            return;
+        };
+        let answer = match message.get_mut("error") {
+            Some(error) => Err(Error::Protocol(
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error")
+                    .to_string(),
+            )),
+            None => Ok(message
+                .get_mut("result")
+                .map(Value::take)
+                .unwrap_or(Value::Null)),
+        };
+        let _ = reply.send(answer);
+    } else if let Some(Value::String(method)) = message.get_mut("method").map(Value::take) {
+        let params = message
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
+        let _ = events.send(Event { method, params });
+    }
+}

@@ -1,0 +1,440 @@
+//! Starting Node under the inspector: reading and rewriting the command's inspector flags,
+//! cleaning `NODE_OPTIONS`, and finding the exact WebSocket URL the child prints.
+//!
+//! Facts this relies on (notes/cdp.md): `--inspect-brk` waits for a debugger before the first
+//! line; the URL (with a random UUID) appears on stderr as `Debugger listening on ws://...`; when
+//! the port is taken Node says so on stderr and runs the script WITHOUT a debugger, so connecting
+//! to the port blindly could debug someone else's process.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver};
+
+use crate::process::{self, Debuggee, Exit};
+use crate::shell::CommandLine;
+
+/// What to run and where its inspector will listen.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Launch {
+    pub(crate) spec: process::Spec,
+    /// The inspector address the command asked for (`None` when we chose port 0).
+    pub(crate) requested: Option<String>,
+    /// Whether the program is Node itself; otherwise we cannot add a flag and can only hope the
+    /// command starts Node with one.
+    pub(crate) is_node: bool,
+}
+
+/// Node options that take their value as the next word.
+const OPTIONS_WITH_VALUE: &[&str] = &[
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "-C",
+    "--conditions",
+    "--title",
+    "--input-type",
+    "--env-file",
+    "--stack-size",
+    "--max-old-space-size",
+];
+
+/// Builds the process to spawn from a split command line.
+pub(crate) fn prepare(
+    command: CommandLine,
+    node_options: Option<String>,
+) -> Result<Launch, String> {
+    let CommandLine { mut env, words } = command;
+    let mut words = words.into_iter();
+    let program = words
+        .next()
+        .expect("shell::split never returns an empty command");
+    let mut args: Vec<String> = words.collect();
+    let is_node = is_node(&program);
+    let mut requested = None;
+    let mut found = false;
+    let mut index = 0;
+    while index < args.len() {
+        let arg = &args[index];
+        if arg == "--" || !arg.starts_with('-') || arg == "-" {
+            break;
+        }
+        if let Some(value) = inspector_flag(arg) {
+            let address = check_address(value)?;
+            requested = Some(address.clone());
+            // `--inspect` alone would let the program run before we attach, losing early hits.
+            args[index] = format!("--inspect-brk={address}");
+            found = true;
+        } else if matches!(arg.as_str(), "-e" | "--eval" | "-p" | "--print") {
+            break;
+        } else if OPTIONS_WITH_VALUE.contains(&arg.as_str()) {
+            index += 1;
+        }
+        index += 1;
+    }
+    if !found && is_node {
+        args.insert(0, "--inspect-brk=0".to_string());
+    }
+    // Inspector flags in NODE_OPTIONS would make every child node process wait for, or fight
+    // over, the inspector port. Strip them, whether inherited or set on the command line.
+    let mut env_remove = Vec::new();
+    let from_command = env.iter().position(|(k, _)| k == "NODE_OPTIONS");
+    let options = match from_command {
+        Some(i) => Some(env.remove(i).1),
+        None => node_options,
+    };
+    if let Some(options) = options {
+        let kept = strip_inspector_options(&options);
+        if kept.is_empty() {
+            env_remove.push("NODE_OPTIONS".to_string());
+        } else {
+            env.push(("NODE_OPTIONS".to_string(), kept));
+        }
+    }
+    Ok(Launch {
+        spec: process::Spec {
+            program,
+            args,
+            env,
+            env_remove,
+        },
+        requested,
+        is_node,
+    })
+}
+
+fn is_node(program: &str) -> bool {
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    name == "node"
+        || name == "nodejs"
+        || name
+            .strip_prefix("node")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.') && !v.is_empty())
+}
+
+/// The value of `--inspect-brk[=v]`, `--inspect[=v]` or `--inspect-wait[=v]`.
+fn inspector_flag(arg: &str) -> Option<&str> {
+    let (flag, value) = arg.split_once('=').unwrap_or((arg, ""));
+    matches!(flag, "--inspect-brk" | "--inspect" | "--inspect-wait").then_some(value)
+}
+
+/// Checks `[host:]port` and returns it as `host:port`. Only loopback hosts are accepted: an
+/// inspector lets whoever connects run code as this user.
+fn check_address(value: &str) -> Result<String, String> {
+    let (host, port) = if value.is_empty() {
+        ("127.0.0.1", "9229")
+    } else if value.chars().all(|c| c.is_ascii_digit()) {
+        ("127.0.0.1", value)
+    } else if let Some((host, port)) = value
+        .rsplit_once(':')
+        .filter(|(h, _)| !h.is_empty() && !h.ends_with(':'))
+    {
+        (host, port)
+    } else {
+        (value, "9229")
+    };
+    let port: u16 = port.parse().map_err(|_| {
+        format!("inspector port `{port}` in `{value}` is not a port number (0-65535)")
+    })?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = bare == "localhost"
+        || bare == "::1"
+        || bare
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !loopback {
+        return Err(format!(
+            "inspector host `{host}` is not a loopback address: an inspector open to the network \
+             lets anyone who connects run code as this user. Use 127.0.0.1, or drop the flag and \
+             let debug-mcp pick a free local port"
+        ));
+    }
+    Ok(format!("{host}:{port}"))
+}
+
+/// Removes `--inspect*` and `--debug-port` options from a NODE_OPTIONS value.
+pub(crate) fn strip_inspector_options(options: &str) -> String {
+    let mut kept = Vec::new();
+    let mut words = options.split_ascii_whitespace();
+    while let Some(word) = words.next() {
+        let flag = word.split_once('=').map_or(word, |(f, _)| f);
+        if flag.starts_with("--inspect") || flag == "--debug-port" {
+            if !word.contains('=') && (flag == "--inspect-port" || flag == "--debug-port") {
+                words.next();
+            }
+            continue;
+        }
+        kept.push(word);
+    }
+    kept.join(" ")
+}
+
+/// Whether a stderr line is the inspector's own (kept out of the program's output).
+pub(crate) fn is_inspector_line(line: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "Debugger listening on ws://",
+        "For help, see: https://nodejs.org/en/docs/inspector",
+        "Debugger attached.",
+        "Waiting for the debugger to disconnect...",
+        "Debugger ending on ws://",
+        "Starting inspector on ",
+    ];
+    PREFIXES.iter().any(|p| line.starts_with(p))
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) enum Discovery {
+    /// The program exited before its inspector listened.
+    Exited(Exit),
+    /// The inspector could not listen on the requested port: it is taken.
+    PortInUse(String),
+    /// The inspector failed for another reason (Node's own words).
+    Failed(String),
+    TimedOut,
+    Cancelled,
+}
+
+/// Waits for the child's `Debugger listening on ws://...` line and returns that URL.
+pub(crate) fn discover(
+    debuggee: &mut Debuggee,
+    deadline: Instant,
+    cancel: &Receiver<()>,
+) -> Result<String, Discovery> {
+    let timeout = crossbeam_channel::at(deadline);
+    loop {
+        select! {
+            recv(debuggee.notices()) -> line => match line {
+                Ok(line) => {
+                    if let Some(url) = line.strip_prefix("Debugger listening on ") {
+                        return Ok(url.trim().to_string());
+                    }
+                    if let Some(failure) = inspector_failure(&line) {
+                        return Err(failure);
+                    }
+                }
+                // stderr closed: the program is ending; its exit follows.
+                Err(_) => return Err(exited(debuggee, None)),
+            },
+            recv(debuggee.exited()) -> exit => return Err(exited(debuggee, exit.ok())),
+            recv(timeout) -> _ => return Err(Discovery::TimedOut),
+            recv(cancel) -> _ => return Err(Discovery::Cancelled),
+        }
+    }
+}
+
+/// Records the exit and reports it, unless a failure line printed just before it explains more.
+fn exited(debuggee: &mut Debuggee, exit: Option<Exit>) -> Discovery {
+    let exit = exit
+        .or_else(|| debuggee.exited().recv_timeout(Duration::from_secs(5)).ok())
+        .unwrap_or(Exit {
+            code: None,
+            signal: None,
+        });
+    debuggee.record_exit(exit);
+    while let Ok(line) = debuggee.notices().recv_timeout(Duration::from_millis(100)) {
+        if let Some(failure) = inspector_failure(&line) {
+            return failure;
+        }
+    }
+    Discovery::Exited(exit)
+}
+
+/// `Starting inspector on 127.0.0.1:9229 failed: address already in use` and its kin.
+fn inspector_failure(line: &str) -> Option<Discovery> {
+    let rest = line.strip_prefix("Starting inspector on ")?;
+    let address = rest.split(" failed").next().unwrap_or(rest).to_string();
+    Some(if line.contains("address already in use") {
+        Discovery::PortInUse(address)
+    } else {
+        Discovery::Failed(line.to_string())
+    })
+}
+
+/// A `urlRegex` for `Debugger.setBreakpointByUrl` that matches the `file://` URL of any of
+/// `paths`, however Node spells it: it percent-encodes more than WHATWG asks (`[`, `^`, `|`,
+/// `~` included), and not every version the same, so every character that is not plainly safe
+/// matches both its literal and its encoded form.
+pub(crate) fn file_url_regex(paths: &[&Path]) -> String {
+    let alternatives: Vec<String> = paths
+        .iter()
+        .map(|path| {
+            let mut regex = String::new();
+            for c in path.to_string_lossy().chars() {
+                if c.is_ascii_alphanumeric() || c == '/' || c == '-' || c == '_' {
+                    regex.push(c);
+                    continue;
+                }
+                let mut utf8 = [0u8; 4];
+                let encoded: String = c
+                    .encode_utf8(&mut utf8)
+                    .bytes()
+                    .map(|b| format!("%{}{}", hex_digit(b >> 4), hex_digit(b & 15)))
+                    .collect();
+                let literal = if c.is_ascii() {
+                    format!("\\x{:02x}", c as u32)
+                } else {
+                    c.to_string()
+                };
+                regex.push_str(&format!("(?:{literal}|{encoded})"));
+            }
+            regex
+        })
+        .collect();
+    format!("^file://(?:{})$", alternatives.join("|"))
+}
+
+/// The path of a `file://` URL, percent-decoded; other URLs (`node:internal/...`) unchanged.
+pub(crate) fn file_url_to_path(url: &str) -> String {
+    let Some(path) = url.strip_prefix("file://") else {
+        return url.to_string();
+    };
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let decoded = (bytes[i] == b'%')
+            .then(|| path.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match decoded {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A regex for one hex digit in either case.
+fn hex_digit(nibble: u8) -> String {
+    match nibble {
+        0..=9 => char::from(b'0' + nibble).to_string(),
+        _ => {
+            let upper = char::from(b'A' + nibble - 10);
+            format!("[{upper}{}]", upper.to_ascii_lowercase())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell;
+
+    fn check(line: &str, node_options: Option<&str>, expected: &str) {
+        let got = match prepare(shell::split(line).unwrap(), node_options.map(String::from)) {
+            Ok(l) => format!(
+                "{} {:?} env={:?} remove={:?} requested={:?} node={}",
+                l.spec.program, l.spec.args, l.spec.env, l.spec.env_remove, l.requested, l.is_node
+            ),
+            Err(e) => format!("error: {}", e.split(':').next().unwrap()),
+        };
+        assert_eq!(got, expected, "line: {line}");
+    }
+
+    #[test]
+    fn prepares_commands() {
+        check(
+            "node a.js x",
+            None,
+            r#"node ["--inspect-brk=0", "a.js", "x"] env=[] remove=[] requested=None node=true"#,
+        );
+        check(
+            "/usr/bin/node --inspect-brk=9230 a.js",
+            None,
+            r#"/usr/bin/node ["--inspect-brk=127.0.0.1:9230", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9230") node=true"#,
+        );
+        check(
+            "node --inspect-brk a.js",
+            None,
+            r#"node ["--inspect-brk=127.0.0.1:9229", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9229") node=true"#,
+        );
+        check(
+            "node --inspect=localhost:0 a.js",
+            None,
+            r#"node ["--inspect-brk=localhost:0", "a.js"] env=[] remove=[] requested=Some("localhost:0") node=true"#,
+        );
+        check(
+            "node --inspect-brk=[::1]:9333 a.js",
+            None,
+            r#"node ["--inspect-brk=[::1]:9333", "a.js"] env=[] remove=[] requested=Some("[::1]:9333") node=true"#,
+        );
+        check(
+            "node a.js --inspect-brk=1",
+            None,
+            r#"node ["--inspect-brk=0", "a.js", "--inspect-brk=1"] env=[] remove=[] requested=None node=true"#,
+        );
+        check(
+            "node -r ./x.js --inspect-brk=5 a.js",
+            None,
+            r#"node ["-r", "./x.js", "--inspect-brk=127.0.0.1:5", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:5") node=true"#,
+        );
+        check(
+            "FOO=1 node a.js",
+            Some("--inspect --max-old-space-size=100"),
+            r#"node ["--inspect-brk=0", "a.js"] env=[("FOO", "1"), ("NODE_OPTIONS", "--max-old-space-size=100")] remove=[] requested=None node=true"#,
+        );
+        check(
+            "node a.js",
+            Some("--inspect-brk=9229"),
+            r#"node ["--inspect-brk=0", "a.js"] env=[] remove=["NODE_OPTIONS"] requested=None node=true"#,
+        );
+        check(
+            "NODE_OPTIONS='--inspect-port 9 -r x' node a.js",
+            Some("--foo"),
+            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "-r x")] remove=[] requested=None node=true"#,
+        );
+        check(
+            "npm test",
+            None,
+            r#"npm ["test"] env=[] remove=[] requested=None node=false"#,
+        );
+        check(
+            "node22 a.js",
+            None,
+            r#"node22 ["--inspect-brk=0", "a.js"] env=[] remove=[] requested=None node=true"#,
+        );
+        check(
+            "node --inspect-brk=0.0.0.0:9229 a.js",
+            None,
+            "error: inspector host `0.0.0.0` is not a loopback address",
+        );
+        check(
+            "node --inspect-brk=example.com:9229 a.js",
+            None,
+            "error: inspector host `example.com` is not a loopback address",
+        );
+        check(
+            "node --inspect-brk=99999 a.js",
+            None,
+            "error: inspector port `99999` in `99999` is not a port number (0-65535)",
+        );
+    }
+
+    #[test]
+    fn file_urls_decode() {
+        assert_eq!(file_url_to_path("file:///a%20b/%C3%A9%23.js"), "/a b/é#.js");
+        assert_eq!(file_url_to_path("file:///100%"), "/100%");
+        assert_eq!(file_url_to_path("node:internal/main"), "node:internal/main");
+    }
+
+    #[test]
+    fn url_regex_matches_both_spellings() {
+        let regex = file_url_regex(&[Path::new("/a b/é#[x].js")]);
+        assert_eq!(
+            regex,
+            r"^file://(?:/a(?:\x20|%20)b/(?:é|%[Cc]3%[Aa]9)(?:\x23|%23)(?:\x5b|%5[Bb])x(?:\x5d|%5[Dd])(?:\x2e|%2[Ee])js)$"
+        );
+    }
+}

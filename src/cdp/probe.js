@@ -1,0 +1,193 @@
+// The probe debug-mcp installs in the debuggee before its first line runs (by Runtime.evaluate
+// while Node waits for the debugger). It hangs a `hit` function on the binding that
+// Runtime.addBinding created. A breakpoint's condition calls
+//   BINDING.hit(conditionThunk | null, () => (EXPRESSION))
+// in the paused frame's scope; `hit` evaluates the expression, reports {type, value} as JSON
+// through the binding (a Runtime.bindingCalled event, in order) and returns false, so the
+// program never stops unless a stack was asked for. See notes/cdp.md, "Speed".
+//
+// The built-ins a program is most likely to replace or monkey-patch (JSON.stringify,
+// Object.keys, the Map and Set iterators, toString methods) are captured here, before the
+// program runs, so it cannot change what is reported.
+(function install(bindingName, options) {
+  'use strict';
+  const report = globalThis[bindingName];
+  const stringify = JSON.stringify;
+  const isArray = Array.isArray;
+  const isView = ArrayBuffer.isView;
+  const keys = Object.keys;
+  const is = Object.is;
+  const apply = Reflect.apply;
+  const objectToString = Object.prototype.toString;
+  const functionToString = Function.prototype.toString;
+  const symbolToString = Symbol.prototype.toString;
+  const bigintToString = BigInt.prototype.toString;
+  const mapEntries = Map.prototype.entries;
+  const mapSize = Object.getOwnPropertyDescriptor(Map.prototype, 'size').get;
+  const setValues = Set.prototype.values;
+  const setSize = Object.getOwnPropertyDescriptor(Set.prototype, 'size').get;
+  const regexpToString = RegExp.prototype.toString;
+  const toWellFormed = String.prototype.toWellFormed;
+  const slice = String.prototype.slice;
+  const MapCtor = Map, SetCtor = Set, ErrorCtor = Error, RegExpCtor = RegExp, DataViewCtor = DataView;
+  const maxChars = options.maxChars;
+  const maxDepth = options.maxDepth;
+  let hits = 0;
+
+  // A string, made well-formed (a lone surrogate would make the protocol JSON unreadable) and
+  // cut to what is left of the budget.
+  function text(s, budget) {
+    if (toWellFormed !== undefined) s = apply(toWellFormed, s, []);
+    if (s.length > budget.left) {
+      const total = s.length;
+      s = apply(slice, s, [0, Math.max(budget.left, 0)]) + '… [truncated: ' + total + ' chars]';
+      budget.truncated = true;
+    }
+    budget.left -= s.length + 2;
+    return s;
+  }
+
+  function describeFunction(f) {
+    let source = '';
+    try { source = apply(functionToString, f, []); } catch (_) { /* a revoked proxy */ }
+    const name = typeof f.name === 'string' && f.name !== '' ? f.name : '(anonymous)';
+    if (/^class\b/.test(source)) return '[class ' + name + ']';
+    return '[Function: ' + name + ']';
+  }
+
+  function errorText(e) {
+    try {
+      if (e instanceof ErrorCtor || (e !== null && typeof e === 'object' && 'message' in e)) {
+        const name = e.name === undefined ? 'Error' : String(e.name);
+        return name + ': ' + String(e.message);
+      }
+      return 'Uncaught ' + stringify(convert(e, 0, [], { left: 1000, truncated: false }));
+    } catch (_) {
+      return 'Uncaught exception';
+    }
+  }
+
+  // Any value to one JSON can hold. Numbers JSON cannot hold, BigInts, symbols, functions and
+  // cycles become descriptive strings; the rest keeps its shape, within the character budget.
+  function convert(v, depth, seen, budget) {
+    switch (typeof v) {
+      case 'undefined': budget.left -= 4; return null;
+      case 'boolean': budget.left -= 5; return v;
+      case 'number':
+        budget.left -= 8;
+        if (v !== v || v === Infinity || v === -Infinity) return String(v);
+        return is(v, -0) ? '-0' : v;
+      case 'bigint': return text(apply(bigintToString, v, []) + 'n', budget);
+      case 'string': return text(v, budget);
+      case 'symbol': return text(apply(symbolToString, v, []), budget);
+      case 'function': return text(describeFunction(v), budget);
+    }
+    if (v === null) { budget.left -= 4; return null; }
+    if (seen.includes(v)) return '[Circular]';
+    if (depth >= maxDepth) return isArray(v) ? '[Array]' : '[Object]';
+    seen.push(v);
+    try {
+      return convertObject(v, depth, seen, budget);
+    } finally {
+      seen.pop();
+    }
+  }
+
+  function convertObject(v, depth, seen, budget) {
+    if (v instanceof ErrorCtor) return text(errorText(v), budget);
+    if (v instanceof RegExpCtor) return text(apply(regexpToString, v, []), budget);
+    if (v instanceof MapCtor) {
+      const parts = [];
+      for (const [k, x] of apply(mapEntries, v, [])) {
+        if (budget.left <= 0) { parts.push('…'); budget.truncated = true; break; }
+        parts.push(stringify(convert(k, depth + 1, seen, budget)) + ' => ' +
+                   stringify(convert(x, depth + 1, seen, budget)));
+      }
+      return 'Map(' + apply(mapSize, v, []) + ') {' + parts.join(', ') + '}';
+    }
+    if (v instanceof SetCtor) {
+      const parts = [];
+      for (const x of apply(setValues, v, [])) {
+        if (budget.left <= 0) { parts.push('…'); budget.truncated = true; break; }
+        parts.push(stringify(convert(x, depth + 1, seen, budget)));
+      }
+      return 'Set(' + apply(setSize, v, []) + ') {' + parts.join(', ') + '}';
+    }
+    if (typeof v.toJSON === 'function') {
+      return convert(v.toJSON(''), depth, seen, budget);
+    }
+    if (isArray(v) || (isView(v) && !(v instanceof DataViewCtor))) {
+      const out = [];
+      const length = v.length;
+      budget.left -= 2;
+      for (let i = 0; i < length; i++) {
+        if (budget.left <= 0) {
+          out.push('… [truncated: ' + (length - i) + ' more items]');
+          budget.truncated = true;
+          break;
+        }
+        out.push(convert(v[i], depth + 1, seen, budget));
+      }
+      return out;
+    }
+    const tag = apply(objectToString, v, []);
+    if (tag === '[object Promise]' || tag === '[object WeakMap]' || tag === '[object WeakSet]') {
+      return tag;
+    }
+    const out = {};
+    const names = keys(v);
+    budget.left -= 2;
+    for (let i = 0; i < names.length; i++) {
+      if (budget.left <= 0) {
+        out['…'] = '[truncated: ' + (names.length - i) + ' more properties]';
+        budget.truncated = true;
+        break;
+      }
+      const name = names[i];
+      let x;
+      try {
+        x = v[name];
+      } catch (e) {
+        x = '[Thrown: ' + errorText(e) + ']';
+      }
+      // JSON.stringify leaves out properties whose value is undefined; so do we.
+      if (x === undefined) continue;
+      out[text(name, budget)] = convert(x, depth + 1, seen, budget);
+    }
+    return out;
+  }
+
+  function encode(v) {
+    const budget = { left: maxChars, truncated: false };
+    let value;
+    try {
+      value = convert(v, 0, [], budget);
+    } catch (e) {
+      value = '[not serialisable: ' + errorText(e) + ']';
+    }
+    return { type: typeof v, value: value, truncated: budget.truncated };
+  }
+
+  function hit(condition, thunk) {
+    if (condition !== null) {
+      try {
+        if (!condition()) return false;
+      } catch (_) {
+        return false;
+      }
+    }
+    if (hits >= options.maxHits) return false;
+    hits++;
+    let message;
+    try {
+      message = encode(thunk());
+    } catch (e) {
+      message = { type: 'error', value: errorText(e) };
+    }
+    report(stringify(message));
+    return options.pause;
+  }
+
+  Object.defineProperty(report, 'hit', { value: hit });
+  return true;
+})

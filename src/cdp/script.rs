@@ -1,0 +1,457 @@
+//! One `debug-script` run against Node: spawn, attach, install the probe, set the breakpoint, let
+//! the program run, collect each hit's value, and end with nothing left running.
+//!
+//! Hits do not pause the program (unless a stack was asked for). The breakpoint's condition calls
+//! the probe (`probe.js`), which evaluates the expression in the frame's scope and reports it
+//! through a `Runtime.addBinding` binding; the condition then returns false. Reports arrive as
+//! `Runtime.bindingCalled` events in hit order, on the same socket and before the end-of-program
+//! event, so none is lost. This is what makes a 10,000-hit loop take well under two seconds
+//! (notes/cdp.md, "Speed").
+//!
+//! The run is one `select!` over the inspector's events, the child's exit, the deadline and the
+//! cancel signal; every request has a deadline.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::select;
+use serde_json::{json, Value};
+
+use crate::cdp::node::{self, Discovery};
+use crate::cdp::{Client, Event};
+use crate::process::{Debuggee, SpawnError};
+use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
+use crate::tools::Call;
+
+const PROBE: &str = include_str!("probe.js");
+
+/// The longest a single protocol request may take before the run is given up as broken.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the program may take to exit after it ended and we disconnected.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// Frames reported per hit with `includeStack`.
+const STACK_FRAMES: usize = 10;
+
+pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+    let deadline = Instant::now() + plan.timeout;
+    let launch = node::prepare(plan.command.clone(), std::env::var("NODE_OPTIONS").ok())
+        .map_err(|message| Failure::new("invalid_command", message))?;
+    let mut debuggee =
+        Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
+            SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
+            SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+        })?;
+    let url = match node::discover(&mut debuggee, deadline, &call.cancel) {
+        Ok(url) => url,
+        Err(discovery) => return Err(discovery_failure(discovery, &launch, plan, &mut debuggee)),
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    let client = Client::connect(&url, left.min(REQUEST_TIMEOUT))
+        .map_err(|message| Failure::new("inspector_failed", message))?;
+    let mut run = Run {
+        plan,
+        call,
+        client,
+        debuggee,
+        deadline,
+        binding: binding_name(),
+        breakpoint_id: String::new(),
+        outcome: Outcome::default(),
+        results_bytes: 0,
+    };
+    let outcome = run.setup().and_then(|()| run.collect());
+    run.finish(outcome)
+}
+
+fn discovery_failure(
+    discovery: Discovery,
+    launch: &node::Launch,
+    plan: &Plan,
+    debuggee: &mut Debuggee,
+) -> Failure {
+    let output = debuggee.output().to_json();
+    match discovery {
+        Discovery::Cancelled => Failure::Cancelled,
+        Discovery::PortInUse(address) => Failure::new(
+            "port_in_use",
+            format!(
+                "inspector port {address} is already in use (another debugger or Node process \
+                 holds it): drop the --inspect-brk flag from the command and debug-mcp picks a \
+                 free port"
+            ),
+        ),
+        Discovery::Failed(line) => Failure::new("inspector_failed", format!("Node could not start its inspector: {line}")),
+        Discovery::Exited(exit) if launch.is_node => exited_before_hit(exit.describe(), None)
+            .with("exitCode", exit.code.map_or(Value::Null, Value::from))
+            .with("output", output),
+        Discovery::Exited(exit) => Failure::new(
+            "no_inspector",
+            format!(
+                "the command exited ({}) without opening a Node inspector: run a node script \
+                 directly, e.g. `node app.js`, or make the command start node with --inspect-brk",
+                exit.describe()
+            ),
+        )
+        .with("output", output),
+        Discovery::TimedOut => timeout_failure(plan)
+            .with("hint", "the command never opened a Node inspector (no `Debugger listening on ws://` line on its stderr): run a node script directly, e.g. `node app.js`".into())
+            .with("output", output),
+    }
+}
+
+fn timeout_failure(plan: &Plan) -> Failure {
+    // The exact wording existing clients of this tool match on.
+    Failure::new(
+        "timeout",
+        format!(
+            "Timeout waiting for breakpoint after {}ms",
+            plan.timeout.as_millis()
+        ),
+    )
+}
+
+fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
+    let failure =
+        Failure::new("exited", "Process exited before breakpoint was hit").with("exit", how.into());
+    match hint {
+        Some(hint) => failure.with("hint", hint.into()),
+        None => failure,
+    }
+}
+
+/// A global name the program is unlikely to use; it is visible to the program as a function.
+fn binding_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("__debugMcp_{}_{n}", std::process::id())
+}
+
+struct Run<'a> {
+    plan: &'a Plan,
+    call: &'a Call,
+    client: Client,
+    debuggee: Debuggee,
+    deadline: Instant,
+    binding: String,
+    breakpoint_id: String,
+    outcome: Outcome,
+    results_bytes: usize,
+}
+
+/// Why event collection stopped.
+enum End {
+    /// The program finished (or the connection closed).
+    Finished,
+    TimedOut,
+}
+
+impl Run<'_> {
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        self.client
+            .call(method, params, left.min(REQUEST_TIMEOUT))
+            .map_err(|e| {
+                if self.call.cancelled() {
+                    return Failure::Cancelled;
+                }
+                if Instant::now() >= self.deadline {
+                    return timeout_failure(self.plan);
+                }
+                Failure::new("inspector_failed", format!("{method}: {e}"))
+            })
+    }
+
+    /// Enables the domains, installs the probe, checks the expression compiles, sets the
+    /// breakpoint and lets the program start.
+    fn setup(&mut self) -> Result<(), Failure> {
+        let replies = [
+            self.client.send("Runtime.enable", json!({})),
+            self.client.send("Debugger.enable", json!({})),
+            self.client.send(
+                "NodeRuntime.notifyWhenWaitingForDisconnect",
+                json!({"enabled": true}),
+            ),
+            self.client
+                .send("Runtime.addBinding", json!({"name": self.binding})),
+        ];
+        for reply in replies {
+            let left = self
+                .deadline
+                .saturating_duration_since(Instant::now())
+                .min(REQUEST_TIMEOUT);
+            match reply.recv_timeout(left) {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(Failure::new("inspector_failed", e.to_string())),
+                Err(_) => return Err(timeout_failure(self.plan)),
+            }
+        }
+        let options = json!({
+            "maxHits": self.plan.max_hits,
+            "pause": self.plan.include_stack,
+            "maxChars": VALUE_CHARS,
+            "maxDepth": 20,
+        });
+        let install = format!(
+            "({})({}, {options})",
+            PROBE.trim_end(),
+            Value::from(self.binding.as_str())
+        );
+        let installed = self.request(
+            "Runtime.evaluate",
+            json!({"expression": install, "returnByValue": true}),
+        )?;
+        if installed.pointer("/result/value") != Some(&Value::Bool(true)) {
+            return Err(Failure::new(
+                "inspector_failed",
+                format!("could not install the probe: {installed}"),
+            ));
+        }
+        self.check_compiles("expression", &self.plan.expression.clone())?;
+        if let Some(condition) = self.plan.condition.clone() {
+            self.check_compiles("breakpoint.condition", &condition)?;
+        }
+        let thunk = |code: &str| format!("() => ({code}\n)");
+        let condition = format!(
+            "{}.hit({}, {})",
+            self.binding,
+            self.plan
+                .condition
+                .as_deref()
+                .map_or("null".to_string(), thunk),
+            thunk(&self.plan.expression)
+        );
+        let mut paths = vec![self.plan.real_file.as_path()];
+        if self.plan.file != self.plan.real_file {
+            paths.push(self.plan.file.as_path()); // with --preserve-symlinks
+        }
+        let set = self.request(
+            "Debugger.setBreakpointByUrl",
+            json!({"urlRegex": node::file_url_regex(&paths), "lineNumber": self.plan.line - 1,
+                   "condition": condition}),
+        )?;
+        self.breakpoint_id = set["breakpointId"].as_str().unwrap_or_default().to_string();
+        if let Some(line) = set
+            .pointer("/locations/0/lineNumber")
+            .and_then(Value::as_u64)
+        {
+            self.outcome.resolved_line = u32::try_from(line + 1).ok();
+        }
+        self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
+        Ok(())
+    }
+
+    /// A condition that does not compile is silently false in V8 and would look like "never
+    /// hit": compile the same wrapper first and report the syntax error.
+    fn check_compiles(&mut self, field: &str, code: &str) -> Result<(), Failure> {
+        let compiled = self.request(
+            "Runtime.compileScript",
+            json!({"expression": format!("(() => ({code}\n))"), "sourceURL": "", "persistScript": false}),
+        )?;
+        if let Some(details) = compiled.get("exceptionDetails") {
+            let error = details
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .or_else(|| details["text"].as_str())
+                .unwrap_or("SyntaxError");
+            let error = error.lines().next().unwrap_or(error);
+            return Err(Failure::new(
+                "invalid_expression",
+                format!("`{field}` is not a valid JavaScript expression: {error}"),
+            )
+            .with("field", field.into()));
+        }
+        Ok(())
+    }
+
+    fn collect(&mut self) -> Result<End, Failure> {
+        let timeout = crossbeam_channel::at(self.deadline);
+        let events = self.client.events().clone();
+        let exited = self.debuggee.exited().clone();
+        loop {
+            select! {
+                recv(events) -> event => match event {
+                    Ok(event) => {
+                        if self.handle_event(event) {
+                            return Ok(End::Finished);
+                        }
+                    }
+                    Err(_) => return Ok(End::Finished),
+                },
+                recv(exited) -> exit => {
+                    if let Ok(exit) = exit {
+                        self.debuggee.record_exit(exit);
+                    }
+                    // Events already read off the socket come first: no hit is lost.
+                    while let Ok(event) = events.try_recv() {
+                        self.handle_event(event);
+                    }
+                    return Ok(End::Finished);
+                },
+                recv(timeout) -> _ => return Ok(End::TimedOut),
+                recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
+            }
+        }
+    }
+
+    /// Handles one inspector event; true when the program has finished.
+    fn handle_event(&mut self, event: Event) -> bool {
+        match event.method.as_str() {
+            "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
+                let payload = event.params["payload"].as_str().unwrap_or_default();
+                self.record_hit(payload);
+            }
+            "Debugger.paused" => {
+                let ours = event.params["hitBreakpoints"]
+                    .as_array()
+                    .is_some_and(|ids| ids.iter().any(|id| id == self.breakpoint_id.as_str()));
+                if ours {
+                    self.attach_stack(&event.params["callFrames"]);
+                }
+                // Every pause is resumed: the initial break on start, `debugger;` statements,
+                // and the hits themselves when a stack was asked for.
+                drop(self.client.send("Debugger.resume", json!({})));
+            }
+            "Debugger.breakpointResolved"
+                if event.params["breakpointId"] == self.breakpoint_id.as_str() =>
+            {
+                if self.outcome.resolved_line.is_none() {
+                    let line = event
+                        .params
+                        .pointer("/location/lineNumber")
+                        .and_then(Value::as_u64);
+                    self.outcome.resolved_line = line.and_then(|l| u32::try_from(l + 1).ok());
+                }
+            }
+            "NodeRuntime.waitingForDisconnect" => return true,
+            _ => {}
+        }
+        false
+    }
+
+    fn record_hit(&mut self, payload: &str) {
+        let mut result: Value = serde_json::from_str(payload).unwrap_or_else(
+            |e| json!({"type": "error", "value": format!("unreadable value from the probe: {e}")}),
+        );
+        if let Some(object) = result.as_object_mut() {
+            if object.remove("truncated") == Some(Value::Bool(true)) {
+                self.outcome.values_truncated = true;
+            }
+        }
+        self.results_bytes += payload.len();
+        if self.results_bytes > RESULTS_BUDGET {
+            result["value"] = format!(
+                "[omitted: the values so far exceed the {} MiB answer budget]",
+                RESULTS_BUDGET / (1024 * 1024)
+            )
+            .into();
+            self.outcome.values_truncated = true;
+        }
+        self.outcome.results.push(result);
+        let hits = self.outcome.results.len() as u64;
+        self.call.progress.report(hits, || format!("hit {hits}"));
+        if hits == self.plan.max_hits {
+            self.outcome.hits_capped = true;
+            let id = self.breakpoint_id.clone();
+            drop(
+                self.client
+                    .send("Debugger.removeBreakpoint", json!({"breakpointId": id})),
+            );
+        }
+    }
+
+    fn attach_stack(&mut self, frames: &Value) {
+        let Some(last) = self.outcome.results.last_mut() else {
+            return;
+        };
+        let frames: Vec<Value> = frames
+            .as_array()
+            .map(|frames| {
+                frames
+                    .iter()
+                    .take(STACK_FRAMES)
+                    .map(|frame| {
+                        let name = frame["functionName"]
+                            .as_str()
+                            .filter(|n| !n.is_empty())
+                            .unwrap_or("(anonymous)");
+                        let url = frame["url"].as_str().unwrap_or_default();
+                        let line = frame
+                            .pointer("/location/lineNumber")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0)
+                            + 1;
+                        json!({"function": name, "file": node::file_url_to_path(url), "line": line})
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        last["stack"] = frames.into();
+    }
+
+    /// Ends the run: on a finished program, disconnect and let it exit by itself; on a timeout,
+    /// kill it. Either way the process group is gone before this returns.
+    fn finish(mut self, end: Result<End, Failure>) -> Result<Outcome, Failure> {
+        let end = match end {
+            Ok(end) => end,
+            Err(failure) => {
+                self.debuggee.kill();
+                return Err(failure);
+            }
+        };
+        self.client.close();
+        let exit = match end {
+            End::Finished => {
+                let lingered = self.debuggee.try_exit().is_none();
+                let exit = self.debuggee.finish(EXIT_GRACE);
+                if lingered && exit.code.is_none() {
+                    self.call.log.send(
+                        "warning",
+                        format!(
+                            "the program did not exit within {} s of its end and was killed",
+                            EXIT_GRACE.as_secs()
+                        ),
+                    );
+                }
+                exit
+            }
+            End::TimedOut => {
+                self.outcome.timed_out = true;
+                self.debuggee.kill()
+            }
+        };
+        self.debuggee.settle_output();
+        self.outcome.exit = Some(exit);
+        self.outcome.output = self.debuggee.output().to_json();
+        if !self.outcome.results.is_empty() {
+            return Ok(self.outcome);
+        }
+        let failure = if self.outcome.timed_out {
+            timeout_failure(self.plan)
+        } else {
+            exited_before_hit(exit.describe(), Some(self.never_hit_hint()))
+        };
+        let mut failure = failure.with("output", self.outcome.output.clone());
+        if let Some(code) = exit.code.filter(|_| !self.outcome.timed_out) {
+            failure = failure.with("exitCode", code.into());
+        }
+        if let Some(line) = self.outcome.resolved_line {
+            failure = failure.with("resolvedLine", line.into());
+        } else if self.outcome.timed_out {
+            failure = failure.with("hint", self.never_hit_hint().into());
+        }
+        Err(failure)
+    }
+
+    fn never_hit_hint(&self) -> String {
+        match (self.outcome.resolved_line, &self.plan.condition) {
+            (None, _) => format!(
+                "the breakpoint never bound: no script loaded from {} (is it the file the command runs or requires?)",
+                self.plan.file.display()
+            ),
+            (Some(line), None) => format!("the breakpoint was set at line {line} but that line never ran"),
+            (Some(line), Some(condition)) => format!(
+                "the breakpoint was set at line {line}; either that line never ran or `{condition}` was never truthy there"
+            ),
+        }
+    }
+}

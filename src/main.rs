@@ -1,0 +1,206 @@
+//! debug-mcp: an MCP server (JSON-RPC over stdio) that lets AI agents debug real programs.
+//!
+//! This file reads the command line, wires the pieces together, and is the only place that
+//! decides the exit code. `debug-mcp` alone serves MCP on stdin/stdout (`server.rs`);
+//! `debug-mcp run ...` runs the `debug-script` tool once and prints its result.
+
+mod cdp;
+mod jsonrpc;
+mod log;
+mod mcp;
+mod process;
+mod server;
+mod shell;
+mod stdio;
+mod sys;
+mod thread;
+mod tools;
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicU8;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+const USAGE: &str = "\
+debug-mcp: a debugger for AI agents, as an MCP server on stdio
+
+Usage:
+  debug-mcp                 serve MCP (JSON-RPC, one message per line) on stdin/stdout
+  debug-mcp run --break FILE:LINE --eval EXPR [options] -- COMMAND...
+                            run the debug-script tool once and print its result as JSON
+  debug-mcp --help | --version
+
+Options for run:
+  --break FILE:LINE    where to break (1-based line)
+  --eval EXPR          JavaScript expression evaluated at every hit
+  --condition EXPR     only count hits where EXPR is truthy
+  --timeout MS         limit for the whole run (default 30000)
+  --max-hits N         stop collecting after N hits (default 10000)
+  --include-stack      also report the top stack frames of each hit
+
+Exit status of run: 0 on success, 1 when the tool reports an error, 2 for bad usage.
+
+Environment:
+  DEBUG_MCP_LOG=debug  diagnostics on stderr (off, error, warn, info, debug)
+
+Example:
+  debug-mcp run --break fixtures/loop.js:4 --eval 'total' -- node fixtures/loop.js
+";
+
+fn main() -> ExitCode {
+    log::init_from_env();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None => match server::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                log::error(format_args!("{e}"));
+                ExitCode::FAILURE
+            }
+        },
+        Some("--help" | "-h" | "help") => {
+            stdio::print(USAGE);
+            ExitCode::SUCCESS
+        }
+        Some("--version" | "-V") => {
+            stdio::print(&format!("debug-mcp {}\n", env!("CARGO_PKG_VERSION")));
+            ExitCode::SUCCESS
+        }
+        Some("run") => match run_arguments(&args[1..]) {
+            Ok(arguments) => run_once(&arguments),
+            Err(problem) => {
+                eprintln!("debug-mcp run: {problem}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
+        Some(other) => {
+            eprintln!("debug-mcp: unknown argument `{other}`\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Turns `run`'s flags into the tool's arguments, so both faces share one code path.
+fn run_arguments(args: &[String]) -> Result<Value, String> {
+    let mut arguments = Map::new();
+    let mut breakpoint = Map::new();
+    let mut words = args.iter();
+    let mut command = Vec::new();
+    while let Some(flag) = words.next() {
+        let mut value = |name: &str| {
+            words
+                .next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match flag.as_str() {
+            "--break" => {
+                let spec = value("--break")?;
+                let (file, line) = spec.rsplit_once(':').ok_or("--break takes FILE:LINE")?;
+                let line: u64 = line
+                    .parse()
+                    .map_err(|_| format!("--break {spec}: `{line}` is not a line number"))?;
+                breakpoint.insert("file".into(), file.into());
+                breakpoint.insert("line".into(), line.into());
+            }
+            "--eval" => {
+                arguments.insert("expression".into(), value("--eval")?.into());
+            }
+            "--condition" => {
+                breakpoint.insert("condition".into(), value("--condition")?.into());
+            }
+            "--timeout" | "--max-hits" => {
+                let name = if flag == "--timeout" {
+                    "timeout"
+                } else {
+                    "maxHits"
+                };
+                let text = value(flag)?;
+                let n: u64 = text
+                    .parse()
+                    .map_err(|_| format!("{flag}: `{text}` is not a whole number"))?;
+                arguments.insert(name.into(), n.into());
+            }
+            "--include-stack" => {
+                arguments.insert("includeStack".into(), true.into());
+            }
+            "--" => {
+                command = words.cloned().collect();
+                break;
+            }
+            other => {
+                return Err(format!(
+                    "unknown option `{other}` (put the command after `--`)"
+                ))
+            }
+        }
+    }
+    if command.is_empty() {
+        return Err("no command: put it after `--`, e.g. `-- node app.js`".into());
+    }
+    if breakpoint.is_empty() {
+        return Err("--break FILE:LINE is required".into());
+    }
+    if !arguments.contains_key("expression") {
+        return Err("--eval EXPR is required".into());
+    }
+    arguments.insert("command".into(), shell::join(&command).into());
+    arguments.insert("breakpoint".into(), Value::Object(breakpoint));
+    Ok(Value::Object(arguments))
+}
+
+fn run_once(arguments: &Value) -> ExitCode {
+    // Ctrl-C reaches only us (the debuggee has its own process group): cancel, so the run
+    // kills the debuggee before we exit.
+    let signals = match sys::Signals::install() {
+        Ok(signals) => Arc::new(signals),
+        Err(e) => {
+            log::error(format_args!("{e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let (cancel_tx, cancel) = crossbeam_channel::bounded(1);
+    let watcher = {
+        let signals = signals.clone();
+        thread::JoinOnDrop::spawn("signals", move || {
+            if signals.wait() != 0 {
+                let _ = cancel_tx.send(());
+            }
+        })
+    };
+    // Notifications have nowhere to go in this mode.
+    let (out, _) = crossbeam_channel::unbounded();
+    let call = tools::Call {
+        cancel,
+        progress: tools::Progress::new(None, out.clone()),
+        log: tools::ClientLog {
+            level: Arc::new(AtomicU8::new(u8::MAX)),
+            out,
+        },
+    };
+    let result = tools::call(tools::script::NAME, arguments, &call);
+    signals.wake();
+    drop(watcher);
+    match result {
+        Some(result) => {
+            let printed = if result.is_error {
+                let mut shown = result.structured.clone();
+                shown["notes"] = json!(result.notes);
+                shown
+            } else {
+                result.structured.clone()
+            };
+            stdio::print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&printed).expect("JSON values serialise")
+            ));
+            if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        None => ExitCode::from(130),
+    }
+}

@@ -1,0 +1,379 @@
+//! Debuggee processes: spawning without a shell, draining their output, watching for their exit,
+//! and killing the whole process group when the owner is done with them.
+//!
+//! A [`Debuggee`] owns three threads: one waits for the exit (so the exit is a channel message a
+//! session can `select!` on) and one drains each pipe into a bounded tail. Dropping it kills the
+//! process group and joins them. This module knows nothing about Node or the inspector: the
+//! caller passes a predicate for stderr lines that belong to the runtime rather than the program,
+//! and receives those lines on a channel instead of in the tail.
+
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use serde_json::{json, Value};
+
+use crate::sys;
+use crate::thread::JoinOnDrop;
+
+/// How much of each stream's end is kept for the result.
+pub(crate) const TAIL_BYTES: usize = 32 * 1024;
+
+/// What to run: the program, its arguments, extra environment, variables to remove.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Spec {
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) env_remove: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(crate) enum SpawnError {
+    NotFound(String),
+    Other(String, io::Error),
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpawnError::NotFound(program) => write!(
+                f,
+                "command not found: {program} (is it installed and on PATH? PATH is the server's)"
+            ),
+            SpawnError::Other(program, e) => write!(f, "could not start {program}: {e}"),
+        }
+    }
+}
+
+/// The last bytes of one output stream, and whether anything before them was dropped.
+#[derive(Default)]
+struct Tail {
+    bytes: VecDeque<u8>,
+    dropped: bool,
+}
+
+impl Tail {
+    fn push(&mut self, data: &[u8]) {
+        self.bytes.extend(data);
+        if self.bytes.len() > TAIL_BYTES {
+            let excess = self.bytes.len() - TAIL_BYTES;
+            self.bytes.drain(..excess);
+            self.dropped = true;
+        }
+    }
+
+    fn text(&self) -> String {
+        let (a, b) = self.bytes.as_slices();
+        let mut bytes = Vec::with_capacity(a.len() + b.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        // The cut may fall inside a UTF-8 sequence; skip continuation bytes at the front.
+        let start = if self.dropped {
+            bytes
+                .iter()
+                .position(|b| (b & 0xC0) != 0x80)
+                .unwrap_or(bytes.len())
+        } else {
+            0
+        };
+        String::from_utf8_lossy(&bytes[start..]).into_owned()
+    }
+}
+
+/// The captured ends of stdout and stderr.
+#[derive(Clone, Default)]
+pub(crate) struct Output {
+    stdout: Arc<Mutex<Tail>>,
+    stderr: Arc<Mutex<Tail>>,
+}
+
+impl Output {
+    /// `{stdout, stderr, truncated}` as the tools report it.
+    pub(crate) fn to_json(&self) -> Value {
+        let stdout = self.stdout.lock().expect("output lock poisoned");
+        let stderr = self.stderr.lock().expect("output lock poisoned");
+        json!({"stdout": stdout.text(), "stderr": stderr.text(),
+               "truncated": stdout.dropped || stderr.dropped})
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Exit {
+    pub(crate) code: Option<i32>,
+    pub(crate) signal: Option<i32>,
+}
+
+impl From<ExitStatus> for Exit {
+    fn from(status: ExitStatus) -> Exit {
+        use std::os::unix::process::ExitStatusExt;
+        Exit {
+            code: status.code(),
+            signal: status.signal(),
+        }
+    }
+}
+
+impl Exit {
+    /// Human words for the ending: `exit code 1`, `killed by signal 9`.
+    pub(crate) fn describe(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "unknown exit status".to_string(),
+        }
+    }
+}
+
+/// A running (or finished) child process in its own process group.
+pub(crate) struct Debuggee {
+    pid: u32,
+    /// One message when the process exits; `exit` caches it.
+    exited: Receiver<Exit>,
+    exit: Option<Exit>,
+    /// stderr lines the caller's predicate claimed (for Node: the inspector's own lines).
+    notices: Receiver<String>,
+    output: Output,
+    watcher: Option<JoinOnDrop>,
+    drains: Vec<(JoinOnDrop, Receiver<()>)>,
+}
+
+impl Debuggee {
+    /// Spawns `spec` in a new process group with stdin closed and stdout/stderr captured.
+    /// `claim` picks the stderr lines that are the runtime's rather than the program's.
+    pub(crate) fn spawn(spec: &Spec, claim: fn(&str) -> bool) -> Result<Debuggee, SpawnError> {
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for name in &spec.env_remove {
+            command.env_remove(name);
+        }
+        command.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        sys::new_process_group(&mut command);
+        let mut child = command.spawn().map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => SpawnError::NotFound(spec.program.clone()),
+            _ => SpawnError::Other(spec.program.clone(), e),
+        })?;
+        let pid = child.id();
+        let output = Output::default();
+        let (notice_tx, notices) = crossbeam_channel::unbounded();
+        let stdout = child.stdout.take().expect("stdout was piped");
+        let stderr = child.stderr.take().expect("stderr was piped");
+        let drains = vec![
+            drain_stdout(pid, stdout, output.stdout.clone()),
+            drain_stderr(pid, stderr, output.stderr.clone(), claim, notice_tx),
+        ];
+        let (exit_tx, exited) = crossbeam_channel::bounded(1);
+        let watcher = JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx));
+        Ok(Debuggee {
+            pid,
+            exited,
+            exit: None,
+            notices,
+            output,
+            watcher: Some(watcher),
+            drains,
+        })
+    }
+
+    /// Receives the exit once; select on it, then call [`Debuggee::record_exit`].
+    pub(crate) fn exited(&self) -> &Receiver<Exit> {
+        &self.exited
+    }
+
+    pub(crate) fn record_exit(&mut self, exit: Exit) {
+        self.exit = Some(exit);
+    }
+
+    pub(crate) fn notices(&self) -> &Receiver<String> {
+        &self.notices
+    }
+
+    pub(crate) fn output(&self) -> &Output {
+        &self.output
+    }
+
+    /// The exit, if it happened, without blocking.
+    pub(crate) fn try_exit(&mut self) -> Option<Exit> {
+        if self.exit.is_none() {
+            self.exit = self.exited.try_recv().ok();
+        }
+        self.exit
+    }
+
+    /// Waits up to `grace` for the process to end by itself; kills its group if it lingers.
+    /// Either way the group is gone afterwards and the exit is known.
+    pub(crate) fn finish(&mut self, grace: Duration) -> Exit {
+        if self.try_exit().is_none() {
+            if let Ok(exit) = self.exited.recv_timeout(grace) {
+                self.exit = Some(exit);
+            }
+        }
+        self.kill()
+    }
+
+    /// Kills the whole process group at once and waits for the leader's exit. Processes the
+    /// program started in its group go too: nothing the debuggee started is left behind.
+    pub(crate) fn kill(&mut self) -> Exit {
+        sys::kill_group(self.pid);
+        if let Some(exit) = self.try_exit() {
+            return exit;
+        }
+        // SIGKILL cannot be caught; the watcher reaps the leader right away.
+        let exit = self
+            .exited
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or(Exit {
+                code: None,
+                signal: Some(sys::SIGKILL),
+            });
+        self.exit = Some(exit);
+        exit
+    }
+
+    /// Waits (briefly) until both pipes reached end of file, so the output tails hold
+    /// everything the program wrote. Call after the process group is gone.
+    pub(crate) fn settle_output(&self) -> bool {
+        let deadline = Instant::now() + DRAIN_GRACE;
+        self.drains.iter().all(|(_, done)| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            !matches!(done.recv_timeout(left), Err(RecvTimeoutError::Timeout))
+        })
+    }
+}
+
+/// How long to wait for the output pipes to close once the process group is gone. A process that
+/// left the group (setsid) may hold them open for ever.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+impl Drop for Debuggee {
+    fn drop(&mut self) {
+        self.kill();
+        self.watcher.take();
+        let settled = self.settle_output();
+        for (thread, _) in self.drains.drain(..) {
+            if settled || thread.is_finished() {
+                drop(thread);
+            } else {
+                crate::log::warn(format_args!(
+                    "a process outside group {} still holds the debuggee's output pipe",
+                    self.pid
+                ));
+                thread.detach();
+            }
+        }
+    }
+}
+
+fn watch(mut child: Child, exit_tx: &Sender<Exit>) {
+    let exit = loop {
+        match child.wait() {
+            Ok(status) => break Exit::from(status),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                break Exit {
+                    code: None,
+                    signal: None,
+                }
+            }
+        }
+    };
+    let _ = exit_tx.send(exit);
+}
+
+fn drain_stdout(
+    pid: u32,
+    mut pipe: ChildStdout,
+    tail: Arc<Mutex<Tail>>,
+) -> (JoinOnDrop, Receiver<()>) {
+    let (done_tx, done) = crossbeam_channel::bounded(1);
+    let thread = JoinOnDrop::spawn(&format!("stdout-{pid}"), move || {
+        let mut buffer = vec![0u8; 16 * 1024];
+        loop {
+            match pipe.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => tail
+                    .lock()
+                    .expect("output lock poisoned")
+                    .push(&buffer[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = done_tx.send(());
+    });
+    (thread, done)
+}
+
+/// Lines of stderr longer than this are cut into pieces; the inspector's lines are short.
+const MAX_STDERR_LINE: usize = 16 * 1024;
+
+fn drain_stderr(
+    pid: u32,
+    mut pipe: ChildStderr,
+    tail: Arc<Mutex<Tail>>,
+    claim: fn(&str) -> bool,
+    notices: Sender<String>,
+) -> (JoinOnDrop, Receiver<()>) {
+    let (done_tx, done) = crossbeam_channel::bounded(1);
+    let thread = JoinOnDrop::spawn(&format!("stderr-{pid}"), move || {
+        let mut buffer = vec![0u8; 16 * 1024];
+        let mut line: Vec<u8> = Vec::new();
+        let emit = |line: &mut Vec<u8>| {
+            let text = String::from_utf8_lossy(line);
+            let trimmed = text.trim_end_matches(['\n', '\r']);
+            if claim(trimmed) {
+                let _ = notices.send(trimmed.to_string());
+            } else {
+                tail.lock().expect("output lock poisoned").push(line);
+            }
+            line.clear();
+        };
+        loop {
+            let n = match pipe.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            for &byte in &buffer[..n] {
+                line.push(byte);
+                if byte == b'\n' || line.len() >= MAX_STDERR_LINE {
+                    emit(&mut line);
+                }
+            }
+        }
+        if !line.is_empty() {
+            emit(&mut line);
+        }
+        let _ = done_tx.send(());
+    });
+    (thread, done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_end_and_says_it_cut() {
+        let mut tail = Tail::default();
+        tail.push(b"hello ");
+        assert_eq!((tail.text().as_str(), tail.dropped), ("hello ", false));
+        let big = "é".repeat(TAIL_BYTES); // two bytes each
+        tail.push(big.as_bytes());
+        tail.push(b"end");
+        let text = tail.text();
+        assert!(tail.dropped);
+        assert!(text.ends_with("ééend"), "{}", &text[text.len() - 10..]);
+        assert!(!text.contains('\u{FFFD}'));
+        assert_eq!(text.len(), TAIL_BYTES - (TAIL_BYTES - 3) % 2);
+    }
+}

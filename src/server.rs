@@ -1,0 +1,166 @@
+//! The main loop: one `select!` over stdin messages, finished tool calls and signals.
+//!
+//! The loop never blocks on a tool. A `tools/call` runs on a worker thread of its own, so `ping`,
+//! cancellation and further calls are handled while it runs. Each worker owns its debuggee; the
+//! loop only keeps the worker's cancel sender and join handle. Shutdown (stdin EOF, SIGTERM,
+//! SIGINT) cancels every worker, joins them (each kills its process group on the way out), then
+//! closes stdout, in that order.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{select, Sender};
+
+use crate::jsonrpc::{self, Message, Notification, Request, RequestId, Response};
+use crate::mcp::{self, Dispatch};
+use crate::thread::JoinOnDrop;
+use crate::tools::{self, Call, ClientLog, Progress};
+use crate::{log, stdio, sys};
+
+/// A tool call in flight. Dropping it cancels the call (the worker sees its cancel channel
+/// disconnect) and then joins the thread: the fields drop in this order.
+struct Worker {
+    cancel: Sender<()>,
+    #[allow(dead_code)] // held only to be joined on drop
+    thread: JoinOnDrop,
+}
+
+pub(crate) fn run() -> std::io::Result<()> {
+    let signals = Arc::new(sys::Signals::install()?);
+    let (signal_tx, signal_rx) = crossbeam_channel::bounded(1);
+    let signal_thread = {
+        let signals = signals.clone();
+        JoinOnDrop::spawn("signals", move || {
+            let signal = signals.wait();
+            if signal != 0 {
+                let _ = signal_tx.send(signal);
+            }
+        })
+    };
+    let stop_reading = Arc::new(AtomicBool::new(false));
+    let (out, writer) = stdio::writer();
+    let (incoming, reader) = stdio::reader(stop_reading.clone());
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
+    let state = mcp::State::new();
+    let mut workers: HashMap<String, Worker> = HashMap::new();
+
+    loop {
+        select! {
+            recv(incoming) -> message => match message {
+                Ok(Ok(Message::Request(request))) => {
+                    handle_request(&state, request, &out, &done_tx, &mut workers);
+                }
+                Ok(Ok(Message::Notification(notification))) => handle_notification(&notification, &workers),
+                // We send no requests, so a response is unexpected; it needs no answer.
+                Ok(Ok(Message::Response(_))) => {}
+                Ok(Err(error)) => {
+                    let _ = out.send(error.into());
+                }
+                Err(_) => {
+                    log::info(format_args!("stdin closed; shutting down"));
+                    break;
+                }
+            },
+            recv(done_rx) -> key => {
+                if let Ok(key) = key {
+                    workers.remove(&key);
+                }
+            },
+            recv(signal_rx) -> signal => {
+                log::info(format_args!("signal {} received; shutting down", signal.unwrap_or(0)));
+                break;
+            },
+        }
+    }
+
+    // Shutdown order: cancel and join every call (each worker kills its debuggee's process group
+    // as it returns), then the threads that feed and drain the loop.
+    drop(workers);
+    stop_reading.store(true, Ordering::Relaxed);
+    drop(reader);
+    signals.wake();
+    drop(signal_thread);
+    drop(out);
+    drop(writer);
+    Ok(())
+}
+
+fn handle_request(
+    state: &mcp::State,
+    request: Request,
+    out: &Sender<Message>,
+    done: &Sender<String>,
+    workers: &mut HashMap<String, Worker>,
+) {
+    let (name, arguments, progress_token) = match mcp::handle_request(state, &request) {
+        Dispatch::Tool {
+            name,
+            arguments,
+            progress_token,
+        } => (name, arguments, progress_token),
+        Dispatch::Reply(result) => {
+            let _ = out.send(
+                Response {
+                    id: Some(request.id),
+                    result,
+                }
+                .into(),
+            );
+            return;
+        }
+    };
+    let key = request.id.key();
+    if workers.contains_key(&key) {
+        let message = format!("request id {key} is already in use by a call in progress");
+        let _ = out.send(Response::err(Some(request.id), jsonrpc::INVALID_REQUEST, message).into());
+        return;
+    }
+    let (cancel_tx, cancel) = crossbeam_channel::bounded(1);
+    let call = Call {
+        cancel,
+        progress: Progress::new(progress_token, out.clone()),
+        log: ClientLog {
+            level: state.log_level.clone(),
+            out: out.clone(),
+        },
+    };
+    let out = out.clone();
+    let done = done.clone();
+    let id: RequestId = request.id;
+    let thread = JoinOnDrop::spawn(&format!("call-{key}"), {
+        let key = key.clone();
+        move || {
+            let result = tools::call(&name, &arguments, &call);
+            match result {
+                Some(result) => {
+                    let _ = out.send(Response::ok(id, result.to_json()).into());
+                }
+                None => log::info(format_args!("call {key} cancelled; no response sent")),
+            }
+            let _ = done.send(key);
+        }
+    });
+    workers.insert(
+        key,
+        Worker {
+            cancel: cancel_tx,
+            thread,
+        },
+    );
+}
+
+fn handle_notification(notification: &Notification, workers: &HashMap<String, Worker>) {
+    match notification.method.as_str() {
+        "notifications/cancelled" => {
+            let Some(id) = notification.params.get("requestId") else {
+                return;
+            };
+            if let Some(worker) = workers.get(&id.to_string()) {
+                let _ = worker.cancel.try_send(());
+            }
+        }
+        "notifications/initialized" => log::debug(format_args!("client initialized")),
+        other => log::debug(format_args!("ignored notification {other}")),
+    }
+}

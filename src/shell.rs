@@ -1,0 +1,240 @@
+//! Splitting a command line into words with POSIX shell quoting rules, without running a shell.
+//!
+//! Supported: blanks between words, single quotes, double quotes (with `\"`, `\\`, `\$`, `` \` ``
+//! escapes), backslash escapes, and leading `NAME=value` assignments. Anything a shell would
+//! expand or interpret (`$`, backquotes, `|`, `&`, `;`, `<`, `>`, parentheses) is refused with a
+//! message, because silently passing it through as a literal would run something other than what
+//! the agent meant.
+
+/// A command line taken apart: environment assignments, then the program and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CommandLine {
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) words: Vec<String>,
+}
+
+/// One word and, when it is an unquoted `NAME=value`, where the `=` is.
+struct Word {
+    text: String,
+    assignment: Option<usize>,
+}
+
+pub(crate) fn split(line: &str) -> Result<CommandLine, String> {
+    let words = words(line)?;
+    let mut env = Vec::new();
+    let mut rest = words.into_iter().peekable();
+    while let Some(word) = rest.next_if(|w| w.assignment.is_some()) {
+        let eq = word.assignment.expect("checked by next_if");
+        env.push((word.text[..eq].to_string(), word.text[eq + 1..].to_string()));
+    }
+    let words: Vec<String> = rest.map(|w| w.text).collect();
+    if words.is_empty() {
+        return Err("the command is empty: give a program to run, e.g. `node app.js`".into());
+    }
+    Ok(CommandLine { env, words })
+}
+
+fn words(line: &str) -> Result<Vec<Word>, String> {
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_ascii_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return Ok(words);
+        }
+        let mut text = String::new();
+        // Still possible that this word is NAME=value: everything so far unquoted name chars.
+        let mut name_so_far = true;
+        let mut assignment = None;
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_whitespace() {
+                break;
+            }
+            chars.next();
+            match c {
+                '\'' => {
+                    name_so_far = false;
+                    loop {
+                        match chars.next() {
+                            Some('\'') => break,
+                            Some(c) => text.push(c),
+                            None => return Err("unterminated single quote in the command".into()),
+                        }
+                    }
+                }
+                '"' => {
+                    name_so_far = false;
+                    loop {
+                        match chars.next() {
+                            Some('"') => break,
+                            Some('\\') => match chars.next() {
+                                Some(c @ ('"' | '\\' | '$' | '`')) => text.push(c),
+                                Some('\n') => {}
+                                Some(c) => {
+                                    text.push('\\');
+                                    text.push(c);
+                                }
+                                None => {
+                                    return Err("unterminated double quote in the command".into())
+                                }
+                            },
+                            Some(c @ ('$' | '`')) => return Err(unsupported(c)),
+                            Some(c) => text.push(c),
+                            None => return Err("unterminated double quote in the command".into()),
+                        }
+                    }
+                }
+                '\\' => {
+                    name_so_far = false;
+                    match chars.next() {
+                        Some('\n') => {}
+                        Some(c) => text.push(c),
+                        None => return Err("the command ends with a lone backslash".into()),
+                    }
+                }
+                '$' | '`' | '|' | '&' | ';' | '<' | '>' | '(' | ')' => return Err(unsupported(c)),
+                '=' if name_so_far && assignment.is_none() && is_name(&text) => {
+                    assignment = Some(text.len());
+                    text.push('=');
+                }
+                c => {
+                    if assignment.is_none() && !(c == '_' || c.is_ascii_alphanumeric()) {
+                        name_so_far = false;
+                    }
+                    text.push(c);
+                }
+            }
+        }
+        words.push(Word { text, assignment });
+    }
+}
+
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+fn unsupported(c: char) -> String {
+    format!(
+        "`{c}` needs a shell, and the command runs without one: write the words out literally, \
+         or quote the character ('{c}') if it is part of an argument"
+    )
+}
+
+/// Quotes words so that [`split`] gives them back: used to show a command, and by the `run`
+/// subcommand to pass its argv through the same path as the tool. Leading `NAME=value` words stay
+/// assignments, as they would on a shell's command line.
+pub(crate) fn join(words: &[String]) -> String {
+    let quote = |word: &str| {
+        let plain = !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%^".contains(c));
+        if plain {
+            word.to_string()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
+    };
+    let mut leading = true;
+    let mut parts = Vec::with_capacity(words.len());
+    for word in words {
+        match word.split_once('=') {
+            Some((name, value)) if leading && is_name(name) => {
+                parts.push(format!("{name}={}", quote(value)));
+            }
+            _ => {
+                leading = false;
+                parts.push(quote(word));
+            }
+        }
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(line: &str, expected: &str) {
+        let got = match split(line) {
+            Ok(c) => {
+                let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("env{env:?} words{:?}", c.words)
+            }
+            Err(e) => format!("error: {}", e.split(':').next().unwrap_or_default()),
+        };
+        assert_eq!(got, expected, "line: {line}");
+    }
+
+    #[test]
+    fn splits_like_a_shell() {
+        check("node app.js", r#"env[] words["node", "app.js"]"#);
+        check(
+            "  node   'my app.js'  ",
+            r#"env[] words["node", "my app.js"]"#,
+        );
+        check(
+            r#"node "a \"b\" \\ \x" c\ d"#,
+            r#"env[] words["node", "a \"b\" \\ \\x", "c d"]"#,
+        );
+        check("node ''", r#"env[] words["node", ""]"#);
+        check("node a'b'\"c\"", r#"env[] words["node", "abc"]"#);
+        check(
+            "FOO=1 BAR='x y' node a.js X=2",
+            r#"env["FOO=1", "BAR=x y"] words["node", "a.js", "X=2"]"#,
+        );
+        check("'FOO=1' node", r#"env[] words["FOO=1", "node"]"#);
+        check("A-B=1 node", r#"env[] words["A-B=1", "node"]"#);
+        check("_X9=a=b node", r#"env["_X9=a=b"] words["node"]"#);
+        check(
+            "node -e 'a|b;c&d$e'",
+            r#"env[] words["node", "-e", "a|b;c&d$e"]"#,
+        );
+        check(
+            "node 'caf\u{e9} #1%.js'",
+            "env[] words[\"node\", \"caf\u{e9} #1%.js\"]",
+        );
+        check("", "error: the command is empty");
+        check("FOO=1", "error: the command is empty");
+        check("node 'a", "error: unterminated single quote in the command");
+        check(
+            "node \"a",
+            "error: unterminated double quote in the command",
+        );
+        check(
+            "node a | cat",
+            "error: `|` needs a shell, and the command runs without one",
+        );
+        check(
+            "node $HOME/a.js",
+            "error: `$` needs a shell, and the command runs without one",
+        );
+        check(
+            "node \"$HOME\"",
+            "error: `$` needs a shell, and the command runs without one",
+        );
+        check(
+            "node a.js; rm x",
+            "error: `;` needs a shell, and the command runs without one",
+        );
+    }
+
+    #[test]
+    fn join_round_trips() {
+        for words in [
+            vec!["node", "a b.js", "it's", "", "x=1", "$HOME", "é"],
+            vec!["FOO=1", "B=x y", "node", "C=1"],
+        ] {
+            let words: Vec<String> = words.into_iter().map(String::from).collect();
+            let line = join(&words);
+            let back = split(&line).unwrap();
+            let mut all: Vec<String> = back.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            all.extend(back.words);
+            assert_eq!(all, words, "line: {line}");
+        }
+    }
+}

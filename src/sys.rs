@@ -1,0 +1,150 @@
+//! Everything specific to Unix lives here: process groups, signals, waiting for stdin to become
+//! readable, and the TCP_QUICKACK socket option. A Windows port replaces this one file.
+//!
+//! Nothing else in the crate calls `libc` directly.
+
+use std::io;
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// Makes the spawned process the leader of a new process group, so that the debuggee and every
+/// process it starts can be killed together with [`kill_group`], and so that a Ctrl-C in the
+/// server's terminal reaches the server (which cleans up) rather than the debuggee directly.
+pub(crate) fn new_process_group(command: &mut Command) {
+    command.process_group(0);
+}
+
+pub(crate) const SIGKILL: i32 = libc::SIGKILL;
+
+/// Sends SIGKILL to the process group led by `pid`. A group that no longer exists is not an
+/// error: the point is that nothing of it remains.
+pub(crate) fn kill_group(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) with a negative pid signals a process group; it touches no memory of ours.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+/// The write end of the self-pipe the signal handler writes to; -1 until [`Signals::install`].
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let byte = signal as u8;
+        // SAFETY: write(2) is async-signal-safe; the buffer is a local byte.
+        unsafe {
+            libc::write(fd, std::ptr::addr_of!(byte).cast(), 1);
+        }
+    }
+}
+
+/// SIGTERM and SIGINT, turned into bytes on a pipe so that a thread can forward them to the main
+/// loop as channel messages (a signal handler can do almost nothing else safely).
+pub(crate) struct Signals {
+    read: RawFd,
+    write: RawFd,
+}
+
+impl Signals {
+    pub(crate) fn install() -> io::Result<Signals> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe(2) writes two descriptors into the array we own.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let [read, write] = fds;
+        for fd in fds {
+            // SAFETY: fcntl on descriptors we just created; the debuggee must not inherit them.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+        SIGNAL_PIPE.store(write, Ordering::Relaxed);
+        for signal in [libc::SIGTERM, libc::SIGINT] {
+            // SAFETY: the handler only calls write(2), which is async-signal-safe.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+        }
+        Ok(Signals { read, write })
+    }
+
+    /// Blocks until a signal arrives (returns its number) or [`Signals::wake`] is called
+    /// (returns 0).
+    pub(crate) fn wait(&self) -> i32 {
+        let mut byte = 0u8;
+        loop {
+            // SAFETY: reads one byte into a local.
+            let n = unsafe { libc::read(self.read, std::ptr::addr_of_mut!(byte).cast(), 1) };
+            if n == 1 {
+                return i32::from(byte);
+            }
+            if n == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return 0;
+            }
+        }
+    }
+
+    /// Makes a pending or future [`Signals::wait`] return 0, so its thread can be joined.
+    pub(crate) fn wake(&self) {
+        let byte = 0u8;
+        // SAFETY: writes one byte from a local to our own pipe.
+        unsafe {
+            libc::write(self.write, std::ptr::addr_of!(byte).cast(), 1);
+        }
+    }
+}
+
+/// Waits up to `timeout` for `fd` to become readable (or to reach end of file).
+pub(crate) fn wait_readable(fd: &impl AsRawFd, timeout: Duration) -> io::Result<bool> {
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: poll(2) on one pollfd we own.
+    let n = unsafe { libc::poll(&mut poll, 1, millis) };
+    match n {
+        -1 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => Ok(false),
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(false),
+        _ => Ok(true),
+    }
+}
+
+/// Asks the kernel to acknowledge received data at once instead of delaying the ACK by up to
+/// 40 ms. Node's inspector socket lacks TCP_NODELAY, so its second small write in a row waits
+/// for our ACK; without this every pause costs ~44 ms (see notes/cdp.md, "Speed"). Linux clears
+/// the flag after use, so callers set it again after every read. A no-op elsewhere.
+pub(crate) fn quick_ack(stream: &TcpStream) {
+    #[cfg(target_os = "linux")]
+    {
+        let one: libc::c_int = 1;
+        // SAFETY: setsockopt with a pointer to a local int of the size we pass.
+        unsafe {
+            libc::setsockopt(
+                stream.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_QUICKACK,
+                std::ptr::addr_of!(one).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = stream;
+}

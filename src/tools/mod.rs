@@ -1,0 +1,401 @@
+//! The MCP tools: their declarations (`tools/list`), argument checking, and result shapes.
+//!
+//! Each tool family has a file with its schema and a `handle_*` function. Handlers run on a
+//! worker thread of their own (see `server.rs`) and get a [`Call`]: the cancel signal to select
+//! on, and ways to report progress and log to the client. Handlers never see wire bytes; they
+//! drive `cdp::Client` and return a [`ToolResult`].
+
+pub(crate) mod script;
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::{json, Map, Value};
+
+use crate::jsonrpc::{Message, Notification};
+
+/// Every tool, as `tools/list` shows it.
+pub(crate) fn list() -> Vec<Value> {
+    vec![script::declaration()]
+}
+
+/// Whether `name` is a tool (an unknown name is a protocol error, not a tool result).
+pub(crate) fn exists(name: &str) -> bool {
+    name == script::NAME
+}
+
+/// Runs a tool. `None` means the call was cancelled: no response is sent for it.
+pub(crate) fn call(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
+    match name {
+        script::NAME => script::handle_debug_script(arguments, call),
+        _ => Some(ToolResult::error(
+            "unknown_tool",
+            format!("Unknown tool: {name}"),
+            Map::new(),
+        )),
+    }
+}
+
+/// What a tool returns: its structured content, and extra sentences for the text blocks.
+#[derive(Debug)]
+pub(crate) struct ToolResult {
+    pub(crate) structured: Value,
+    pub(crate) notes: Vec<String>,
+    pub(crate) is_error: bool,
+}
+
+impl ToolResult {
+    pub(crate) fn ok(structured: Value, notes: Vec<String>) -> ToolResult {
+        ToolResult {
+            structured,
+            notes,
+            is_error: false,
+        }
+    }
+
+    /// A failed call: `structuredContent` holds `error` (the message), `code` (a stable word an
+    /// agent can branch on) and whatever else helps (`exitCode`, `output`, `field`).
+    pub(crate) fn error(
+        code: &str,
+        message: String,
+        mut details: Map<String, Value>,
+    ) -> ToolResult {
+        details.insert("error".into(), message.into());
+        details.insert("code".into(), code.into());
+        ToolResult {
+            structured: Value::Object(details),
+            notes: Vec::new(),
+            is_error: true,
+        }
+    }
+
+    /// The `tools/call` result. The text block repeats the structured content as JSON, since
+    /// many clients show the model only `content`; notes come first so they are read.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut content: Vec<Value> = Vec::new();
+        if self.is_error {
+            let message = self.structured["error"].as_str().unwrap_or_default();
+            content.push(json!({"type": "text", "text": message}));
+        }
+        for note in &self.notes {
+            content.push(json!({"type": "text", "text": note}));
+        }
+        content.push(json!({"type": "text", "text": self.structured.to_string()}));
+        let mut result = json!({"content": content, "structuredContent": self.structured});
+        if self.is_error {
+            result["isError"] = true.into();
+        }
+        result
+    }
+}
+
+/// A bad argument: which field, and what was wrong with it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ArgError {
+    pub(crate) field: String,
+    pub(crate) problem: String,
+}
+
+impl ArgError {
+    fn new(field: &str, problem: impl Into<String>) -> ArgError {
+        ArgError {
+            field: field.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn into_result(self) -> ToolResult {
+        let message = format!("invalid argument `{}`: {}", self.field, self.problem);
+        let mut details = Map::new();
+        details.insert("field".into(), self.field.into());
+        ToolResult::error("invalid_arguments", message, details)
+    }
+}
+
+/// Typed access to a tool's `arguments` object that names the field in every error.
+pub(crate) struct Args<'a> {
+    object: &'a Map<String, Value>,
+    /// `breakpoint.` for a nested object, empty at the top.
+    prefix: String,
+}
+
+impl<'a> Args<'a> {
+    pub(crate) fn new(arguments: &'a Value) -> Result<Args<'a>, ArgError> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        match arguments {
+            Value::Null => Ok(Args {
+                object: EMPTY.get_or_init(Map::new),
+                prefix: String::new(),
+            }),
+            Value::Object(object) => Ok(Args {
+                object,
+                prefix: String::new(),
+            }),
+            _ => Err(ArgError::new("arguments", "expected an object")),
+        }
+    }
+
+    fn field(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Fails on any key the tool does not know, so a typo is not silently ignored.
+    pub(crate) fn deny_unknown(&self, known: &[&str]) -> Result<(), ArgError> {
+        match self.object.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(key) => Err(ArgError::new(
+                &self.field(key),
+                format!("unknown argument; expected one of: {}", known.join(", ")),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.object.get(name).filter(|v| !v.is_null())
+    }
+
+    pub(crate) fn object(&self, name: &str) -> Result<Args<'a>, ArgError> {
+        match self.get(name) {
+            Some(Value::Object(object)) => Ok(Args {
+                object,
+                prefix: format!("{}.", self.field(name)),
+            }),
+            Some(other) => Err(ArgError::new(
+                &self.field(name),
+                format!("expected an object, got {}", kind(other)),
+            )),
+            None => Err(ArgError::new(&self.field(name), "required")),
+        }
+    }
+
+    pub(crate) fn string(&self, name: &str) -> Result<&'a str, ArgError> {
+        match self.optional_string(name)? {
+            Some(s) if s.trim().is_empty() => {
+                Err(ArgError::new(&self.field(name), "must not be empty"))
+            }
+            Some(s) => Ok(s),
+            None => Err(ArgError::new(&self.field(name), "required")),
+        }
+    }
+
+    pub(crate) fn optional_string(&self, name: &str) -> Result<Option<&'a str>, ArgError> {
+        match self.get(name) {
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(ArgError::new(
+                &self.field(name),
+                format!("expected a string, got {}", kind(other)),
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// An integer in `min..=max`; `default` when absent.
+    pub(crate) fn integer(
+        &self,
+        name: &str,
+        min: u64,
+        max: u64,
+        default: Option<u64>,
+    ) -> Result<u64, ArgError> {
+        let field = self.field(name);
+        let range = || format!("expected an integer from {min} to {max}");
+        match self.get(name) {
+            None => default.ok_or_else(|| ArgError::new(&field, "required")),
+            Some(Value::Number(n)) => {
+                // Accept 42.0 (some clients send every number as a float), not 42.5.
+                let whole = n.as_u64().or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+                        .map(|f| f as u64)
+                });
+                match whole {
+                    Some(v) if (min..=max).contains(&v) => Ok(v),
+                    _ => Err(ArgError::new(&field, format!("{}, got {n}", range()))),
+                }
+            }
+            Some(other) => Err(ArgError::new(
+                &field,
+                format!("{}, got {}", range(), kind(other)),
+            )),
+        }
+    }
+
+    pub(crate) fn boolean(&self, name: &str, default: bool) -> Result<bool, ArgError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(ArgError::new(
+                &self.field(name),
+                format!("expected true or false, got {}", kind(other)),
+            )),
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What a running tool call can use besides its arguments.
+pub(crate) struct Call {
+    /// Receives (or disconnects) when the call is cancelled: select on it.
+    pub(crate) cancel: Receiver<()>,
+    pub(crate) progress: Progress,
+    pub(crate) log: ClientLog,
+}
+
+impl Call {
+    pub(crate) fn cancelled(&self) -> bool {
+        !matches!(
+            self.cancel.try_recv(),
+            Err(crossbeam_channel::TryRecvError::Empty)
+        )
+    }
+}
+
+/// `notifications/progress` for one call, when the client asked with `_meta.progressToken`.
+/// Reports are spaced out (a 10,000-hit loop must not send 10,000 notifications) and strictly
+/// increasing, as the spec requires.
+pub(crate) struct Progress {
+    token: Option<Value>,
+    out: Sender<Message>,
+    last_sent: Cell<Option<(Instant, u64)>>,
+}
+
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+impl Progress {
+    pub(crate) fn new(token: Option<Value>, out: Sender<Message>) -> Progress {
+        Progress {
+            token,
+            out,
+            last_sent: Cell::new(None),
+        }
+    }
+
+    pub(crate) fn report(&self, progress: u64, message: impl FnOnce() -> String) {
+        let Some(token) = &self.token else { return };
+        let now = Instant::now();
+        if let Some((at, value)) = self.last_sent.get() {
+            if progress <= value || now.duration_since(at) < PROGRESS_EVERY {
+                return;
+            }
+        }
+        self.last_sent.set(Some((now, progress)));
+        let params = json!({"progressToken": token, "progress": progress, "message": message()});
+        let _ = self
+            .out
+            .send(Notification::new("notifications/progress", params).into());
+    }
+}
+
+/// MCP log levels (RFC 5424 severities), lowest first.
+pub(crate) const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// `notifications/message` to the client, at or above the level it set with `logging/setLevel`.
+#[derive(Clone)]
+pub(crate) struct ClientLog {
+    pub(crate) level: Arc<AtomicU8>,
+    pub(crate) out: Sender<Message>,
+}
+
+impl ClientLog {
+    pub(crate) fn send(&self, level: &str, data: String) {
+        let rank = LOG_LEVELS.iter().position(|l| *l == level).unwrap_or(0);
+        if rank < usize::from(self.level.load(Ordering::Relaxed)) {
+            return;
+        }
+        let params = json!({"level": level, "logger": "debug-mcp", "data": data});
+        let _ = self
+            .out
+            .send(Notification::new("notifications/message", params).into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(arguments: Value, expected: &str) {
+        let run = || -> Result<String, ArgError> {
+            let args = Args::new(&arguments)?;
+            args.deny_unknown(&["a", "n", "b", "o"])?;
+            let a = args.string("a")?;
+            let n = args.integer("n", 1, 10, Some(5))?;
+            let b = args.boolean("b", false)?;
+            let o = args.object("o")?;
+            let line = o.integer("line", 1, 100, None)?;
+            Ok(format!("{a} {n} {b} {line}"))
+        };
+        let got = match run() {
+            Ok(s) => s,
+            Err(e) => format!("{}: {}", e.field, e.problem),
+        };
+        assert_eq!(got, expected, "arguments: {arguments}");
+    }
+
+    #[test]
+    fn arguments_name_the_bad_field() {
+        check(json!({"a": "x", "o": {"line": 3}}), "x 5 false 3");
+        check(
+            json!({"a": "x", "n": 7.0, "b": true, "o": {"line": 3}}),
+            "x 7 true 3",
+        );
+        check(json!([]), "arguments: expected an object");
+        check(json!({"o": {"line": 3}}), "a: required");
+        check(json!({"a": "", "o": {"line": 3}}), "a: must not be empty");
+        check(
+            json!({"a": 3, "o": {"line": 3}}),
+            "a: expected a string, got a number",
+        );
+        check(
+            json!({"a": "x", "n": 0, "o": {}}),
+            "n: expected an integer from 1 to 10, got 0",
+        );
+        check(
+            json!({"a": "x", "n": 2.5, "o": {}}),
+            "n: expected an integer from 1 to 10, got 2.5",
+        );
+        check(
+            json!({"a": "x", "n": "3", "o": {}}),
+            "n: expected an integer from 1 to 10, got a string",
+        );
+        check(
+            json!({"a": "x", "b": "yes", "o": {}}),
+            "b: expected true or false, got a string",
+        );
+        check(json!({"a": "x"}), "o: required");
+        check(
+            json!({"a": "x", "o": 1}),
+            "o: expected an object, got a number",
+        );
+        check(json!({"a": "x", "o": {}}), "o.line: required");
+        check(
+            json!({"a": "x", "o": {"line": -1}}),
+            "o.line: expected an integer from 1 to 100, got -1",
+        );
+        check(
+            json!({"a": "x", "zz": 1, "o": {}}),
+            "zz: unknown argument; expected one of: a, n, b, o",
+        );
+    }
+}

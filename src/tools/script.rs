@@ -1,0 +1,379 @@
+//! `debug-script`: run a program once under the debugger, evaluate an expression every time a
+//! breakpoint is hit, and return the values in hit order with the program's exit and output.
+//!
+//! This file owns the contract (schema, argument checks, result and error shapes); the run
+//! itself is `cdp::script`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::process::Exit;
+use crate::shell::{self, CommandLine};
+use crate::tools::{ArgError, Args, Call, ToolResult};
+
+pub(crate) const NAME: &str = "debug-script";
+
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const DEFAULT_MAX_HITS: u64 = 10_000;
+const MAX_MAX_HITS: u64 = 1_000_000;
+
+/// The results of all hits together stay under this many bytes of JSON; the text block repeats
+/// them, so the whole message stays well under the 10 MiB clients accept.
+pub(crate) const RESULTS_BUDGET: usize = 3 * 1024 * 1024;
+/// One value's JSON is cut to about this many characters.
+pub(crate) const VALUE_CHARS: usize = 64 * 1024;
+
+/// A checked request.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) command: CommandLine,
+    /// The file as the agent named it, made absolute (a symlink stays a symlink).
+    pub(crate) file: PathBuf,
+    /// The file with every symlink resolved: what Node loads by default.
+    pub(crate) real_file: PathBuf,
+    pub(crate) line: u32,
+    pub(crate) condition: Option<String>,
+    pub(crate) expression: String,
+    pub(crate) timeout: Duration,
+    pub(crate) max_hits: u64,
+    pub(crate) include_stack: bool,
+}
+
+/// How a run that produced an answer ended.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// One `{type, value}` (plus `stack`) per hit, in hit order.
+    pub(crate) results: Vec<Value>,
+    pub(crate) resolved_line: Option<u32>,
+    pub(crate) exit: Option<Exit>,
+    pub(crate) timed_out: bool,
+    pub(crate) hits_capped: bool,
+    /// Some values were cut or left out to keep the answer small.
+    pub(crate) values_truncated: bool,
+    /// `{stdout, stderr, truncated}`.
+    pub(crate) output: Value,
+}
+
+/// Why a run produced no answer.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The client cancelled: no response at all.
+    Cancelled,
+    /// A tool error with a stable code, a message, and details for `structuredContent`.
+    Error {
+        code: &'static str,
+        message: String,
+        details: Map<String, Value>,
+    },
+}
+
+impl Failure {
+    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Failure {
+        Failure::Error {
+            code,
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    pub(crate) fn with(mut self, key: &str, value: Value) -> Failure {
+        if let Failure::Error { details, .. } = &mut self {
+            details.insert(key.to_string(), value);
+        }
+        self
+    }
+}
+
+pub(crate) fn declaration() -> Value {
+    json!({
+        "name": NAME,
+        "title": "Debug a script: evaluate an expression at a breakpoint",
+        "description": "Runs a Node.js command under the debugger, evaluates `expression` in the \
+            paused frame every time `breakpoint` is hit (locals and closures are visible), and \
+            returns every value in hit order with its JavaScript type, plus the exit code and \
+            the tail of stdout/stderr. The program is never left stopped: it runs to its end \
+            (or is killed at `timeout`). Use it to answer questions like 'what is order.total \
+            each time line 42 runs?'. No inspector flag is needed in `command` (a free port is \
+            chosen). If `resolvedLine` differs from the line you asked for, V8 moved the \
+            breakpoint to the nearest line with code. An expression that throws yields \
+            {type: 'error', value: message} for that hit.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
+                "breakpoint": {
+                    "type": "object",
+                    "properties": {
+                        "file": {"type": "string", "description": "Script path, absolute or relative to the server's working directory."},
+                        "line": {"type": "integer", "minimum": 1, "description": "1-based line number."},
+                        "condition": {"type": "string", "description": "Optional JavaScript expression; only hits where it is truthy count."}
+                    },
+                    "required": ["file", "line"],
+                    "additionalProperties": false
+                },
+                "expression": {"type": "string", "description": "JavaScript expression evaluated in the paused frame at each hit."},
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS, "description": "Milliseconds for the whole run; the program is killed after it."},
+                "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
+                "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."}
+            },
+            "required": ["command", "breakpoint", "expression"],
+            "additionalProperties": false
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "results": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "type": {"type": "string"},
+                        "value": {},
+                        "stack": {"type": "array", "items": {"type": "object", "properties": {
+                            "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}}
+                    },
+                    "required": ["type", "value"]
+                }},
+                "breakpoint": {"type": "object", "properties": {
+                    "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},
+                "exitCode": {"type": "integer"},
+                "signal": {"type": "integer"},
+                "timedOut": {"type": "boolean"},
+                "hitsCapped": {"type": "boolean"},
+                "valuesTruncated": {"type": "boolean"},
+                "output": {"type": "object", "properties": {
+                    "stdout": {"type": "string"}, "stderr": {"type": "string"}, "truncated": {"type": "boolean"}}},
+                "error": {"type": "string", "description": "Present only when the call failed."},
+                "code": {"type": "string", "description": "A stable word for the kind of failure."}
+            },
+            "anyOf": [{"required": ["results"]}, {"required": ["error"]}]
+        },
+        "annotations": {
+            "title": "Debug a script",
+            "readOnlyHint": false,
+            "destructiveHint": false,
+            "idempotentHint": false,
+            "openWorldHint": false
+        }
+    })
+}
+
+pub(crate) fn handle_debug_script(arguments: &Value, call: &Call) -> Option<ToolResult> {
+    let plan = match plan(arguments) {
+        Ok(plan) => plan,
+        Err(PlanError::Argument(e)) => return Some(e.into_result()),
+        Err(PlanError::Failure(f)) => return render_failure(f),
+    };
+    match crate::cdp::script::run(&plan, call) {
+        Ok(outcome) => Some(render(&plan, outcome)),
+        Err(failure) => render_failure(failure),
+    }
+}
+
+enum PlanError {
+    Argument(ArgError),
+    Failure(Failure),
+}
+
+impl From<ArgError> for PlanError {
+    fn from(e: ArgError) -> PlanError {
+        PlanError::Argument(e)
+    }
+}
+
+fn plan(arguments: &Value) -> Result<Plan, PlanError> {
+    let args = Args::new(arguments)?;
+    args.deny_unknown(&[
+        "command",
+        "breakpoint",
+        "expression",
+        "timeout",
+        "maxHits",
+        "includeStack",
+    ])?;
+    let command_text = args.string("command")?;
+    let breakpoint = args.object("breakpoint")?;
+    breakpoint.deny_unknown(&["file", "line", "condition"])?;
+    let file = breakpoint.string("file")?;
+    let line = breakpoint.integer("line", 1, u64::from(u32::MAX), None)?;
+    let condition = breakpoint
+        .optional_string("condition")?
+        .filter(|c| !c.trim().is_empty());
+    let expression = args.string("expression")?;
+    let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
+    let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
+    let include_stack = args.boolean("includeStack", false)?;
+    let command = shell::split(command_text).map_err(|problem| {
+        PlanError::Argument(ArgError {
+            field: "command".into(),
+            problem,
+        })
+    })?;
+    let line = u32::try_from(line).expect("bounded by the range check");
+    let (file, real_file) = check_file(Path::new(file), line).map_err(PlanError::Failure)?;
+    Ok(Plan {
+        command,
+        file,
+        real_file,
+        line,
+        condition: condition.map(String::from),
+        expression: expression.to_string(),
+        timeout: Duration::from_millis(timeout),
+        max_hits,
+        include_stack,
+    })
+}
+
+/// Resolves the breakpoint's file against the server's cwd and checks the line exists, so a
+/// typo fails now rather than after the timeout.
+fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), Failure> {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let not_found = |why: String| {
+        Failure::new("file_not_found", why).with("file", absolute.display().to_string().into())
+    };
+    let real = fs::canonicalize(&absolute).map_err(|e| {
+        not_found(format!(
+            "breakpoint file {} not found ({e}); relative paths resolve against {}",
+            absolute.display(),
+            std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let bytes = fs::read(&real).map_err(|e| {
+        not_found(format!(
+            "cannot read breakpoint file {}: {e}",
+            real.display()
+        ))
+    })?;
+    if real.is_dir() {
+        return Err(not_found(format!(
+            "breakpoint file {} is a directory",
+            real.display()
+        )));
+    }
+    let lines = count_lines(&bytes);
+    if u64::from(line) > lines {
+        return Err(Failure::new(
+            "line_out_of_range",
+            format!(
+                "line {line} is past the end of {} ({lines} lines)",
+                absolute.display()
+            ),
+        )
+        .with("file", absolute.display().to_string().into())
+        .with("lines", lines.into()));
+    }
+    Ok((absolute, real))
+}
+
+fn count_lines(bytes: &[u8]) -> u64 {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    if bytes.last().is_some_and(|&b| b != b'\n') {
+        newlines + 1
+    } else {
+        newlines
+    }
+}
+
+fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
+    let mut breakpoint = json!({"file": plan.file.display().to_string(), "line": plan.line});
+    let mut notes = Vec::new();
+    if let Some(resolved) = outcome.resolved_line {
+        breakpoint["resolvedLine"] = resolved.into();
+        if resolved != plan.line {
+            notes.push(format!(
+                "Note: the breakpoint was requested at line {} but V8 placed it at line {resolved}, \
+                 the nearest position with code; values are from line {resolved}.",
+                plan.line
+            ));
+        }
+    }
+    if outcome.timed_out {
+        notes.push(format!(
+            "The program was still running after {} ms and was killed; the {} hit(s) before that are in results.",
+            plan.timeout.as_millis(),
+            outcome.results.len()
+        ));
+    }
+    if outcome.hits_capped {
+        notes.push(format!(
+            "Stopped collecting after maxHits={} hits; the program then ran on without the breakpoint.",
+            plan.max_hits
+        ));
+    }
+    let mut structured = json!({
+        "results": outcome.results,
+        "breakpoint": breakpoint,
+        "timedOut": outcome.timed_out,
+        "hitsCapped": outcome.hits_capped,
+        "output": outcome.output,
+    });
+    if let Some(exit) = outcome.exit {
+        if let Some(code) = exit.code {
+            structured["exitCode"] = code.into();
+        }
+        if let Some(signal) = exit.signal {
+            structured["signal"] = signal.into();
+        }
+    }
+    if outcome.values_truncated {
+        structured["valuesTruncated"] = true.into();
+        notes.push(
+            "Some values were truncated to keep the answer small (marked `… [truncated`).".into(),
+        );
+    }
+    ToolResult::ok(structured, notes)
+}
+
+/// Renders a failure; its hint and the end of the program's stderr become text blocks too, so
+/// an agent that reads only `content` sees why (a syntax error in the script, say).
+fn render_failure(failure: Failure) -> Option<ToolResult> {
+    let Failure::Error {
+        code,
+        message,
+        details,
+    } = failure
+    else {
+        return None;
+    };
+    let mut notes = Vec::new();
+    if let Some(exit) = details.get("exit").and_then(Value::as_str) {
+        notes.push(format!("The program ended with {exit}."));
+    }
+    if let Some(hint) = details.get("hint").and_then(Value::as_str) {
+        notes.push(format!("Hint: {hint}"));
+    }
+    if let Some(stderr) = details
+        .get("output")
+        .and_then(|o| o["stderr"].as_str())
+        .filter(|s| !s.trim().is_empty())
+    {
+        notes.push(format!("stderr (end):\n{}", last_chars(stderr, 4000)));
+    }
+    let mut result = ToolResult::error(code, message, details);
+    result.notes = notes;
+    Some(result)
+}
+
+fn last_chars(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_lines_like_an_editor() {
+        for (text, lines) in [("", 0), ("a", 1), ("a\n", 1), ("a\nb", 2), ("a\n\n", 2)] {
+            assert_eq!(count_lines(text.as_bytes()), lines, "{text:?}");
+        }
+    }
+}
