@@ -11,6 +11,7 @@
 //! The run is one `select!` over the inspector's events, the child's exit, the deadline and the
 //! cancel signal; every request has a deadline.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::cdp::node::{self, Discovery};
 use crate::cdp::{Client, Event};
-use crate::process::{Debuggee, SpawnError};
+use crate::process::{Debuggee, Exit, SpawnError};
 use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
 use crate::tools::Call;
 
@@ -58,6 +59,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         breakpoint_id: String::new(),
         outcome: Outcome::default(),
         results_bytes: 0,
+        scripts: HashMap::new(),
     };
     let outcome = run.setup().and_then(|()| run.collect());
     run.finish(outcome)
@@ -136,6 +138,8 @@ struct Run<'a> {
     breakpoint_id: String,
     outcome: Outcome,
     results_bytes: usize,
+    /// `scriptId` to URL, from `Debugger.scriptParsed`: paused call frames carry only the id.
+    scripts: HashMap<String, String>,
 }
 
 /// Why event collection stopped.
@@ -322,6 +326,14 @@ impl Run<'_> {
                     self.outcome.resolved_line = line.and_then(|l| u32::try_from(l + 1).ok());
                 }
             }
+            "Debugger.scriptParsed" if self.plan.include_stack => {
+                if let (Some(id), Some(url)) = (
+                    event.params["scriptId"].as_str(),
+                    event.params["url"].as_str(),
+                ) {
+                    self.scripts.insert(id.to_string(), url.to_string());
+                }
+            }
             "NodeRuntime.waitingForDisconnect" => return true,
             _ => {}
         }
@@ -374,7 +386,16 @@ impl Run<'_> {
                             .as_str()
                             .filter(|n| !n.is_empty())
                             .unwrap_or("(anonymous)");
-                        let url = frame["url"].as_str().unwrap_or_default();
+                        let url = frame["url"]
+                            .as_str()
+                            .filter(|u| !u.is_empty())
+                            .or_else(|| {
+                                frame
+                                    .pointer("/location/scriptId")
+                                    .and_then(Value::as_str)
+                                    .and_then(|id| self.scripts.get(id).map(String::as_str))
+                            })
+                            .unwrap_or_default();
                         let line = frame
                             .pointer("/location/lineNumber")
                             .and_then(Value::as_u64)
@@ -428,7 +449,7 @@ impl Run<'_> {
         let failure = if self.outcome.timed_out {
             timeout_failure(self.plan)
         } else {
-            exited_before_hit(exit.describe(), Some(self.never_hit_hint()))
+            exited_before_hit(exit.describe(), Some(self.never_hit_hint(exit)))
         };
         let mut failure = failure.with("output", self.outcome.output.clone());
         if let Some(code) = exit.code.filter(|_| !self.outcome.timed_out) {
@@ -437,12 +458,18 @@ impl Run<'_> {
         if let Some(line) = self.outcome.resolved_line {
             failure = failure.with("resolvedLine", line.into());
         } else if self.outcome.timed_out {
-            failure = failure.with("hint", self.never_hit_hint().into());
+            failure = failure.with("hint", self.never_hit_hint(exit).into());
         }
         Err(failure)
     }
 
-    fn never_hit_hint(&self) -> String {
+    fn never_hit_hint(&self, exit: Exit) -> String {
+        if !self.outcome.timed_out && exit.code != Some(0) {
+            return format!(
+                "the program failed ({}) before the breakpoint was reached: see its stderr",
+                exit.describe()
+            );
+        }
         match (self.outcome.resolved_line, &self.plan.condition) {
             (None, _) => format!(
                 "the breakpoint never bound: no script loaded from {} (is it the file the command runs or requires?)",

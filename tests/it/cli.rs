@@ -1,0 +1,109 @@
+//! The command-line face: `run`, `--help`, `--version`.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::{assert_no_debuggee, fixture, root, tag};
+
+fn debug_mcp(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn run_prints_the_result_and_sets_the_exit_code() {
+    let tag = tag();
+    let env = format!("DMCP_TAG={tag}");
+    let (code, stdout, _) = debug_mcp(&[
+        "run",
+        "--break",
+        "fixtures/loop.js:5",
+        "--eval",
+        "total",
+        "--",
+        &env,
+        "node",
+        "fixtures/loop.js",
+    ]);
+    assert_eq!(code, 0);
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        result["results"],
+        json!([{"type": "number", "value": 0}, {"type": "number", "value": 10}, {"type": "number", "value": 25}])
+    );
+    assert_eq!(result["breakpoint"]["file"], fixture("loop.js"));
+    assert_no_debuggee(&tag);
+
+    let (code, stdout, _) = debug_mcp(&[
+        "run",
+        "--break",
+        "fixtures/count.js:6",
+        "--eval",
+        "i",
+        "--condition",
+        "i > 7",
+        "--max-hits",
+        "2",
+        "--timeout",
+        "20000",
+        "--",
+        "node",
+        "fixtures/count.js",
+        "10",
+    ]);
+    assert_eq!(code, 0);
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        result["results"],
+        json!([{"type": "number", "value": 8}, {"type": "number", "value": 9}])
+    );
+    assert_eq!(result["hitsCapped"], true);
+
+    let (code, stdout, _) = debug_mcp(&[
+        "run",
+        "--break",
+        "fixtures/loop.js:5",
+        "--eval",
+        "total",
+        "--",
+        "node",
+        "fixtures/syntax_error.js",
+    ]);
+    assert_eq!(code, 1);
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["error"], "Process exited before breakpoint was hit");
+}
+
+#[test]
+fn usage_errors_help_and_version() {
+    let (code, _, stderr) = debug_mcp(&["run", "--eval", "x", "--", "node", "a.js"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with("debug-mcp run: --break FILE:LINE is required"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = debug_mcp(&["run", "--break", "a.js:x", "--eval", "1", "--", "node"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with("debug-mcp run: --break a.js:x: `x` is not a line number"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = debug_mcp(&["--bogus"]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("debug-mcp: unknown argument `--bogus`"));
+    let (code, stdout, _) = debug_mcp(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("debug-mcp run --break FILE:LINE --eval EXPR"));
+    let (code, stdout, _) = debug_mcp(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, format!("debug-mcp {}\n", env!("CARGO_PKG_VERSION")));
+}

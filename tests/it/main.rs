@@ -1,0 +1,314 @@
+//! Integration tests: the real `debug-mcp` binary, spoken to over stdio as an MCP client would,
+//! debugging real `node` processes on the programs in `fixtures/`.
+//!
+//! Every receive has a deadline, so a bug fails a test instead of hanging CI. Each debuggee is
+//! started with a unique `DMCP_TAG=...` in its environment, which its children inherit, so a
+//! test can check afterwards that no process of its own is left (see [`assert_no_debuggee`]).
+#![allow(clippy::unwrap_used)]
+
+mod cli;
+mod protocol;
+mod script;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The longest any single answer may take in a test before the test fails.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(name: &str) -> String {
+    root().join("fixtures").join(name).display().to_string()
+}
+
+/// A unique tag for one test's debuggees.
+pub fn tag() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "t{}x{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `DMCP_TAG=<tag> node <fixture> <args>`, quoted for the tool's shell-like splitting.
+pub fn node(tag: &str, fixture_name: &str, args: &str) -> String {
+    format!("DMCP_TAG={tag} node '{}' {args}", fixture(fixture_name))
+}
+
+/// Pids of live processes whose environment carries `DMCP_TAG=<tag>`.
+pub fn processes_with_tag(tag: &str) -> Vec<u32> {
+    let needle = format!("DMCP_TAG={tag}\0");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+        if status.contains("State:\tZ") {
+            continue; // a zombie is dead; its parent (or init) reaps it
+        }
+        if environ
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Fails unless every process tagged `tag` is gone (within a second, for the kernel to finish).
+pub fn assert_no_debuggee(tag: &str) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let left = processes_with_tag(tag);
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            panic!("debuggee processes left behind for tag {tag}: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until `f` holds, polling, or fails after `timeout`. For observing other processes,
+/// where there is no event to wait on.
+pub fn eventually(timeout: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The server under test, spoken to over its stdin and stdout.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: i64,
+    /// Notifications received while waiting for responses, in order.
+    pub notifications: Vec<Value>,
+}
+
+impl Server {
+    /// Starts the server with the environment official clients give it (notes/mcp.md).
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    pub fn start_with(env: &[(&str, &str)]) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_debug-mcp"));
+        command
+            .current_dir(root())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for key in ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"] {
+            if let Ok(value) = std::env::var(key) {
+                command.env(key, value);
+            }
+        }
+        command.envs(env.iter().copied());
+        let mut child = command.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Starts and completes the handshake.
+    pub fn initialized() -> Server {
+        let mut server = Server::start();
+        let result = server.request(
+            "initialize",
+            json!({
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "it", "version": "0"}}),
+        );
+        assert_eq!(result["result"]["protocolVersion"], "2025-11-25");
+        server.notify("notifications/initialized", json!({}));
+        server
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn send_raw(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        self.send_raw(message.to_string().as_bytes());
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request with a fresh integer id and returns the id.
+    pub fn start_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The next line from the server as JSON, or `None` after `timeout`.
+    pub fn recv_within(&mut self, timeout: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(line) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("bad JSON from server ({e}): {line}")),
+            ),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(DEADLINE)
+            .expect("no message from the server within the deadline")
+    }
+
+    /// Waits for the response to `id`, keeping notifications that arrive first.
+    pub fn response(&mut self, id: &Value) -> Value {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .recv_within(left)
+                .unwrap_or_else(|| panic!("no response to {id}"));
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return message;
+            }
+            assert!(
+                message.get("id").is_none(),
+                "response to another request: {message}"
+            );
+            self.notifications.push(message);
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start_request(method, params);
+        self.response(&json!(id))
+    }
+
+    /// Calls a tool and returns its `result` (failing on a JSON-RPC error).
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        assert!(
+            response.get("error").is_none(),
+            "JSON-RPC error: {response}"
+        );
+        let result = response["result"].clone();
+        check_result_shape(&result);
+        result
+    }
+
+    pub fn debug_script(&mut self, arguments: Value) -> Value {
+        self.call("debug-script", arguments)
+    }
+
+    /// Closes stdin and waits for the exit.
+    pub fn close(&mut self) -> (ExitStatus, Duration) {
+        let start = Instant::now();
+        self.stdin.take();
+        (self.wait_exit(), start.elapsed())
+    }
+
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every tool result: `content` with text blocks, the structured content repeated as the last
+/// text block, and errors carrying `error` and `code`.
+pub fn check_result_shape(result: &Value) {
+    let content = result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no content: {result}"));
+    let last = content.last().unwrap();
+    assert_eq!(last["type"], "text");
+    let repeated: Value = serde_json::from_str(last["text"].as_str().unwrap()).unwrap();
+    assert_eq!(repeated, result["structuredContent"]);
+    if result["isError"] == true {
+        assert!(result["structuredContent"]["error"].is_string(), "{result}");
+        assert!(result["structuredContent"]["code"].is_string(), "{result}");
+    } else {
+        assert!(
+            result["structuredContent"]["results"].is_array(),
+            "{result}"
+        );
+    }
+}
+
+/// The structured content of a result, after checking it is not an error.
+pub fn ok(result: &Value) -> &Value {
+    assert_ne!(result["isError"], true, "tool error: {result}");
+    &result["structuredContent"]
+}
+
+/// The structured content of an error result.
+pub fn err(result: &Value) -> &Value {
+    assert_eq!(result["isError"], true, "expected a tool error: {result}");
+    &result["structuredContent"]
+}
+
+/// The values of the results, without their types.
+pub fn values(structured: &Value) -> Vec<Value> {
+    structured["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["value"].clone())
+        .collect()
+}
