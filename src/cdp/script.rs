@@ -316,15 +316,14 @@ impl Run<'_> {
                 drop(self.client.send("Debugger.resume", json!({})));
             }
             "Debugger.breakpointResolved"
-                if event.params["breakpointId"] == self.breakpoint_id.as_str() =>
+                if event.params["breakpointId"] == self.breakpoint_id.as_str()
+                    && self.outcome.resolved_line.is_none() =>
             {
-                if self.outcome.resolved_line.is_none() {
-                    let line = event
-                        .params
-                        .pointer("/location/lineNumber")
-                        .and_then(Value::as_u64);
-                    self.outcome.resolved_line = line.and_then(|l| u32::try_from(l + 1).ok());
-                }
+                let line = event
+                    .params
+                    .pointer("/location/lineNumber")
+                    .and_then(Value::as_u64);
+                self.outcome.resolved_line = line.and_then(|l| u32::try_from(l + 1).ok());
             }
             "Debugger.scriptParsed" if self.plan.include_stack => {
                 if let (Some(id), Some(url)) = (

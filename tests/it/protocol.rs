@@ -1,1 +1,336 @@
+//! The MCP server core through the real binary: handshake, errors, and behaviour while a long
+//! tool call runs (ping, cancellation, progress, concurrency, shutdown).
 
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::{
+    assert_no_debuggee, eventually, fixture, node, ok, processes_with_tag, tag, values, Server,
+};
+
+#[test]
+fn handshake_negotiates_versions() {
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
+        let mut server = Server::start();
+        let response = server.request("initialize", json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+        let result = &response["result"];
+        assert_eq!(result["protocolVersion"], answered);
+        assert_eq!(result["serverInfo"]["name"], "debug-mcp");
+        assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+        assert!(result["serverInfo"]["title"].is_string());
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": false}, "logging": {}})
+        );
+        assert!(result["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("debug-script"));
+    }
+}
+
+#[test]
+fn tools_list_declares_debug_script() {
+    let mut server = Server::initialized();
+    let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    let tool = &tools[0];
+    assert_eq!(tool["name"], "debug-script");
+    assert!(tool["title"].is_string() && tool["description"].is_string());
+    assert_eq!(tool["inputSchema"]["type"], "object");
+    assert_eq!(
+        tool["inputSchema"]["required"],
+        json!(["command", "breakpoint", "expression"])
+    );
+    assert_eq!(tool["outputSchema"]["type"], "object");
+    assert_eq!(tool["annotations"]["readOnlyHint"], false);
+}
+
+#[test]
+fn errors_use_the_right_codes_and_the_server_keeps_reading() {
+    let mut server = Server::start();
+    let cases: &[(&[u8], Value)] = &[
+        (b"{not json", json!({"code": -32700, "id": null})),
+        (b"\xff\xfe", json!({"code": -32700, "id": null})),
+        (b"[]", json!({"code": -32600, "id": null})),
+        (
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            json!({"code": -32600, "id": null}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            json!({"code": -32600, "id": null}),
+        ),
+        (
+            br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#,
+            json!({"code": -32600, "id": 5}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":6}"#,
+            json!({"code": -32600, "id": 6}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":7,"method":"server/discover"}"#,
+            json!({"code": -32601, "id": 7}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":8,"method":"resources/list"}"#,
+            json!({"code": -32601, "id": 8}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope"}}"#,
+            json!({"code": -32602, "id": 9}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{}}"#,
+            json!({"code": -32602, "id": 10}),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":11,"method":"logging/setLevel","params":{"level":"loud"}}"#,
+            json!({"code": -32602, "id": 11}),
+        ),
+    ];
+    for (line, expected) in cases {
+        server.send_raw(line);
+        let response = server.recv();
+        assert_eq!(response["jsonrpc"], "2.0");
+        assert_eq!(
+            response["id"],
+            expected["id"],
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        assert_eq!(
+            response["error"]["code"],
+            expected["code"],
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        assert!(response["error"]["message"].is_string());
+    }
+    server.send_raw(br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"nope"}}"#);
+    assert_eq!(server.recv()["error"]["message"], "Unknown tool: nope");
+    // Still alive and answering, with ids echoed in their exact type.
+    server.send_raw(br#"{"jsonrpc":"2.0","id":"abc","method":"ping"}"#);
+    assert_eq!(
+        server.recv(),
+        json!({"jsonrpc": "2.0", "id": "abc", "result": {}})
+    );
+    server.send_raw(br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+    assert_eq!(
+        server.recv(),
+        json!({"jsonrpc": "2.0", "id": 0, "result": {}})
+    );
+    server.send_raw(br#"{"jsonrpc":"2.0","id":-3.5,"method":"ping"}"#);
+    assert_eq!(server.recv()["id"], json!(-3.5));
+}
+
+#[test]
+fn notifications_are_never_answered() {
+    let mut server = Server::initialized();
+    server.notify("notifications/unknown", json!({}));
+    server.notify("notifications/cancelled", json!({"requestId": 99}));
+    server.send_raw(br#"{"jsonrpc":"2.0","method":"ping"}"#);
+    server.send_raw(b"");
+    server.send_raw(b"   ");
+    server.send_raw(br#"{"jsonrpc":"2.0","id":1000,"method":"ping"}"#);
+    assert_eq!(
+        server.recv()["id"],
+        1000,
+        "the only answer is to the request"
+    );
+}
+
+#[test]
+fn logging_set_level_is_accepted() {
+    let mut server = Server::initialized();
+    assert_eq!(
+        server.request("logging/setLevel", json!({"level": "debug"}))["result"],
+        json!({})
+    );
+}
+
+#[test]
+fn arguments_that_are_not_an_object_are_a_tool_error() {
+    let mut server = Server::initialized();
+    let response = server.request(
+        "tools/call",
+        json!({"name": "debug-script", "arguments": [1]}),
+    );
+    assert_eq!(response["result"]["isError"], true);
+    assert_eq!(
+        response["result"]["structuredContent"]["error"],
+        "invalid argument `arguments`: expected an object"
+    );
+}
+
+/// Starts a debug-script call on hang.js (which never ends) and returns its request id.
+fn start_hanging_call(server: &mut Server, tag: &str, extra: Value) -> i64 {
+    let mut params = json!({"name": "debug-script", "arguments": {
+        "command": node(tag, "hang.js", ""),
+        "breakpoint": {"file": fixture("hang.js"), "line": 5},
+        "expression": "ticks", "timeout": 60000}});
+    if let Value::Object(extra) = extra {
+        params.as_object_mut().unwrap().extend(extra);
+    }
+    server.start_request("tools/call", params)
+}
+
+#[test]
+fn ping_is_answered_during_a_call_and_cancel_kills_the_debuggee() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let call = start_hanging_call(&mut server, &tag, json!({}));
+    eventually(Duration::from_secs(20), "the debuggee starts", || {
+        !processes_with_tag(&tag).is_empty()
+    });
+
+    let started = Instant::now();
+    let ping = server.start_request("ping", json!({}));
+    let response = server.recv();
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": ping, "result": {}})
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "ping waited for the call"
+    );
+
+    let cancelled = Instant::now();
+    server.notify(
+        "notifications/cancelled",
+        json!({"requestId": call, "reason": "test"}),
+    );
+    eventually(
+        Duration::from_secs(1),
+        "the debuggee is killed within a second",
+        || processes_with_tag(&tag).is_empty(),
+    );
+    assert!(cancelled.elapsed() < Duration::from_secs(1));
+    // No response for the cancelled call: the next message is the answer to a later ping.
+    let ping = server.start_request("ping", json!({}));
+    assert_eq!(server.recv()["id"], ping);
+    assert!(server.recv_within(Duration::from_millis(300)).is_none());
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn progress_reports_hits_strictly_increasing() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let id = server.start_request(
+        "tools/call",
+        json!({
+        "name": "debug-script",
+        "_meta": {"progressToken": "p-1"},
+        "arguments": {"command": node(&tag, "count.js", "3000"),
+                      "breakpoint": {"file": fixture("count.js"), "line": 6}, "expression": "i"}}),
+    );
+    let response = server.response(&json!(id));
+    assert_eq!(values(ok(&response["result"])).len(), 3000);
+    let progress: Vec<&Value> = server
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "no progress notification");
+    let mut last = 0;
+    for p in &progress {
+        assert_eq!(p["params"]["progressToken"], "p-1");
+        let value = p["params"]["progress"].as_u64().unwrap();
+        assert!(
+            value > last,
+            "progress not strictly increasing: {progress:?}"
+        );
+        assert!(value <= 3000);
+        last = value;
+    }
+    assert_eq!(
+        progress[0]["params"]["progress"], 1,
+        "the first hit is reported at once"
+    );
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn two_calls_in_flight_both_complete() {
+    let mut server = Server::initialized();
+    let (a, b) = (tag(), tag());
+    let first = server.start_request("tools/call", json!({"name": "debug-script", "arguments": {
+        "command": node(&a, "count.js", "500"), "breakpoint": {"file": fixture("count.js"), "line": 6}, "expression": "i * 2"}}));
+    let second = server.start_request("tools/call", json!({"name": "debug-script", "arguments": {
+        "command": node(&b, "loop.js", ""), "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total"}}));
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 2 {
+        let message = server.recv();
+        if let Some(id) = message["id"].as_i64() {
+            answers.insert(id, message);
+        }
+    }
+    let first = values(ok(&answers[&first]["result"]));
+    assert_eq!(first.len(), 500);
+    assert_eq!(first[499], 998);
+    assert_eq!(
+        values(ok(&answers[&second]["result"])),
+        [json!(0), json!(10), json!(25)]
+    );
+    assert_no_debuggee(&a);
+    assert_no_debuggee(&b);
+}
+
+#[test]
+fn stdin_eof_during_a_call_kills_the_debuggee_and_exits_zero() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    start_hanging_call(&mut server, &tag, json!({}));
+    eventually(Duration::from_secs(20), "the debuggee starts", || {
+        !processes_with_tag(&tag).is_empty()
+    });
+    let (status, took) = server.close();
+    assert_eq!(status.code(), Some(0));
+    assert!(took < Duration::from_secs(1), "exit took {took:?}");
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn sigterm_and_sigint_kill_debuggees_and_exit_zero() {
+    for signal in ["-TERM", "-INT"] {
+        let mut server = Server::initialized();
+        let tag = tag();
+        start_hanging_call(&mut server, &tag, json!({}));
+        eventually(Duration::from_secs(20), "the debuggee starts", || {
+            !processes_with_tag(&tag).is_empty()
+        });
+        let started = Instant::now();
+        let killed = std::process::Command::new("kill")
+            .args([signal, &server.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = server.wait_exit();
+        assert_eq!(status.code(), Some(0), "{signal}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{signal}: exit took {:?}",
+            started.elapsed()
+        );
+        assert_no_debuggee(&tag);
+    }
+}
+
+#[test]
+fn eof_with_nothing_running_exits_at_once() {
+    let mut server = Server::initialized();
+    let (status, took) = server.close();
+    assert_eq!(status.code(), Some(0));
+    assert!(took < Duration::from_secs(1));
+}
