@@ -58,7 +58,30 @@ pub(crate) struct Notification {
 #[derive(Debug)]
 pub(crate) struct Response {
     pub(crate) id: Option<RequestId>,
-    pub(crate) result: Result<Value, Error>,
+    pub(crate) result: Result<Json, Error>,
+}
+
+/// Serialised JSON text. Results are kept as text so a large tool answer is written out once,
+/// not cloned into a `Value` tree per layer (a 10,000-hit answer would otherwise cost tens of
+/// MiB of short-lived maps).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Json(String);
+
+impl Json {
+    /// Text the caller produced with a JSON serialiser (or checked by parsing it).
+    pub(crate) fn from_serialized(text: String) -> Json {
+        Json(text)
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&Value> for Json {
+    fn from(value: &Value) -> Json {
+        Json(value.to_string())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,35 +92,28 @@ pub(crate) struct Error {
 
 impl Error {
     pub(crate) fn new(code: i64, message: impl Into<String>) -> Error {
-        Error {
-            code,
-            message: message.into(),
-        }
+        Error { code, message: message.into() }
     }
 }
 
 impl Response {
-    pub(crate) fn ok(id: RequestId, result: Value) -> Response {
-        Response {
-            id: Some(id),
-            result: Ok(result),
-        }
+    #[cfg(test)]
+    pub(crate) fn ok(id: RequestId, result: &Value) -> Response {
+        Response { id: Some(id), result: Ok(Json::from(result)) }
+    }
+
+    pub(crate) fn ok_json(id: RequestId, result: Json) -> Response {
+        Response { id: Some(id), result: Ok(result) }
     }
 
     pub(crate) fn err(id: Option<RequestId>, code: i64, message: impl Into<String>) -> Response {
-        Response {
-            id,
-            result: Err(Error::new(code, message)),
-        }
+        Response { id, result: Err(Error::new(code, message)) }
     }
 }
 
 impl Notification {
     pub(crate) fn new(method: &str, params: Value) -> Notification {
-        Notification {
-            method: method.to_string(),
-            params,
-        }
+        Notification { method: method.to_string(), params }
     }
 }
 
@@ -120,11 +136,14 @@ impl Message {
             }
             Message::Response(r) => {
                 let id = r.id.as_ref().map_or(Value::Null, |id| id.0.clone());
-                match &r.result {
-                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                return match &r.result {
+                    Ok(result) => {
+                        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, result.0)
+                    }
                     Err(e) => json!({"jsonrpc": "2.0", "id": id,
-                                     "error": {"code": e.code, "message": e.message}}),
-                }
+                                     "error": {"code": e.code, "message": e.message}})
+                    .to_string(),
+                };
             }
         };
         value.to_string()
@@ -186,21 +205,12 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message, Response> {
         (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
             let result = match object.remove("error") {
                 Some(error) => Err(Error::new(
-                    error
-                        .get("code")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(INTERNAL_ERROR),
-                    error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
+                    error.get("code").and_then(Value::as_i64).unwrap_or(INTERNAL_ERROR),
+                    error.get("message").and_then(Value::as_str).unwrap_or_default(),
                 )),
-                None => Ok(object.remove("result").unwrap_or(Value::Null)),
+                None => Ok(Json::from(&object.remove("result").unwrap_or(Value::Null))),
             };
-            Ok(Message::Response(Response {
-                id: Some(id),
-                result,
-            }))
+            Ok(Message::Response(Response { id: Some(id), result }))
         }
         (None, id) => invalid(id, "a JSON-RPC message needs a \"method\""),
     }
@@ -227,18 +237,9 @@ mod tests {
 
     #[test]
     fn parses_lines() {
-        check(
-            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-            "request 1 ping",
-        );
-        check(
-            r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#,
-            r#"request "a" ping"#,
-        );
-        check(
-            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
-            "request 1.5 ping",
-        );
+        check(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "request 1 ping");
+        check(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#, r#"request "a" ping"#);
+        check(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, "request 1.5 ping");
         check(
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             "notification notifications/initialized",
@@ -246,33 +247,15 @@ mod tests {
         check(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, "response 7");
         check("{not json", "error -32700 id=null");
         check("\u{1}", "error -32700 id=null");
-        check(
-            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
-            "error -32600 id=null",
-        );
+        check(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, "error -32600 id=null");
         check(r#""hello""#, "error -32600 id=null");
-        check(
-            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
-            "error -32600 id=null",
-        );
-        check(
-            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
-            "error -32600 id=null",
-        );
-        check(
-            r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
-            "error -32600 id=3",
-        );
+        check(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, "error -32600 id=null");
+        check(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, "error -32600 id=null");
+        check(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, "error -32600 id=3");
         check(r#"{"id":3,"method":"ping"}"#, "error -32600 id=3");
-        check(
-            r#"{"jsonrpc":"2.0","id":4,"method":5}"#,
-            "error -32600 id=4",
-        );
+        check(r#"{"jsonrpc":"2.0","id":4,"method":5}"#, "error -32600 id=4");
         check(r#"{"jsonrpc":"2.0","id":4}"#, "error -32600 id=4");
-        check(
-            r#"{"jsonrpc":"2.0","id":4,"method":"x","params":3}"#,
-            "error -32600 id=4",
-        );
+        check(r#"{"jsonrpc":"2.0","id":4,"method":"x","params":3}"#, "error -32600 id=4");
     }
 
     #[test]
@@ -283,12 +266,11 @@ mod tests {
 
     #[test]
     fn responses_echo_the_id_type() {
-        let line = Message::from(Response::ok(RequestId(json!("7")), json!({}))).to_line();
-        assert_eq!(line, r#"{"id":"7","jsonrpc":"2.0","result":{}}"#);
+        let line = Message::from(Response::ok(RequestId(json!("7")), &json!({}))).to_line();
+        assert_eq!(line, r#"{"jsonrpc":"2.0","id":"7","result":{}}"#);
+        let line = Message::from(Response::ok(RequestId(json!(7)), &json!({"a": [1]}))).to_line();
+        assert_eq!(line, r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1]}}"#);
         let line = Message::from(Response::err(None, PARSE_ERROR, "bad")).to_line();
-        assert_eq!(
-            line,
-            r#"{"error":{"code":-32700,"message":"bad"},"id":null,"jsonrpc":"2.0"}"#
-        );
+        assert_eq!(line, r#"{"error":{"code":-32700,"message":"bad"},"id":null,"jsonrpc":"2.0"}"#);
     }
 }

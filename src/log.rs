@@ -7,6 +7,8 @@
 use std::fmt;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
 
 const OFF: u8 = 0;
 const ERROR: u8 = 1;
@@ -18,6 +20,7 @@ static LEVEL: AtomicU8 = AtomicU8::new(ERROR);
 
 /// Reads `DEBUG_MCP_LOG`; an unknown value is reported and the default kept.
 pub(crate) fn init_from_env() {
+    START.get_or_init(Instant::now);
     let Ok(value) = std::env::var("DEBUG_MCP_LOG") else {
         return;
     };
@@ -41,9 +44,13 @@ pub(crate) fn enabled_debug() -> bool {
     LEVEL.load(Ordering::Relaxed) >= DEBUG
 }
 
+/// When the process started, for the milliseconds shown on each line.
+static START: OnceLock<Instant> = OnceLock::new();
+
 fn write(level: u8, tag: &str, args: fmt::Arguments) {
     if LEVEL.load(Ordering::Relaxed) >= level {
-        let _ = writeln!(std::io::stderr().lock(), "debug-mcp {tag}: {args}");
+        let ms = START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0;
+        let _ = writeln!(std::io::stderr().lock(), "debug-mcp {ms:9.1}ms {tag}: {args}");
     }
 }
 

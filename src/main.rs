@@ -49,6 +49,7 @@ Example:
 ";
 
 fn main() -> ExitCode {
+    sys::limit_malloc_arenas();
     log::init_from_env();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -88,12 +89,8 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
     let mut words = args.iter();
     let mut command = Vec::new();
     while let Some(flag) = words.next() {
-        let mut value = |name: &str| {
-            words
-                .next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+        let mut value =
+            |name: &str| words.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match flag.as_str() {
             "--break" => {
                 let spec = value("--break")?;
@@ -111,15 +108,10 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
                 breakpoint.insert("condition".into(), value("--condition")?.into());
             }
             "--timeout" | "--max-hits" => {
-                let name = if flag == "--timeout" {
-                    "timeout"
-                } else {
-                    "maxHits"
-                };
+                let name = if flag == "--timeout" { "timeout" } else { "maxHits" };
                 let text = value(flag)?;
-                let n: u64 = text
-                    .parse()
-                    .map_err(|_| format!("{flag}: `{text}` is not a whole number"))?;
+                let n: u64 =
+                    text.parse().map_err(|_| format!("{flag}: `{text}` is not a whole number"))?;
                 arguments.insert(name.into(), n.into());
             }
             "--include-stack" => {
@@ -129,11 +121,7 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
                 command = words.cloned().collect();
                 break;
             }
-            other => {
-                return Err(format!(
-                    "unknown option `{other}` (put the command after `--`)"
-                ))
-            }
+            other => return Err(format!("unknown option `{other}` (put the command after `--`)")),
         }
     }
     if command.is_empty() {
@@ -174,28 +162,21 @@ fn run_once(arguments: &Value) -> ExitCode {
     let call = tools::Call {
         cancel,
         progress: tools::Progress::new(None, out.clone()),
-        log: tools::ClientLog {
-            level: Arc::new(AtomicU8::new(u8::MAX)),
-            out,
-        },
+        log: tools::ClientLog { level: Arc::new(AtomicU8::new(u8::MAX)), out },
     };
     let result = tools::call(tools::script::NAME, arguments, &call);
     signals.wake();
     drop(watcher);
     match result {
         Some(result) => {
-            let printed = if result.is_error {
-                let mut shown = result.structured.clone();
-                shown["notes"] = json!(result.notes);
-                shown
-            } else {
-                result.structured.clone()
-            };
-            stdio::print(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&printed).expect("JSON values serialise")
-            ));
-            if result.is_error {
+            let mut printed: Value =
+                serde_json::from_str(result.structured.as_str()).expect("tools produce valid JSON");
+            if result.is_error() {
+                printed["notes"] = json!(result.notes);
+            }
+            let text = serde_json::to_string_pretty(&printed).expect("JSON values serialise");
+            stdio::print(&format!("{text}\n"));
+            if result.is_error() {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS

@@ -32,9 +32,7 @@ pub(crate) struct State {
 impl State {
     pub(crate) fn new() -> State {
         // Until the client picks a level, send warnings and worse.
-        State {
-            log_level: Arc::new(AtomicU8::new(3)),
-        }
+        State { log_level: Arc::new(AtomicU8::new(3)) }
     }
 }
 
@@ -69,14 +67,8 @@ pub(crate) fn handle_request(state: &State, request: &Request) -> Dispatch {
 /// Version negotiation (all versions, "Lifecycle"): answer with the client's version when we
 /// support it, otherwise with our latest and let the client decide.
 fn initialize(params: &Value) -> Value {
-    let asked = params
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let version = VERSIONS
-        .iter()
-        .find(|v| **v == asked)
-        .unwrap_or(&VERSIONS[0]);
+    let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = VERSIONS.iter().find(|v| **v == asked).unwrap_or(&VERSIONS[0]);
     json!({
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}, "logging": {}},
@@ -86,22 +78,16 @@ fn initialize(params: &Value) -> Value {
 }
 
 fn set_level(state: &State, params: &Value) -> Result<Value, jsonrpc::Error> {
-    let level = params
-        .get("level")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let index = tools::LOG_LEVELS
-        .iter()
-        .position(|l| *l == level)
-        .ok_or_else(|| {
-            jsonrpc::Error::new(
-                jsonrpc::INVALID_PARAMS,
-                format!(
-                    "invalid log level {level:?}: expected one of {}",
-                    tools::LOG_LEVELS.join(", ")
-                ),
-            )
-        })?;
+    let level = params.get("level").and_then(Value::as_str).unwrap_or_default();
+    let index = tools::LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
+        jsonrpc::Error::new(
+            jsonrpc::INVALID_PARAMS,
+            format!(
+                "invalid log level {level:?}: expected one of {}",
+                tools::LOG_LEVELS.join(", ")
+            ),
+        )
+    })?;
     state.log_level.store(index as u8, Ordering::Relaxed);
     Ok(json!({}))
 }
@@ -119,10 +105,8 @@ fn tool_call(params: &Value) -> Dispatch {
             format!("Unknown tool: {name}"),
         )));
     }
-    let progress_token = params
-        .pointer("/_meta/progressToken")
-        .filter(|t| t.is_string() || t.is_number())
-        .cloned();
+    let progress_token =
+        params.pointer("/_meta/progressToken").filter(|t| t.is_string() || t.is_number()).cloned();
     Dispatch::Tool {
         name: name.to_string(),
         arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
@@ -136,11 +120,8 @@ mod tests {
     use crate::jsonrpc::RequestId;
 
     fn reply(method: &str, params: Value) -> Result<Value, jsonrpc::Error> {
-        let request = Request {
-            id: RequestId::from_value(json!(1)),
-            method: method.into(),
-            params,
-        };
+        let request =
+            Request { id: RequestId::from_value(json!(1)), method: method.into(), params };
         match handle_request(&State::new(), &request) {
             Dispatch::Reply(reply) => reply,
             Dispatch::Tool { name, .. } => Ok(json!({"tool": name})),
@@ -169,21 +150,13 @@ mod tests {
             reply("server/discover", json!({})).unwrap_err().code,
             jsonrpc::METHOD_NOT_FOUND
         );
+        assert_eq!(reply("logging/setLevel", json!({"level": "debug"})).unwrap(), json!({}));
         assert_eq!(
-            reply("logging/setLevel", json!({"level": "debug"})).unwrap(),
-            json!({})
-        );
-        assert_eq!(
-            reply("logging/setLevel", json!({"level": "loud"}))
-                .unwrap_err()
-                .code,
+            reply("logging/setLevel", json!({"level": "loud"})).unwrap_err().code,
             jsonrpc::INVALID_PARAMS
         );
         let unknown = reply("tools/call", json!({"name": "nope"})).unwrap_err();
-        assert_eq!(
-            unknown,
-            jsonrpc::Error::new(jsonrpc::INVALID_PARAMS, "Unknown tool: nope")
-        );
+        assert_eq!(unknown, jsonrpc::Error::new(jsonrpc::INVALID_PARAMS, "Unknown tool: nope"));
         assert_eq!(
             reply("tools/call", json!({"name": "debug-script"})).unwrap(),
             json!({"tool": "debug-script"})

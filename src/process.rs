@@ -73,10 +73,7 @@ impl Tail {
         bytes.extend_from_slice(b);
         // The cut may fall inside a UTF-8 sequence; skip continuation bytes at the front.
         let start = if self.dropped {
-            bytes
-                .iter()
-                .position(|b| (b & 0xC0) != 0x80)
-                .unwrap_or(bytes.len())
+            bytes.iter().position(|b| (b & 0xC0) != 0x80).unwrap_or(bytes.len())
         } else {
             0
         };
@@ -111,10 +108,7 @@ pub(crate) struct Exit {
 impl From<ExitStatus> for Exit {
     fn from(status: ExitStatus) -> Exit {
         use std::os::unix::process::ExitStatusExt;
-        Exit {
-            code: status.code(),
-            signal: status.signal(),
-        }
+        Exit { code: status.code(), signal: status.signal() }
     }
 }
 
@@ -147,11 +141,7 @@ impl Debuggee {
     /// `claim` picks the stderr lines that are the runtime's rather than the program's.
     pub(crate) fn spawn(spec: &Spec, claim: fn(&str) -> bool) -> Result<Debuggee, SpawnError> {
         let mut command = Command::new(&spec.program);
-        command
-            .args(&spec.args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.args(&spec.args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for name in &spec.env_remove {
             command.env_remove(name);
         }
@@ -172,15 +162,7 @@ impl Debuggee {
         ];
         let (exit_tx, exited) = crossbeam_channel::bounded(1);
         let watcher = JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx));
-        Ok(Debuggee {
-            pid,
-            exited,
-            exit: None,
-            notices,
-            output,
-            watcher: Some(watcher),
-            drains,
-        })
+        Ok(Debuggee { pid, exited, exit: None, notices, output, watcher: Some(watcher), drains })
     }
 
     /// Receives the exit once; select on it, then call [`Debuggee::record_exit`].
@@ -230,10 +212,7 @@ impl Debuggee {
         let exit = self
             .exited
             .recv_timeout(Duration::from_secs(5))
-            .unwrap_or(Exit {
-                code: None,
-                signal: Some(sys::SIGKILL),
-            });
+            .unwrap_or(Exit { code: None, signal: Some(sys::SIGKILL) });
         self.exit = Some(exit);
         exit
     }
@@ -277,12 +256,7 @@ fn watch(mut child: Child, exit_tx: &Sender<Exit>) {
         match child.wait() {
             Ok(status) => break Exit::from(status),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => {
-                break Exit {
-                    code: None,
-                    signal: None,
-                }
-            }
+            Err(_) => break Exit { code: None, signal: None },
         }
     };
     let _ = exit_tx.send(exit);
@@ -299,10 +273,7 @@ fn drain_stdout(
         loop {
             match pipe.read(&mut buffer) {
                 Ok(0) => break,
-                Ok(n) => tail
-                    .lock()
-                    .expect("output lock poisoned")
-                    .push(&buffer[..n]),
+                Ok(n) => tail.lock().expect("output lock poisoned").push(&buffer[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }

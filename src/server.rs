@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{select, Sender};
 
-use crate::jsonrpc::{self, Message, Notification, Request, RequestId, Response};
+use crate::jsonrpc::{self, Json, Message, Notification, Request, RequestId, Response};
 use crate::mcp::{self, Dispatch};
 use crate::thread::JoinOnDrop;
 use crate::tools::{self, Call, ClientLog, Progress};
@@ -94,19 +94,10 @@ fn handle_request(
     workers: &mut HashMap<String, Worker>,
 ) {
     let (name, arguments, progress_token) = match mcp::handle_request(state, &request) {
-        Dispatch::Tool {
-            name,
-            arguments,
-            progress_token,
-        } => (name, arguments, progress_token),
+        Dispatch::Tool { name, arguments, progress_token } => (name, arguments, progress_token),
         Dispatch::Reply(result) => {
-            let _ = out.send(
-                Response {
-                    id: Some(request.id),
-                    result,
-                }
-                .into(),
-            );
+            let result = result.map(|value| Json::from(&value));
+            let _ = out.send(Response { id: Some(request.id), result }.into());
             return;
         }
     };
@@ -120,10 +111,7 @@ fn handle_request(
     let call = Call {
         cancel,
         progress: Progress::new(progress_token, out.clone()),
-        log: ClientLog {
-            level: state.log_level.clone(),
-            out: out.clone(),
-        },
+        log: ClientLog { level: state.log_level.clone(), out: out.clone() },
     };
     let out = out.clone();
     let done = done.clone();
@@ -134,20 +122,14 @@ fn handle_request(
             let result = tools::call(&name, &arguments, &call);
             match result {
                 Some(result) => {
-                    let _ = out.send(Response::ok(id, result.to_json()).into());
+                    let _ = out.send(Response::ok_json(id, result.into_json()).into());
                 }
                 None => log::info(format_args!("call {key} cancelled; no response sent")),
             }
             let _ = done.send(key);
         }
     });
-    workers.insert(
-        key,
-        Worker {
-            cancel: cancel_tx,
-            thread,
-        },
-    );
+    workers.insert(key, Worker { cancel: cancel_tx, thread });
 }
 
 fn handle_notification(notification: &Notification, workers: &HashMap<String, Worker>) {

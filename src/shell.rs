@@ -111,9 +111,7 @@ fn words(line: &str) -> Result<Vec<Word>, String> {
 
 fn is_name(text: &str) -> bool {
     let mut chars = text.chars();
-    chars
-        .next()
-        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
@@ -130,9 +128,7 @@ fn unsupported(c: char) -> String {
 pub(crate) fn join(words: &[String]) -> String {
     let quote = |word: &str| {
         let plain = !word.is_empty()
-            && word
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%^".contains(c));
+            && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%^".contains(c));
         if plain {
             word.to_string()
         } else {
@@ -173,14 +169,8 @@ mod tests {
     #[test]
     fn splits_like_a_shell() {
         check("node app.js", r#"env[] words["node", "app.js"]"#);
-        check(
-            "  node   'my app.js'  ",
-            r#"env[] words["node", "my app.js"]"#,
-        );
-        check(
-            r#"node "a \"b\" \\ \x" c\ d"#,
-            r#"env[] words["node", "a \"b\" \\ \\x", "c d"]"#,
-        );
+        check("  node   'my app.js'  ", r#"env[] words["node", "my app.js"]"#);
+        check(r#"node "a \"b\" \\ \x" c\ d"#, r#"env[] words["node", "a \"b\" \\ \\x", "c d"]"#);
         check("node ''", r#"env[] words["node", ""]"#);
         check("node a'b'\"c\"", r#"env[] words["node", "abc"]"#);
         check(
@@ -190,37 +180,16 @@ mod tests {
         check("'FOO=1' node", r#"env[] words["FOO=1", "node"]"#);
         check("A-B=1 node", r#"env[] words["A-B=1", "node"]"#);
         check("_X9=a=b node", r#"env["_X9=a=b"] words["node"]"#);
-        check(
-            "node -e 'a|b;c&d$e'",
-            r#"env[] words["node", "-e", "a|b;c&d$e"]"#,
-        );
-        check(
-            "node 'caf\u{e9} #1%.js'",
-            "env[] words[\"node\", \"caf\u{e9} #1%.js\"]",
-        );
+        check("node -e 'a|b;c&d$e'", r#"env[] words["node", "-e", "a|b;c&d$e"]"#);
+        check("node 'caf\u{e9} #1%.js'", "env[] words[\"node\", \"caf\u{e9} #1%.js\"]");
         check("", "error: the command is empty");
         check("FOO=1", "error: the command is empty");
         check("node 'a", "error: unterminated single quote in the command");
-        check(
-            "node \"a",
-            "error: unterminated double quote in the command",
-        );
-        check(
-            "node a | cat",
-            "error: `|` needs a shell, and the command runs without one",
-        );
-        check(
-            "node $HOME/a.js",
-            "error: `$` needs a shell, and the command runs without one",
-        );
-        check(
-            "node \"$HOME\"",
-            "error: `$` needs a shell, and the command runs without one",
-        );
-        check(
-            "node a.js; rm x",
-            "error: `;` needs a shell, and the command runs without one",
-        );
+        check("node \"a", "error: unterminated double quote in the command");
+        check("node a | cat", "error: `|` needs a shell, and the command runs without one");
+        check("node $HOME/a.js", "error: `$` needs a shell, and the command runs without one");
+        check("node \"$HOME\"", "error: `$` needs a shell, and the command runs without one");
+        check("node a.js; rm x", "error: `;` needs a shell, and the command runs without one");
     }
 
     #[test]

@@ -112,10 +112,7 @@ pub(crate) fn writer() -> (Sender<Message>, JoinOnDrop) {
             }
             log::debug(format_args!("-> {}", log::clip(&line)));
             line.push('\n');
-            if let Err(e) = stdout
-                .write_all(line.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
+            if let Err(e) = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush()) {
                 // The client is gone; keep draining so senders never block, but stop writing.
                 log::error(format_args!("writing stdout failed: {e}"));
                 for _ in receiver.iter() {}
@@ -146,7 +143,5 @@ fn oversized(message: &Message, len: usize) -> Option<String> {
 /// Prints text for the command-line face (`--help`, `run`); never used while serving MCP.
 pub(crate) fn print(text: &str) {
     let mut stdout = io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }

@@ -1,10 +1,13 @@
 //! A Chrome DevTools Protocol client for the V8 inspector of a Node process.
 //!
 //! One thread owns the WebSocket (tungstenite has no read/write split, and a mutex around a
-//! blocking read would starve writers). Each turn it writes the queued requests, then reads with
-//! a short timeout. Responses are routed to their caller by `id`; events go to one channel in
-//! arrival order. When the socket dies every pending request fails at once and the event channel
-//! closes, so nothing waits for a timeout that cannot succeed.
+//! blocking read would starve writers). The socket is non-blocking; the thread sleeps in poll(2)
+//! on the socket and on a wake pipe that [`Client::send`] pokes, so a request is written the
+//! moment it is queued (a socket read timeout would be rounded up to the kernel tick, ~7 ms per
+//! request here). Each turn it writes the queued requests, then reads every message available.
+//! Responses are routed to their caller by `id`; events go to one channel in arrival order. When
+//! the socket dies every pending request fails at once and the event channel closes, so nothing
+//! waits for a timeout that cannot succeed.
 //!
 //! `node.rs` starts Node and finds the inspector's URL; this file only speaks the protocol.
 
@@ -15,6 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
@@ -25,9 +29,8 @@ use tungstenite::{Message, WebSocket};
 use crate::thread::JoinOnDrop;
 use crate::{log, sys};
 
-/// How long the socket thread blocks in a read before it looks at the request queue again: the
-/// most a request waits before it is written.
-const READ_TURN: Duration = Duration::from_millis(1);
+/// How long the socket thread sleeps when nothing happens; it wakes earlier for any traffic.
+const IDLE_TURN: Duration = Duration::from_secs(1);
 
 /// Node sends each message as one frame, and `scriptParsed` sources can be large.
 const MAX_MESSAGE: usize = 512 * 1024 * 1024;
@@ -45,8 +48,6 @@ pub(crate) enum Error {
     Protocol(String),
     /// The connection closed before the answer came.
     Closed,
-    /// No answer in time.
-    Timeout(String),
 }
 
 impl fmt::Display for Error {
@@ -54,7 +55,6 @@ impl fmt::Display for Error {
         match self {
             Error::Protocol(message) => write!(f, "the inspector refused: {message}"),
             Error::Closed => write!(f, "the inspector connection closed (the program ended)"),
-            Error::Timeout(method) => write!(f, "the inspector did not answer {method} in time"),
         }
     }
 }
@@ -70,6 +70,7 @@ struct Outgoing {
 pub(crate) struct Client {
     /// `None` once closed; dropping it tells the socket thread to close the connection.
     outgoing: Option<Sender<Outgoing>>,
+    waker: Arc<sys::Waker>,
     events: Receiver<Event>,
     next_id: u64,
     thread: Option<JoinOnDrop>,
@@ -90,29 +91,21 @@ impl Client {
         let stream = TcpStream::connect_timeout(&address, timeout)
             .map_err(|e| format!("cannot connect to the inspector at {authority}: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
-        stream
-            .set_read_timeout(Some(timeout))
-            .map_err(|e| e.to_string())?;
+        stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_MESSAGE))
             .max_frame_size(Some(MAX_MESSAGE));
         let (socket, _) = tungstenite::client::client_with_config(url, stream, Some(config))
             .map_err(|e| format!("WebSocket handshake with {url} failed: {e}"))?;
-        socket
-            .get_ref()
-            .set_read_timeout(Some(READ_TURN))
-            .map_err(|e| e.to_string())?;
+        socket.get_ref().set_nonblocking(true).map_err(|e| e.to_string())?;
+        let waker = Arc::new(sys::Waker::new().map_err(|e| e.to_string())?);
         let (outgoing_tx, outgoing_rx) = crossbeam_channel::unbounded();
         let (events_tx, events) = crossbeam_channel::unbounded();
-        let thread = JoinOnDrop::spawn(&format!("cdp-{}", address.port()), move || {
-            pump(socket, &outgoing_rx, &events_tx);
+        let thread = JoinOnDrop::spawn(&format!("cdp-{}", address.port()), {
+            let waker = waker.clone();
+            move || pump(socket, &outgoing_rx, &waker, &events_tx)
         });
-        Ok(Client {
-            outgoing: Some(outgoing_tx),
-            events,
-            next_id: 1,
-            thread: Some(thread),
-        })
+        Ok(Client { outgoing: Some(outgoing_tx), waker, events, next_id: 1, thread: Some(thread) })
     }
 
     /// Events in arrival order; the channel disconnects when the connection is gone.
@@ -127,32 +120,22 @@ impl Client {
         self.next_id += 1;
         let text = json!({"id": id, "method": method, "params": params}).to_string();
         let queued = match &self.outgoing {
-            Some(outgoing) => outgoing
-                .send(Outgoing { id, text, reply })
-                .map_err(|e| e.0.reply),
+            Some(outgoing) => outgoing.send(Outgoing { id, text, reply }).map_err(|e| e.0.reply),
             None => Err(reply),
         };
-        if let Err(reply) = queued {
-            let _ = reply.send(Err(Error::Closed));
+        match queued {
+            Ok(()) => self.waker.wake(),
+            Err(reply) => {
+                let _ = reply.send(Err(Error::Closed));
+            }
         }
         answer
-    }
-
-    /// Sends a request and waits up to `timeout` for its answer.
-    pub(crate) fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Reply {
-        let answer = self.send(method, params);
-        match answer.recv_timeout(timeout) {
-            Ok(reply) => reply,
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                Err(Error::Timeout(method.to_string()))
-            }
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(Error::Closed),
-        }
     }
 
     /// Closes the connection (Node then finishes exiting) and joins the socket thread.
     pub(crate) fn close(&mut self) {
         self.outgoing.take();
+        self.waker.wake();
         self.thread.take();
     }
 }
@@ -163,9 +146,16 @@ impl Drop for Client {
     }
 }
 
-/// The socket thread: write what is queued, read what arrived, until either side closes.
-fn pump(mut socket: WebSocket<TcpStream>, outgoing: &Receiver<Outgoing>, events: &Sender<Event>) {
+/// The socket thread: write what is queued, read what arrived, sleep until either side has
+/// more, until either side closes.
+fn pump(
+    mut socket: WebSocket<TcpStream>,
+    outgoing: &Receiver<Outgoing>,
+    waker: &sys::Waker,
+    events: &Sender<Event>,
+) {
     let mut pending: HashMap<u64, Sender<Reply>> = HashMap::new();
+    let would_block = |e: &tungstenite::Error| matches!(e, tungstenite::Error::Io(e) if e.kind() == io::ErrorKind::WouldBlock);
     let reason = 'run: loop {
         loop {
             match outgoing.try_recv() {
@@ -173,9 +163,13 @@ fn pump(mut socket: WebSocket<TcpStream>, outgoing: &Receiver<Outgoing>, events:
                     if log::enabled_debug() {
                         log::debug(format_args!("cdp -> {}", log::clip(&request.text)));
                     }
-                    if let Err(e) = socket.send(Message::text(request.text)) {
-                        let _ = request.reply.send(Err(Error::Closed));
-                        break 'run format!("write failed: {e}");
+                    // WouldBlock means queued in tungstenite's buffer; the flush below goes on.
+                    match socket.write(Message::text(request.text)) {
+                        Err(e) if !would_block(&e) => {
+                            let _ = request.reply.send(Err(Error::Closed));
+                            break 'run format!("write failed: {e}");
+                        }
+                        _ => {}
                     }
                     pending.insert(request.id, request.reply);
                 }
@@ -187,19 +181,25 @@ fn pump(mut socket: WebSocket<TcpStream>, outgoing: &Receiver<Outgoing>, events:
                 }
             }
         }
-        match socket.read() {
-            Ok(Message::Text(text)) => {
-                sys::quick_ack(socket.get_ref());
-                route(text.as_str(), &mut pending, events);
+        let want_write = match socket.flush() {
+            Ok(()) => false,
+            Err(e) if would_block(&e) => true,
+            Err(e) => break format!("write failed: {e}"),
+        };
+        // Read everything there is: tungstenite may hold several messages from one segment in
+        // its buffer, which poll(2) cannot see.
+        loop {
+            match socket.read() {
+                Ok(Message::Text(text)) => route(text.as_str(), &mut pending, events),
+                Ok(Message::Close(_)) => break 'run "closed by the inspector".to_string(),
+                Ok(_) => {}
+                Err(e) if would_block(&e) => break,
+                Err(e) => break 'run format!("{e}"),
             }
-            Ok(Message::Close(_)) => break "closed by the inspector".to_string(),
-            Ok(_) => sys::quick_ack(socket.get_ref()),
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => break format!("{e}"),
+        }
+        sys::quick_ack(socket.get_ref());
+        if let Err(e) = sys::wait_socket(socket.get_ref(), want_write, waker, IDLE_TURN) {
+            break format!("poll failed: {e}");
         }
     };
     log::debug(format_args!("cdp connection ended: {reason}"));
@@ -213,10 +213,7 @@ fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<
         log::debug(format_args!("cdp <- {}", log::clip(text)));
     }
     let Ok(mut message) = serde_json::from_str::<Value>(text) else {
-        log::warn(format_args!(
-            "unreadable inspector message: {}",
-            log::clip(text)
-        ));
+        log::warn(format_args!("unreadable inspector message: {}", log::clip(text)));
         return;
     };
     if let Some(id) = message.get("id").and_then(Value::as_u64) {
@@ -225,23 +222,13 @@ fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<
         };
         let answer = match message.get_mut("error") {
             Some(error) => Err(Error::Protocol(
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_string(),
+                error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string(),
             )),
-            None => Ok(message
-                .get_mut("result")
-                .map(Value::take)
-                .unwrap_or(Value::Null)),
+            None => Ok(message.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
         };
         let _ = reply.send(answer);
     } else if let Some(Value::String(method)) = message.get_mut("method").map(Value::take) {
-        let params = message
-            .get_mut("params")
-            .map(Value::take)
-            .unwrap_or(Value::Null);
+        let params = message.get_mut("params").map(Value::take).unwrap_or(Value::Null);
         let _ = events.send(Event { method, params });
     }
 }

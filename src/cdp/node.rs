@@ -48,9 +48,7 @@ pub(crate) fn prepare(
 ) -> Result<Launch, String> {
     let CommandLine { mut env, words } = command;
     let mut words = words.into_iter();
-    let program = words
-        .next()
-        .expect("shell::split never returns an empty command");
+    let program = words.next().expect("shell::split never returns an empty command");
     let mut args: Vec<String> = words.collect();
     let is_node = is_node(&program);
     let mut requested = None;
@@ -93,23 +91,11 @@ pub(crate) fn prepare(
             env.push(("NODE_OPTIONS".to_string(), kept));
         }
     }
-    Ok(Launch {
-        spec: process::Spec {
-            program,
-            args,
-            env,
-            env_remove,
-        },
-        requested,
-        is_node,
-    })
+    Ok(Launch { spec: process::Spec { program, args, env, env_remove }, requested, is_node })
 }
 
 fn is_node(program: &str) -> bool {
-    let name = Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let name = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let name = name.strip_suffix(".exe").unwrap_or(name);
     name == "node"
         || name == "nodejs"
@@ -131,9 +117,8 @@ fn check_address(value: &str) -> Result<String, String> {
         ("127.0.0.1", "9229")
     } else if value.chars().all(|c| c.is_ascii_digit()) {
         ("127.0.0.1", value)
-    } else if let Some((host, port)) = value
-        .rsplit_once(':')
-        .filter(|(h, _)| !h.is_empty() && !h.ends_with(':'))
+    } else if let Some((host, port)) =
+        value.rsplit_once(':').filter(|(h, _)| !h.is_empty() && !h.ends_with(':'))
     {
         (host, port)
     } else {
@@ -145,9 +130,7 @@ fn check_address(value: &str) -> Result<String, String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let loopback = bare == "localhost"
         || bare == "::1"
-        || bare
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback());
+        || bare.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
     if !loopback {
         return Err(format!(
             "inspector host `{host}` is not a loopback address: an inspector open to the network \
@@ -232,10 +215,7 @@ pub(crate) fn discover(
 fn exited(debuggee: &mut Debuggee, exit: Option<Exit>) -> Discovery {
     let exit = exit
         .or_else(|| debuggee.exited().recv_timeout(Duration::from_secs(5)).ok())
-        .unwrap_or(Exit {
-            code: None,
-            signal: None,
-        });
+        .unwrap_or(Exit { code: None, signal: None });
     debuggee.record_exit(exit);
     while let Ok(line) = debuggee.notices().recv_timeout(Duration::from_millis(100)) {
         if let Some(failure) = inspector_failure(&line) {
@@ -276,11 +256,8 @@ pub(crate) fn file_url_regex(paths: &[&Path]) -> String {
                     .bytes()
                     .map(|b| format!("%{}{}", hex_digit(b >> 4), hex_digit(b & 15)))
                     .collect();
-                let literal = if c.is_ascii() {
-                    format!("\\x{:02x}", c as u32)
-                } else {
-                    c.to_string()
-                };
+                let literal =
+                    if c.is_ascii() { format!("\\x{:02x}", c as u32) } else { c.to_string() };
                 regex.push_str(&format!("(?:{literal}|{encoded})"));
             }
             regex
@@ -395,11 +372,7 @@ mod tests {
             Some("--foo"),
             r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "-r x")] remove=[] requested=None node=true"#,
         );
-        check(
-            "npm test",
-            None,
-            r#"npm ["test"] env=[] remove=[] requested=None node=false"#,
-        );
+        check("npm test", None, r#"npm ["test"] env=[] remove=[] requested=None node=false"#);
         check(
             "node22 a.js",
             None,

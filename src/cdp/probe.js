@@ -165,7 +165,7 @@
     } catch (e) {
       value = '[not serialisable: ' + errorText(e) + ']';
     }
-    return { type: typeof v, value: value, truncated: budget.truncated };
+    return { message: { type: typeof v, value: value }, truncated: budget.truncated };
   }
 
   function hit(condition, thunk) {
@@ -178,13 +178,14 @@
     }
     if (hits >= options.maxHits) return false;
     hits++;
-    let message;
+    let encoded;
     try {
-      message = encode(thunk());
+      encoded = encode(thunk());
     } catch (e) {
-      message = { type: 'error', value: errorText(e) };
+      encoded = { message: { type: 'error', value: errorText(e) }, truncated: false };
     }
-    report(stringify(message));
+    // `T` or `F` says whether the value was cut, then the JSON of {type, value}.
+    report((encoded.truncated ? 'T' : 'F') + stringify(encoded.message));
     return options.pause;
   }
 

@@ -15,11 +15,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::select;
+use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use crate::cdp::node::{self, Discovery};
-use crate::cdp::{Client, Event};
+use crate::cdp::{self, Client, Event};
+use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
 use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
 use crate::tools::Call;
@@ -46,6 +47,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         Ok(url) => url,
         Err(discovery) => return Err(discovery_failure(discovery, &launch, plan, &mut debuggee)),
     };
+    log::debug(format_args!("inspector at {url}"));
     let left = deadline.saturating_duration_since(Instant::now());
     let client = Client::connect(&url, left.min(REQUEST_TIMEOUT))
         .map_err(|message| Failure::new("inspector_failed", message))?;
@@ -101,14 +103,25 @@ fn discovery_failure(
     }
 }
 
+fn syntax_failure(field: &str, details: &Value) -> Failure {
+    let error = details
+        .pointer("/exception/description")
+        .and_then(Value::as_str)
+        .or_else(|| details["text"].as_str())
+        .unwrap_or("SyntaxError");
+    let error = error.lines().next().unwrap_or(error);
+    Failure::new(
+        "invalid_expression",
+        format!("`{field}` is not a valid JavaScript expression: {error}"),
+    )
+    .with("field", field.into())
+}
+
 fn timeout_failure(plan: &Plan) -> Failure {
     // The exact wording existing clients of this tool match on.
     Failure::new(
         "timeout",
-        format!(
-            "Timeout waiting for breakpoint after {}ms",
-            plan.timeout.as_millis()
-        ),
+        format!("Timeout waiting for breakpoint after {}ms", plan.timeout.as_millis()),
     )
 }
 
@@ -150,121 +163,101 @@ enum End {
 }
 
 impl Run<'_> {
-    fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        self.client
-            .call(method, params, left.min(REQUEST_TIMEOUT))
-            .map_err(|e| {
-                if self.call.cancelled() {
-                    return Failure::Cancelled;
-                }
-                if Instant::now() >= self.deadline {
-                    return timeout_failure(self.plan);
-                }
-                Failure::new("inspector_failed", format!("{method}: {e}"))
-            })
-    }
-
-    /// Enables the domains, installs the probe, checks the expression compiles, sets the
-    /// breakpoint and lets the program start.
+    /// Enables the domains, installs the probe, checks the expression compiles and sets the
+    /// breakpoint, all pipelined in one burst (the inspector handles requests in order, so each
+    /// sees the effect of the ones before it); then, once every answer is in and good, lets the
+    /// program start.
     fn setup(&mut self) -> Result<(), Failure> {
-        let replies = [
-            self.client.send("Runtime.enable", json!({})),
-            self.client.send("Debugger.enable", json!({})),
-            self.client.send(
-                "NodeRuntime.notifyWhenWaitingForDisconnect",
-                json!({"enabled": true}),
-            ),
-            self.client
-                .send("Runtime.addBinding", json!({"name": self.binding})),
-        ];
-        for reply in replies {
-            let left = self
-                .deadline
-                .saturating_duration_since(Instant::now())
-                .min(REQUEST_TIMEOUT);
-            match reply.recv_timeout(left) {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(Failure::new("inspector_failed", e.to_string())),
-                Err(_) => return Err(timeout_failure(self.plan)),
-            }
-        }
         let options = json!({
             "maxHits": self.plan.max_hits,
             "pause": self.plan.include_stack,
             "maxChars": VALUE_CHARS,
             "maxDepth": 20,
         });
-        let install = format!(
-            "({})({}, {options})",
-            PROBE.trim_end(),
-            Value::from(self.binding.as_str())
-        );
-        let installed = self.request(
-            "Runtime.evaluate",
-            json!({"expression": install, "returnByValue": true}),
-        )?;
-        if installed.pointer("/result/value") != Some(&Value::Bool(true)) {
-            return Err(Failure::new(
-                "inspector_failed",
-                format!("could not install the probe: {installed}"),
-            ));
-        }
-        self.check_compiles("expression", &self.plan.expression.clone())?;
-        if let Some(condition) = self.plan.condition.clone() {
-            self.check_compiles("breakpoint.condition", &condition)?;
-        }
+        let install =
+            format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
         let thunk = |code: &str| format!("() => ({code}\n)");
         let condition = format!(
             "{}.hit({}, {})",
             self.binding,
-            self.plan
-                .condition
-                .as_deref()
-                .map_or("null".to_string(), thunk),
+            self.plan.condition.as_deref().map_or("null".to_string(), thunk),
             thunk(&self.plan.expression)
         );
         let mut paths = vec![self.plan.real_file.as_path()];
         if self.plan.file != self.plan.real_file {
             paths.push(self.plan.file.as_path()); // with --preserve-symlinks
         }
-        let set = self.request(
+        // A condition that does not compile is silently false in V8 and would look like "never
+        // hit": compile the same wrappers first and report the syntax error.
+        let mut checks = vec![("expression", thunk(&self.plan.expression))];
+        if let Some(condition) = &self.plan.condition {
+            checks.push(("breakpoint.condition", thunk(condition)));
+        }
+
+        let client = &mut self.client;
+        let enabled = [
+            client.send("Runtime.enable", json!({})),
+            client.send("Debugger.enable", json!({})),
+            client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
+            client.send("Runtime.addBinding", json!({"name": self.binding})),
+        ];
+        let installed =
+            client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true}));
+        let compiled: Vec<_> = checks
+            .iter()
+            .map(|(field, code)| {
+                let params = json!({"expression": code, "sourceURL": "", "persistScript": false});
+                (*field, client.send("Runtime.compileScript", params))
+            })
+            .collect();
+        let set = client.send(
             "Debugger.setBreakpointByUrl",
             json!({"urlRegex": node::file_url_regex(&paths), "lineNumber": self.plan.line - 1,
                    "condition": condition}),
-        )?;
+        );
+
+        for reply in enabled {
+            self.answer(&reply)?;
+        }
+        let installed = self.answer(&installed)?;
+        if installed.pointer("/result/value") != Some(&Value::Bool(true)) {
+            return Err(Failure::new(
+                "inspector_failed",
+                format!("could not install the probe: {installed}"),
+            ));
+        }
+        for (field, reply) in compiled {
+            let compiled = self.answer(&reply)?;
+            if let Some(details) = compiled.get("exceptionDetails") {
+                return Err(syntax_failure(field, details));
+            }
+        }
+        let set = self.answer(&set)?;
         self.breakpoint_id = set["breakpointId"].as_str().unwrap_or_default().to_string();
-        if let Some(line) = set
-            .pointer("/locations/0/lineNumber")
-            .and_then(Value::as_u64)
-        {
+        if let Some(line) = set.pointer("/locations/0/lineNumber").and_then(Value::as_u64) {
             self.outcome.resolved_line = u32::try_from(line + 1).ok();
         }
-        self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
+        let disabled = self.client.send("Runtime.disable", json!({}));
+        self.answer(&disabled)?;
+        let running = self.client.send("Runtime.runIfWaitingForDebugger", json!({}));
+        self.answer(&running)?;
+        log::debug(format_args!("breakpoint set; program running"));
         Ok(())
     }
 
-    /// A condition that does not compile is silently false in V8 and would look like "never
-    /// hit": compile the same wrapper first and report the syntax error.
-    fn check_compiles(&mut self, field: &str, code: &str) -> Result<(), Failure> {
-        let compiled = self.request(
-            "Runtime.compileScript",
-            json!({"expression": format!("(() => ({code}\n))"), "sourceURL": "", "persistScript": false}),
-        )?;
-        if let Some(details) = compiled.get("exceptionDetails") {
-            let error = details
-                .pointer("/exception/description")
-                .and_then(Value::as_str)
-                .or_else(|| details["text"].as_str())
-                .unwrap_or("SyntaxError");
-            let error = error.lines().next().unwrap_or(error);
-            return Err(Failure::new(
-                "invalid_expression",
-                format!("`{field}` is not a valid JavaScript expression: {error}"),
-            )
-            .with("field", field.into()));
+    /// Waits for the answer to a request sent earlier, within the run's deadline.
+    fn answer(&self, reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
+        let left = self.deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
+        match reply.recv_timeout(left) {
+            Ok(Ok(value)) => Ok(value),
+            _ if self.call.cancelled() => Err(Failure::Cancelled),
+            _ if Instant::now() >= self.deadline => Err(timeout_failure(self.plan)),
+            Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
+            Err(_) => Err(Failure::new(
+                "inspector_failed",
+                format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
+            )),
         }
-        Ok(())
     }
 
     fn collect(&mut self) -> Result<End, Failure> {
@@ -298,10 +291,13 @@ impl Run<'_> {
     }
 
     /// Handles one inspector event; true when the program has finished.
-    fn handle_event(&mut self, event: Event) -> bool {
+    fn handle_event(&mut self, mut event: Event) -> bool {
         match event.method.as_str() {
             "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
-                let payload = event.params["payload"].as_str().unwrap_or_default();
+                let payload = match event.params.get_mut("payload").map(Value::take) {
+                    Some(Value::String(payload)) => payload,
+                    _ => String::new(),
+                };
                 self.record_hit(payload);
             }
             "Debugger.paused" => {
@@ -319,17 +315,13 @@ impl Run<'_> {
                 if event.params["breakpointId"] == self.breakpoint_id.as_str()
                     && self.outcome.resolved_line.is_none() =>
             {
-                let line = event
-                    .params
-                    .pointer("/location/lineNumber")
-                    .and_then(Value::as_u64);
+                let line = event.params.pointer("/location/lineNumber").and_then(Value::as_u64);
                 self.outcome.resolved_line = line.and_then(|l| u32::try_from(l + 1).ok());
             }
             "Debugger.scriptParsed" if self.plan.include_stack => {
-                if let (Some(id), Some(url)) = (
-                    event.params["scriptId"].as_str(),
-                    event.params["url"].as_str(),
-                ) {
+                if let (Some(id), Some(url)) =
+                    (event.params["scriptId"].as_str(), event.params["url"].as_str())
+                {
                     self.scripts.insert(id.to_string(), url.to_string());
                 }
             }
@@ -339,22 +331,37 @@ impl Run<'_> {
         false
     }
 
-    fn record_hit(&mut self, payload: &str) {
-        let mut result: Value = serde_json::from_str(payload).unwrap_or_else(
-            |e| json!({"type": "error", "value": format!("unreadable value from the probe: {e}")}),
-        );
-        if let Some(object) = result.as_object_mut() {
-            if object.remove("truncated") == Some(Value::Bool(true)) {
-                self.outcome.values_truncated = true;
-            }
-        }
-        self.results_bytes += payload.len();
+    /// Records one hit. The probe sends `T` or `F` (was the value truncated?) and then the
+    /// JSON of `{type, value}`, which is kept as text: parsed once to check it (the program
+    /// could call the binding itself), never held as a tree.
+    fn record_hit(&mut self, payload: String) {
+        let (truncated, json) = match payload.split_at_checked(1) {
+            Some(("T", json)) => (true, json),
+            Some(("F", json)) => (false, json),
+            _ => (false, ""),
+        };
+        let well_formed = serde_json::from_str::<Value>(json).is_ok_and(|v| {
+            v["type"].is_string()
+                && v.get("value").is_some()
+                && v.as_object().is_some_and(|o| o.len() == 2)
+        });
+        let mut result = if well_formed {
+            json.to_string()
+        } else {
+            let message = format!("unreadable report from the probe: {}", log::clip(&payload));
+            json!({"type": "error", "value": message}).to_string()
+        };
+        self.outcome.values_truncated |= truncated;
+        self.results_bytes += result.len();
         if self.results_bytes > RESULTS_BUDGET {
-            result["value"] = format!(
+            let omitted = format!(
                 "[omitted: the values so far exceed the {} MiB answer budget]",
                 RESULTS_BUDGET / (1024 * 1024)
-            )
-            .into();
+            );
+            let kind = serde_json::from_str::<Value>(&result)
+                .map(|v| v["type"].clone())
+                .unwrap_or_default();
+            result = json!({"type": kind, "value": omitted}).to_string();
             self.outcome.values_truncated = true;
         }
         self.outcome.results.push(result);
@@ -363,17 +370,11 @@ impl Run<'_> {
         if hits == self.plan.max_hits {
             self.outcome.hits_capped = true;
             let id = self.breakpoint_id.clone();
-            drop(
-                self.client
-                    .send("Debugger.removeBreakpoint", json!({"breakpointId": id})),
-            );
+            drop(self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": id})));
         }
     }
 
     fn attach_stack(&mut self, frames: &Value) {
-        let Some(last) = self.outcome.results.last_mut() else {
-            return;
-        };
         let frames: Vec<Value> = frames
             .as_array()
             .map(|frames| {
@@ -405,7 +406,12 @@ impl Run<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        last["stack"] = frames.into();
+        // The result is a JSON object's text ending in `}`: add the field before it.
+        let Some(last) = self.outcome.results.last_mut() else { return };
+        if last.ends_with('}') {
+            last.pop();
+            last.push_str(&format!(r#","stack":{}}}"#, Value::from(frames)));
+        }
     }
 
     /// Ends the run: on a finished program, disconnect and let it exit by itself; on a timeout,
@@ -418,6 +424,7 @@ impl Run<'_> {
                 return Err(failure);
             }
         };
+        log::debug(format_args!("program ended; disconnecting"));
         self.client.close();
         let exit = match end {
             End::Finished => {
@@ -440,6 +447,7 @@ impl Run<'_> {
             }
         };
         self.debuggee.settle_output();
+        log::debug(format_args!("debuggee gone ({}); output complete", exit.describe()));
         self.outcome.exit = Some(exit);
         self.outcome.output = self.debuggee.output().to_json();
         if !self.outcome.results.is_empty() {

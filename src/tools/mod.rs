@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Map, Value};
 
-use crate::jsonrpc::{Message, Notification};
+use crate::jsonrpc::{Json, Message, Notification};
 
 /// Every tool, as `tools/list` shows it.
 pub(crate) fn list() -> Vec<Value> {
@@ -31,29 +31,23 @@ pub(crate) fn exists(name: &str) -> bool {
 pub(crate) fn call(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
     match name {
         script::NAME => script::handle_debug_script(arguments, call),
-        _ => Some(ToolResult::error(
-            "unknown_tool",
-            format!("Unknown tool: {name}"),
-            Map::new(),
-        )),
+        _ => Some(ToolResult::error("unknown_tool", format!("Unknown tool: {name}"), Map::new())),
     }
 }
 
-/// What a tool returns: its structured content, and extra sentences for the text blocks.
+/// What a tool returns: its structured content (as JSON text, so a large answer is never
+/// cloned on its way out), the error message when it failed, and extra sentences for the text
+/// blocks.
 #[derive(Debug)]
 pub(crate) struct ToolResult {
-    pub(crate) structured: Value,
+    pub(crate) structured: Json,
+    pub(crate) error: Option<String>,
     pub(crate) notes: Vec<String>,
-    pub(crate) is_error: bool,
 }
 
 impl ToolResult {
-    pub(crate) fn ok(structured: Value, notes: Vec<String>) -> ToolResult {
-        ToolResult {
-            structured,
-            notes,
-            is_error: false,
-        }
+    pub(crate) fn ok(structured: Json, notes: Vec<String>) -> ToolResult {
+        ToolResult { structured, error: None, notes }
     }
 
     /// A failed call: `structuredContent` holds `error` (the message), `code` (a stable word an
@@ -63,32 +57,33 @@ impl ToolResult {
         message: String,
         mut details: Map<String, Value>,
     ) -> ToolResult {
-        details.insert("error".into(), message.into());
+        details.insert("error".into(), message.clone().into());
         details.insert("code".into(), code.into());
-        ToolResult {
-            structured: Value::Object(details),
-            notes: Vec::new(),
-            is_error: true,
-        }
+        let structured = Json::from(&Value::Object(details));
+        ToolResult { structured, error: Some(message), notes: Vec::new() }
     }
 
-    /// The `tools/call` result. The text block repeats the structured content as JSON, since
-    /// many clients show the model only `content`; notes come first so they are read.
-    pub(crate) fn to_json(&self) -> Value {
-        let mut content: Vec<Value> = Vec::new();
-        if self.is_error {
-            let message = self.structured["error"].as_str().unwrap_or_default();
-            content.push(json!({"type": "text", "text": message}));
-        }
-        for note in &self.notes {
-            content.push(json!({"type": "text", "text": note}));
-        }
-        content.push(json!({"type": "text", "text": self.structured.to_string()}));
-        let mut result = json!({"content": content, "structuredContent": self.structured});
-        if self.is_error {
-            result["isError"] = true.into();
-        }
-        result
+    pub(crate) fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// The `tools/call` result. The last text block repeats the structured content as JSON,
+    /// since many clients show the model only `content`; the error and notes come first so
+    /// they are read.
+    pub(crate) fn into_json(self) -> Json {
+        let text = |text: &str| {
+            let escaped = serde_json::to_string(text).expect("a string always serialises");
+            format!(r#"{{"type":"text","text":{escaped}}}"#)
+        };
+        let mut blocks: Vec<String> =
+            self.error.iter().chain(&self.notes).map(|t| text(t)).collect();
+        blocks.push(text(self.structured.as_str()));
+        let error = if self.is_error() { r#","isError":true"# } else { "" };
+        Json::from_serialized(format!(
+            r#"{{"content":[{}],"structuredContent":{}{error}}}"#,
+            blocks.join(","),
+            self.structured.as_str()
+        ))
     }
 }
 
@@ -101,10 +96,7 @@ pub(crate) struct ArgError {
 
 impl ArgError {
     fn new(field: &str, problem: impl Into<String>) -> ArgError {
-        ArgError {
-            field: field.to_string(),
-            problem: problem.into(),
-        }
+        ArgError { field: field.to_string(), problem: problem.into() }
     }
 
     pub(crate) fn into_result(self) -> ToolResult {
@@ -126,14 +118,8 @@ impl<'a> Args<'a> {
     pub(crate) fn new(arguments: &'a Value) -> Result<Args<'a>, ArgError> {
         static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
         match arguments {
-            Value::Null => Ok(Args {
-                object: EMPTY.get_or_init(Map::new),
-                prefix: String::new(),
-            }),
-            Value::Object(object) => Ok(Args {
-                object,
-                prefix: String::new(),
-            }),
+            Value::Null => Ok(Args { object: EMPTY.get_or_init(Map::new), prefix: String::new() }),
+            Value::Object(object) => Ok(Args { object, prefix: String::new() }),
             _ => Err(ArgError::new("arguments", "expected an object")),
         }
     }
@@ -159,10 +145,9 @@ impl<'a> Args<'a> {
 
     pub(crate) fn object(&self, name: &str) -> Result<Args<'a>, ArgError> {
         match self.get(name) {
-            Some(Value::Object(object)) => Ok(Args {
-                object,
-                prefix: format!("{}.", self.field(name)),
-            }),
+            Some(Value::Object(object)) => {
+                Ok(Args { object, prefix: format!("{}.", self.field(name)) })
+            }
             Some(other) => Err(ArgError::new(
                 &self.field(name),
                 format!("expected an object, got {}", kind(other)),
@@ -216,10 +201,7 @@ impl<'a> Args<'a> {
                     _ => Err(ArgError::new(&field, format!("{}, got {n}", range()))),
                 }
             }
-            Some(other) => Err(ArgError::new(
-                &field,
-                format!("{}, got {}", range(), kind(other)),
-            )),
+            Some(other) => Err(ArgError::new(&field, format!("{}, got {}", range(), kind(other)))),
         }
     }
 
@@ -256,10 +238,7 @@ pub(crate) struct Call {
 
 impl Call {
     pub(crate) fn cancelled(&self) -> bool {
-        !matches!(
-            self.cancel.try_recv(),
-            Err(crossbeam_channel::TryRecvError::Empty)
-        )
+        !matches!(self.cancel.try_recv(), Err(crossbeam_channel::TryRecvError::Empty))
     }
 }
 
@@ -276,11 +255,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 impl Progress {
     pub(crate) fn new(token: Option<Value>, out: Sender<Message>) -> Progress {
-        Progress {
-            token,
-            out,
-            last_sent: Cell::new(None),
-        }
+        Progress { token, out, last_sent: Cell::new(None) }
     }
 
     pub(crate) fn report(&self, progress: u64, message: impl FnOnce() -> String) {
@@ -293,23 +268,13 @@ impl Progress {
         }
         self.last_sent.set(Some((now, progress)));
         let params = json!({"progressToken": token, "progress": progress, "message": message()});
-        let _ = self
-            .out
-            .send(Notification::new("notifications/progress", params).into());
+        let _ = self.out.send(Notification::new("notifications/progress", params).into());
     }
 }
 
 /// MCP log levels (RFC 5424 severities), lowest first.
-pub(crate) const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+pub(crate) const LOG_LEVELS: [&str; 8] =
+    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /// `notifications/message` to the client, at or above the level it set with `logging/setLevel`.
 #[derive(Clone)]
@@ -325,9 +290,7 @@ impl ClientLog {
             return;
         }
         let params = json!({"level": level, "logger": "debug-mcp", "data": data});
-        let _ = self
-            .out
-            .send(Notification::new("notifications/message", params).into());
+        let _ = self.out.send(Notification::new("notifications/message", params).into());
     }
 }
 
@@ -356,38 +319,20 @@ mod tests {
     #[test]
     fn arguments_name_the_bad_field() {
         check(json!({"a": "x", "o": {"line": 3}}), "x 5 false 3");
-        check(
-            json!({"a": "x", "n": 7.0, "b": true, "o": {"line": 3}}),
-            "x 7 true 3",
-        );
+        check(json!({"a": "x", "n": 7.0, "b": true, "o": {"line": 3}}), "x 7 true 3");
         check(json!([]), "arguments: expected an object");
         check(json!({"o": {"line": 3}}), "a: required");
         check(json!({"a": "", "o": {"line": 3}}), "a: must not be empty");
-        check(
-            json!({"a": 3, "o": {"line": 3}}),
-            "a: expected a string, got a number",
-        );
-        check(
-            json!({"a": "x", "n": 0, "o": {}}),
-            "n: expected an integer from 1 to 10, got 0",
-        );
-        check(
-            json!({"a": "x", "n": 2.5, "o": {}}),
-            "n: expected an integer from 1 to 10, got 2.5",
-        );
+        check(json!({"a": 3, "o": {"line": 3}}), "a: expected a string, got a number");
+        check(json!({"a": "x", "n": 0, "o": {}}), "n: expected an integer from 1 to 10, got 0");
+        check(json!({"a": "x", "n": 2.5, "o": {}}), "n: expected an integer from 1 to 10, got 2.5");
         check(
             json!({"a": "x", "n": "3", "o": {}}),
             "n: expected an integer from 1 to 10, got a string",
         );
-        check(
-            json!({"a": "x", "b": "yes", "o": {}}),
-            "b: expected true or false, got a string",
-        );
+        check(json!({"a": "x", "b": "yes", "o": {}}), "b: expected true or false, got a string");
         check(json!({"a": "x"}), "o: required");
-        check(
-            json!({"a": "x", "o": 1}),
-            "o: expected an object, got a number",
-        );
+        check(json!({"a": "x", "o": 1}), "o: expected an object, got a number");
         check(json!({"a": "x", "o": {}}), "o.line: required");
         check(
             json!({"a": "x", "o": {"line": -1}}),

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+use crate::jsonrpc::Json;
 use crate::process::Exit;
 use crate::shell::{self, CommandLine};
 use crate::tools::{ArgError, Args, Call, ToolResult};
@@ -46,8 +47,8 @@ pub(crate) struct Plan {
 /// How a run that produced an answer ended.
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
-    /// One `{type, value}` (plus `stack`) per hit, in hit order.
-    pub(crate) results: Vec<Value>,
+    /// The JSON text of one `{type, value}` (plus `stack`) per hit, in hit order.
+    pub(crate) results: Vec<String>,
     pub(crate) resolved_line: Option<u32>,
     pub(crate) exit: Option<Exit>,
     pub(crate) timed_out: bool,
@@ -64,20 +65,12 @@ pub(crate) enum Failure {
     /// The client cancelled: no response at all.
     Cancelled,
     /// A tool error with a stable code, a message, and details for `structuredContent`.
-    Error {
-        code: &'static str,
-        message: String,
-        details: Map<String, Value>,
-    },
+    Error { code: &'static str, message: String, details: Map<String, Value> },
 }
 
 impl Failure {
     pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Failure {
-        Failure::Error {
-            code,
-            message: message.into(),
-            details: Map::new(),
-        }
+        Failure::Error { code, message: message.into(), details: Map::new() }
     }
 
     pub(crate) fn with(mut self, key: &str, value: Value) -> Failure {
@@ -198,19 +191,13 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
     breakpoint.deny_unknown(&["file", "line", "condition"])?;
     let file = breakpoint.string("file")?;
     let line = breakpoint.integer("line", 1, u64::from(u32::MAX), None)?;
-    let condition = breakpoint
-        .optional_string("condition")?
-        .filter(|c| !c.trim().is_empty());
+    let condition = breakpoint.optional_string("condition")?.filter(|c| !c.trim().is_empty());
     let expression = args.string("expression")?;
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
-    let command = shell::split(command_text).map_err(|problem| {
-        PlanError::Argument(ArgError {
-            field: "command".into(),
-            problem,
-        })
-    })?;
+    let command = shell::split(command_text)
+        .map_err(|problem| PlanError::Argument(ArgError { field: "command".into(), problem }))?;
     let line = u32::try_from(line).expect("bounded by the range check");
     let (file, real_file) = check_file(Path::new(file), line).map_err(PlanError::Failure)?;
     Ok(Plan {
@@ -237,31 +224,19 @@ fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), Failure> {
         not_found(format!(
             "breakpoint file {} not found ({e}); relative paths resolve against {}",
             absolute.display(),
-            std::env::current_dir()
-                .map(|d| d.display().to_string())
-                .unwrap_or_default()
+            std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()
         ))
     })?;
-    let bytes = fs::read(&real).map_err(|e| {
-        not_found(format!(
-            "cannot read breakpoint file {}: {e}",
-            real.display()
-        ))
-    })?;
+    let bytes = fs::read(&real)
+        .map_err(|e| not_found(format!("cannot read breakpoint file {}: {e}", real.display())))?;
     if real.is_dir() {
-        return Err(not_found(format!(
-            "breakpoint file {} is a directory",
-            real.display()
-        )));
+        return Err(not_found(format!("breakpoint file {} is a directory", real.display())));
     }
     let lines = count_lines(&bytes);
     if u64::from(line) > lines {
         return Err(Failure::new(
             "line_out_of_range",
-            format!(
-                "line {line} is past the end of {} ({lines} lines)",
-                absolute.display()
-            ),
+            format!("line {line} is past the end of {} ({lines} lines)", absolute.display()),
         )
         .with("file", absolute.display().to_string().into())
         .with("lines", lines.into()));
@@ -305,7 +280,6 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         ));
     }
     let mut structured = json!({
-        "results": outcome.results,
         "breakpoint": breakpoint,
         "timedOut": outcome.timed_out,
         "hitsCapped": outcome.hits_capped,
@@ -325,18 +299,16 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
             "Some values were truncated to keep the answer small (marked `… [truncated`).".into(),
         );
     }
-    ToolResult::ok(structured, notes)
+    // The hits are already JSON text: splice them in rather than parse them into a tree.
+    let rest = structured.to_string();
+    let text = format!(r#"{{"results":[{}],{}"#, outcome.results.join(","), &rest[1..]);
+    ToolResult::ok(Json::from_serialized(text), notes)
 }
 
 /// Renders a failure; its hint and the end of the program's stderr become text blocks too, so
 /// an agent that reads only `content` sees why (a syntax error in the script, say).
 fn render_failure(failure: Failure) -> Option<ToolResult> {
-    let Failure::Error {
-        code,
-        message,
-        details,
-    } = failure
-    else {
+    let Failure::Error { code, message, details } = failure else {
         return None;
     };
     let mut notes = Vec::new();
@@ -346,16 +318,12 @@ fn render_failure(failure: Failure) -> Option<ToolResult> {
     if let Some(hint) = details.get("hint").and_then(Value::as_str) {
         notes.push(format!("Hint: {hint}"));
     }
-    if let Some(stderr) = details
-        .get("output")
-        .and_then(|o| o["stderr"].as_str())
-        .filter(|s| !s.trim().is_empty())
+    if let Some(stderr) =
+        details.get("output").and_then(|o| o["stderr"].as_str()).filter(|s| !s.trim().is_empty())
     {
         notes.push(format!("stderr (end):\n{}", last_chars(stderr, 4000)));
     }
-    let mut result = ToolResult::error(code, message, details);
-    result.notes = notes;
-    Some(result)
+    Some(ToolResult { notes, ..ToolResult::error(code, message, details) })
 }
 
 fn last_chars(text: &str, max: usize) -> &str {

@@ -87,10 +87,7 @@ fn run_prints_the_result_and_sets_the_exit_code() {
 fn usage_errors_help_and_version() {
     let (code, _, stderr) = debug_mcp(&["run", "--eval", "x", "--", "node", "a.js"]);
     assert_eq!(code, 2);
-    assert!(
-        stderr.starts_with("debug-mcp run: --break FILE:LINE is required"),
-        "{stderr}"
-    );
+    assert!(stderr.starts_with("debug-mcp run: --break FILE:LINE is required"), "{stderr}");
     let (code, _, stderr) = debug_mcp(&["run", "--break", "a.js:x", "--eval", "1", "--", "node"]);
     assert_eq!(code, 2);
     assert!(

@@ -33,11 +33,7 @@ pub fn fixture(name: &str) -> String {
 /// A unique tag for one test's debuggees.
 pub fn tag() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "t{}x{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("t{}x{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// `DMCP_TAG=<tag> node <fixture> <args>`, quoted for the tool's shell-like splitting.
@@ -60,10 +56,7 @@ pub fn processes_with_tag(tag: &str) -> Vec<u32> {
         if status.contains("State:\tZ") {
             continue; // a zombie is dead; its parent (or init) reaps it
         }
-        if environ
-            .windows(needle.len())
-            .any(|w| w == needle.as_bytes())
-        {
+        if environ.windows(needle.len()).any(|w| w == needle.as_bytes()) {
             found.push(pid);
         }
     }
@@ -137,13 +130,7 @@ impl Server {
                 }
             }
         });
-        Server {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-            notifications: Vec::new(),
-        }
+        Server { child, stdin, lines, next_id: 1, notifications: Vec::new() }
     }
 
     /// Starts and completes the handshake.
@@ -200,8 +187,7 @@ impl Server {
     }
 
     pub fn recv(&mut self) -> Value {
-        self.recv_within(DEADLINE)
-            .expect("no message from the server within the deadline")
+        self.recv_within(DEADLINE).expect("no message from the server within the deadline")
     }
 
     /// Waits for the response to `id`, keeping notifications that arrive first.
@@ -209,16 +195,11 @@ impl Server {
         let deadline = Instant::now() + DEADLINE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let message = self
-                .recv_within(left)
-                .unwrap_or_else(|| panic!("no response to {id}"));
+            let message = self.recv_within(left).unwrap_or_else(|| panic!("no response to {id}"));
             if message.get("id") == Some(id) && message.get("method").is_none() {
                 return message;
             }
-            assert!(
-                message.get("id").is_none(),
-                "response to another request: {message}"
-            );
+            assert!(message.get("id").is_none(), "response to another request: {message}");
             self.notifications.push(message);
         }
     }
@@ -231,10 +212,7 @@ impl Server {
     /// Calls a tool and returns its `result` (failing on a JSON-RPC error).
     pub fn call(&mut self, name: &str, arguments: Value) -> Value {
         let response = self.request("tools/call", json!({"name": name, "arguments": arguments}));
-        assert!(
-            response.get("error").is_none(),
-            "JSON-RPC error: {response}"
-        );
+        assert!(response.get("error").is_none(), "JSON-RPC error: {response}");
         let result = response["result"].clone();
         check_result_shape(&result);
         result
@@ -273,9 +251,7 @@ impl Drop for Server {
 /// Every tool result: `content` with text blocks, the structured content repeated as the last
 /// text block, and errors carrying `error` and `code`.
 pub fn check_result_shape(result: &Value) {
-    let content = result["content"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no content: {result}"));
+    let content = result["content"].as_array().unwrap_or_else(|| panic!("no content: {result}"));
     let last = content.last().unwrap();
     assert_eq!(last["type"], "text");
     let repeated: Value = serde_json::from_str(last["text"].as_str().unwrap()).unwrap();
@@ -284,10 +260,7 @@ pub fn check_result_shape(result: &Value) {
         assert!(result["structuredContent"]["error"].is_string(), "{result}");
         assert!(result["structuredContent"]["code"].is_string(), "{result}");
     } else {
-        assert!(
-            result["structuredContent"]["results"].is_array(),
-            "{result}"
-        );
+        assert!(result["structuredContent"]["results"].is_array(), "{result}");
     }
 }
 
@@ -305,10 +278,5 @@ pub fn err(result: &Value) -> &Value {
 
 /// The values of the results, without their types.
 pub fn values(structured: &Value) -> Vec<Value> {
-    structured["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["value"].clone())
-        .collect()
+    structured["results"].as_array().unwrap().iter().map(|r| r["value"].clone()).collect()
 }

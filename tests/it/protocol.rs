@@ -25,14 +25,8 @@ fn handshake_negotiates_versions() {
         assert_eq!(result["serverInfo"]["name"], "debug-mcp");
         assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert!(result["serverInfo"]["title"].is_string());
-        assert_eq!(
-            result["capabilities"],
-            json!({"tools": {"listChanged": false}, "logging": {}})
-        );
-        assert!(result["instructions"]
-            .as_str()
-            .unwrap()
-            .contains("debug-script"));
+        assert_eq!(result["capabilities"], json!({"tools": {"listChanged": false}, "logging": {}}));
+        assert!(result["instructions"].as_str().unwrap().contains("debug-script"));
     }
 }
 
@@ -46,10 +40,7 @@ fn tools_list_declares_debug_script() {
     assert_eq!(tool["name"], "debug-script");
     assert!(tool["title"].is_string() && tool["description"].is_string());
     assert_eq!(tool["inputSchema"]["type"], "object");
-    assert_eq!(
-        tool["inputSchema"]["required"],
-        json!(["command", "breakpoint", "expression"])
-    );
+    assert_eq!(tool["inputSchema"]["required"], json!(["command", "breakpoint", "expression"]));
     assert_eq!(tool["outputSchema"]["type"], "object");
     assert_eq!(tool["annotations"]["readOnlyHint"], false);
 }
@@ -61,22 +52,10 @@ fn errors_use_the_right_codes_and_the_server_keeps_reading() {
         (b"{not json", json!({"code": -32700, "id": null})),
         (b"\xff\xfe", json!({"code": -32700, "id": null})),
         (b"[]", json!({"code": -32600, "id": null})),
-        (
-            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
-            json!({"code": -32600, "id": null}),
-        ),
-        (
-            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
-            json!({"code": -32600, "id": null}),
-        ),
-        (
-            br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#,
-            json!({"code": -32600, "id": 5}),
-        ),
-        (
-            br#"{"jsonrpc":"2.0","id":6}"#,
-            json!({"code": -32600, "id": 6}),
-        ),
+        (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, json!({"code": -32600, "id": null})),
+        (br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, json!({"code": -32600, "id": null})),
+        (br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#, json!({"code": -32600, "id": 5})),
+        (br#"{"jsonrpc":"2.0","id":6}"#, json!({"code": -32600, "id": 6})),
         (
             br#"{"jsonrpc":"2.0","id":7,"method":"server/discover"}"#,
             json!({"code": -32601, "id": 7}),
@@ -102,12 +81,7 @@ fn errors_use_the_right_codes_and_the_server_keeps_reading() {
         server.send_raw(line);
         let response = server.recv();
         assert_eq!(response["jsonrpc"], "2.0");
-        assert_eq!(
-            response["id"],
-            expected["id"],
-            "{}",
-            String::from_utf8_lossy(line)
-        );
+        assert_eq!(response["id"], expected["id"], "{}", String::from_utf8_lossy(line));
         assert_eq!(
             response["error"]["code"],
             expected["code"],
@@ -120,15 +94,9 @@ fn errors_use_the_right_codes_and_the_server_keeps_reading() {
     assert_eq!(server.recv()["error"]["message"], "Unknown tool: nope");
     // Still alive and answering, with ids echoed in their exact type.
     server.send_raw(br#"{"jsonrpc":"2.0","id":"abc","method":"ping"}"#);
-    assert_eq!(
-        server.recv(),
-        json!({"jsonrpc": "2.0", "id": "abc", "result": {}})
-    );
+    assert_eq!(server.recv(), json!({"jsonrpc": "2.0", "id": "abc", "result": {}}));
     server.send_raw(br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
-    assert_eq!(
-        server.recv(),
-        json!({"jsonrpc": "2.0", "id": 0, "result": {}})
-    );
+    assert_eq!(server.recv(), json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
     server.send_raw(br#"{"jsonrpc":"2.0","id":-3.5,"method":"ping"}"#);
     assert_eq!(server.recv()["id"], json!(-3.5));
 }
@@ -142,29 +110,19 @@ fn notifications_are_never_answered() {
     server.send_raw(b"");
     server.send_raw(b"   ");
     server.send_raw(br#"{"jsonrpc":"2.0","id":1000,"method":"ping"}"#);
-    assert_eq!(
-        server.recv()["id"],
-        1000,
-        "the only answer is to the request"
-    );
+    assert_eq!(server.recv()["id"], 1000, "the only answer is to the request");
 }
 
 #[test]
 fn logging_set_level_is_accepted() {
     let mut server = Server::initialized();
-    assert_eq!(
-        server.request("logging/setLevel", json!({"level": "debug"}))["result"],
-        json!({})
-    );
+    assert_eq!(server.request("logging/setLevel", json!({"level": "debug"}))["result"], json!({}));
 }
 
 #[test]
 fn arguments_that_are_not_an_object_are_a_tool_error() {
     let mut server = Server::initialized();
-    let response = server.request(
-        "tools/call",
-        json!({"name": "debug-script", "arguments": [1]}),
-    );
+    let response = server.request("tools/call", json!({"name": "debug-script", "arguments": [1]}));
     assert_eq!(response["result"]["isError"], true);
     assert_eq!(
         response["result"]["structuredContent"]["error"],
@@ -196,25 +154,14 @@ fn ping_is_answered_during_a_call_and_cancel_kills_the_debuggee() {
     let started = Instant::now();
     let ping = server.start_request("ping", json!({}));
     let response = server.recv();
-    assert_eq!(
-        response,
-        json!({"jsonrpc": "2.0", "id": ping, "result": {}})
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "ping waited for the call"
-    );
+    assert_eq!(response, json!({"jsonrpc": "2.0", "id": ping, "result": {}}));
+    assert!(started.elapsed() < Duration::from_secs(1), "ping waited for the call");
 
     let cancelled = Instant::now();
-    server.notify(
-        "notifications/cancelled",
-        json!({"requestId": call, "reason": "test"}),
-    );
-    eventually(
-        Duration::from_secs(1),
-        "the debuggee is killed within a second",
-        || processes_with_tag(&tag).is_empty(),
-    );
+    server.notify("notifications/cancelled", json!({"requestId": call, "reason": "test"}));
+    eventually(Duration::from_secs(1), "the debuggee is killed within a second", || {
+        processes_with_tag(&tag).is_empty()
+    });
     assert!(cancelled.elapsed() < Duration::from_secs(1));
     // No response for the cancelled call: the next message is the answer to a later ping.
     let ping = server.start_request("ping", json!({}));
@@ -237,27 +184,18 @@ fn progress_reports_hits_strictly_increasing() {
     );
     let response = server.response(&json!(id));
     assert_eq!(values(ok(&response["result"])).len(), 3000);
-    let progress: Vec<&Value> = server
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == "notifications/progress")
-        .collect();
+    let progress: Vec<&Value> =
+        server.notifications.iter().filter(|n| n["method"] == "notifications/progress").collect();
     assert!(!progress.is_empty(), "no progress notification");
     let mut last = 0;
     for p in &progress {
         assert_eq!(p["params"]["progressToken"], "p-1");
         let value = p["params"]["progress"].as_u64().unwrap();
-        assert!(
-            value > last,
-            "progress not strictly increasing: {progress:?}"
-        );
+        assert!(value > last, "progress not strictly increasing: {progress:?}");
         assert!(value <= 3000);
         last = value;
     }
-    assert_eq!(
-        progress[0]["params"]["progress"], 1,
-        "the first hit is reported at once"
-    );
+    assert_eq!(progress[0]["params"]["progress"], 1, "the first hit is reported at once");
     assert_no_debuggee(&tag);
 }
 
@@ -279,10 +217,7 @@ fn two_calls_in_flight_both_complete() {
     let first = values(ok(&answers[&first]["result"]));
     assert_eq!(first.len(), 500);
     assert_eq!(first[499], 998);
-    assert_eq!(
-        values(ok(&answers[&second]["result"])),
-        [json!(0), json!(10), json!(25)]
-    );
+    assert_eq!(values(ok(&answers[&second]["result"])), [json!(0), json!(10), json!(25)]);
     assert_no_debuggee(&a);
     assert_no_debuggee(&b);
 }

@@ -37,17 +37,11 @@ fn reports_each_hit_in_order_with_exit_and_output() {
         s["results"],
         json!([{"type": "number", "value": 0}, {"type": "number", "value": 10}, {"type": "number", "value": 25}])
     );
-    assert_eq!(
-        s["breakpoint"],
-        json!({"file": fixture("loop.js"), "line": 5, "resolvedLine": 5})
-    );
+    assert_eq!(s["breakpoint"], json!({"file": fixture("loop.js"), "line": 5, "resolvedLine": 5}));
     assert_eq!(s["exitCode"], 0);
     assert_eq!(s["timedOut"], false);
     assert_eq!(s["hitsCapped"], false);
-    assert_eq!(
-        s["output"],
-        json!({"stdout": "total 35\n", "stderr": "", "truncated": false})
-    );
+    assert_eq!(s["output"], json!({"stdout": "total 35\n", "stderr": "", "truncated": false}));
 }
 
 #[test]
@@ -60,54 +54,27 @@ fn values_of_every_type() {
         ("undef", json!({"type": "undefined", "value": null})),
         ("big", json!({"type": "bigint", "value": "10n"})),
         ("sym", json!({"type": "symbol", "value": "Symbol(s)"})),
-        (
-            "fn",
-            json!({"type": "function", "value": "[Function: add]"}),
-        ),
-        (
-            "Point",
-            json!({"type": "function", "value": "[class Point]"}),
-        ),
+        ("fn", json!({"type": "function", "value": "[Function: add]"})),
+        ("Point", json!({"type": "function", "value": "[class Point]"})),
         ("point", json!({"type": "object", "value": {"x": 1}})),
-        (
-            "circular",
-            json!({"type": "object", "value": {"name": "loop", "self": "[Circular]"}}),
-        ),
+        ("circular", json!({"type": "object", "value": {"name": "loop", "self": "[Circular]"}})),
         ("nan", json!({"type": "number", "value": "NaN"})),
         ("inf", json!({"type": "number", "value": "-Infinity"})),
         ("negZero", json!({"type": "number", "value": "-0"})),
-        (
-            "map",
-            json!({"type": "object", "value": "Map(2) {\"a\" => 1, \"b\" => \"2n\"}"}),
-        ),
-        (
-            "set",
-            json!({"type": "object", "value": "Set(2) {1, \"two\"}"}),
-        ),
-        (
-            "date",
-            json!({"type": "object", "value": "2024-01-02T03:04:05.000Z"}),
-        ),
+        ("map", json!({"type": "object", "value": "Map(2) {\"a\" => 1, \"b\" => \"2n\"}"})),
+        ("set", json!({"type": "object", "value": "Set(2) {1, \"two\"}"})),
+        ("date", json!({"type": "object", "value": "2024-01-02T03:04:05.000Z"})),
         (
             "nested",
             json!({"type": "object", "value": {"list": [1, {"deep": "3n"}], "f": "[Function: add]"}}),
         ),
-        (
-            "err",
-            json!({"type": "object", "value": "TypeError: bad thing"}),
-        ),
+        ("err", json!({"type": "object", "value": "TypeError: bad thing"})),
         ("re", json!({"type": "object", "value": "/ab+c/gi"})),
         ("typed", json!({"type": "object", "value": [1, 2, 3]})),
         ("lone", json!({"type": "string", "value": "a\u{FFFD}b"})),
         ("num + 1", json!({"type": "number", "value": 43})),
-        (
-            "nope",
-            json!({"type": "error", "value": "ReferenceError: nope is not defined"}),
-        ),
-        (
-            "(() => { throw 5 })()",
-            json!({"type": "error", "value": "Uncaught 5"}),
-        ),
+        ("nope", json!({"type": "error", "value": "ReferenceError: nope is not defined"})),
+        ("(() => { throw 5 })()", json!({"type": "error", "value": "Uncaught 5"})),
         (
             "null.x",
             json!({"type": "error", "value": "TypeError: Cannot read properties of null (reading 'x')"}),
@@ -123,11 +90,7 @@ fn values_of_every_type() {
             "breakpoint": {"file": fixture("values.js"), "line": 28},
             "expression": expression,
         }));
-        assert_eq!(
-            ok(&result)["results"],
-            json!([expected]),
-            "expression: {expression}"
-        );
+        assert_eq!(ok(&result)["results"], json!([expected]), "expression: {expression}");
         assert_no_debuggee(&tag);
     }
 }
@@ -138,44 +101,23 @@ fn large_values_are_truncated_and_say_so() {
     let s = ok(&result);
     let value = s["results"][0]["value"].as_str().unwrap();
     assert!(value.starts_with("xxxx"));
-    assert!(
-        value.ends_with("… [truncated: 100000 chars]"),
-        "{}",
-        &value[value.len() - 40..]
-    );
+    assert!(value.ends_with("… [truncated: 100000 chars]"), "{}", &value[value.len() - 40..]);
     assert!(value.len() < 70_000);
     assert_eq!(s["valuesTruncated"], true);
-    let text: Vec<&str> = result["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["text"].as_str())
-        .collect();
-    assert!(
-        text.iter()
-            .any(|t| t.contains("Some values were truncated")),
-        "{text:?}"
-    );
+    let text: Vec<&str> =
+        result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect();
+    assert!(text.iter().any(|t| t.contains("Some values were truncated")), "{text:?}");
 
     let result = script("values.js", "", 28, "bigArray");
-    let array = ok(&result)["results"][0]["value"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let array = ok(&result)["results"][0]["value"].as_array().unwrap().clone();
     assert_eq!(array[0], 0);
     let last = array.last().unwrap().as_str().unwrap();
-    assert!(
-        last.starts_with("… [truncated: ") && last.ends_with(" more items]"),
-        "{last}"
-    );
+    assert!(last.starts_with("… [truncated: ") && last.ends_with(" more items]"), "{last}");
 }
 
 #[test]
 fn es_modules_async_functions_and_closures() {
-    assert_eq!(
-        values(ok(&script("esm.mjs", "", 4, "result"))),
-        [json!(4), json!(9), json!(16)]
-    );
+    assert_eq!(values(ok(&script("esm.mjs", "", 4, "result"))), [json!(4), json!(9), json!(16)]);
     assert_eq!(
         values(ok(&script("async.js", "", 7, "id * 10"))),
         [json!(10), json!(20), json!(30)]
@@ -194,18 +136,12 @@ fn moved_breakpoints_report_where_they_landed() {
     assert_eq!(s["breakpoint"]["resolvedLine"], 7);
     assert_eq!(values(s), [json!(40)]);
     let note = result["content"][0]["text"].as_str().unwrap();
-    assert!(
-        note.contains("requested at line 4 but V8 placed it at line 7"),
-        "{note}"
-    );
+    assert!(note.contains("requested at line 4 but V8 placed it at line 7"), "{note}");
 }
 
 #[test]
 fn process_exit_mid_run_keeps_the_hits_and_the_code() {
-    let s = script("exit_mid.js", "", 4, "i")
-        .get("structuredContent")
-        .unwrap()
-        .clone();
+    let s = script("exit_mid.js", "", 4, "i").get("structuredContent").unwrap().clone();
     assert_eq!(values(&s), [json!(0), json!(1), json!(2)]);
     assert_eq!(s["exitCode"], 3);
     assert_eq!(s["output"]["stdout"], "i 0\ni 1\ni 2\n");
@@ -231,10 +167,7 @@ fn two_thousand_hits_and_max_hits() {
     let s = ok(&result);
     let got = values(s);
     assert_eq!(got.len(), 2000);
-    assert!(
-        got.iter().enumerate().all(|(i, v)| *v == json!(i)),
-        "hits out of order"
-    );
+    assert!(got.iter().enumerate().all(|(i, v)| *v == json!(i)), "hits out of order");
     assert_eq!(s["hitsCapped"], false);
     assert_eq!(s["output"]["stdout"], "sum 2664667000\n");
 
@@ -248,10 +181,7 @@ fn two_thousand_hits_and_max_hits() {
     assert_eq!(values(s).len(), 100);
     assert_eq!(s["hitsCapped"], true);
     assert_eq!(s["exitCode"], 0);
-    assert_eq!(
-        s["output"]["stdout"], "sum 41654167500\n",
-        "the program runs to its end"
-    );
+    assert_eq!(s["output"]["stdout"], "sum 41654167500\n", "the program runs to its end");
 }
 
 #[test]
@@ -261,10 +191,7 @@ fn conditions_filter_hits() {
         "breakpoint": {"file": fixture("count.js"), "line": 6, "condition": "i % 25 === 0"},
         "expression": "square",
     }));
-    assert_eq!(
-        values(ok(&result)),
-        [json!(0), json!(625), json!(2500), json!(5625)]
-    );
+    assert_eq!(values(ok(&result)), [json!(0), json!(625), json!(2500), json!(5625)]);
 }
 
 #[test]
@@ -277,10 +204,7 @@ fn include_stack_gives_frames() {
     let s = ok(&result);
     assert_eq!(values(s), [json!(1), json!(2)]);
     let top = &s["results"][0]["stack"][0];
-    assert_eq!(
-        top,
-        &json!({"function": "check", "file": fixture("throws.js"), "line": 4})
-    );
+    assert_eq!(top, &json!({"function": "check", "file": fixture("throws.js"), "line": 4}));
     // Native frames (Array.prototype.forEach) are not JavaScript frames; the next is the module.
     assert_eq!(
         s["results"][0]["stack"][1],
@@ -290,31 +214,18 @@ fn include_stack_gives_frames() {
 
 #[test]
 fn noisy_output_loses_no_hit_and_keeps_tails() {
-    let s = script("noisy.js", "", 5, "i")
-        .get("structuredContent")
-        .unwrap()
-        .clone();
+    let s = script("noisy.js", "", 5, "i").get("structuredContent").unwrap().clone();
     assert_eq!(values(&s).len(), 200);
     assert_eq!(s["output"]["truncated"], true);
     let stdout = s["output"]["stdout"].as_str().unwrap();
-    assert!(
-        stdout.ends_with(" 199\nnoisy done\n"),
-        "{}",
-        &stdout[stdout.len() - 30..]
-    );
+    assert!(stdout.ends_with(" 199\nnoisy done\n"), "{}", &stdout[stdout.len() - 30..]);
     assert!(stdout.len() <= 32 * 1024);
-    assert!(s["output"]["stderr"]
-        .as_str()
-        .unwrap()
-        .ends_with("err 199\n"));
+    assert!(s["output"]["stderr"].as_str().unwrap().ends_with("err 199\n"));
 }
 
 #[test]
 fn debugger_statements_do_not_stop_the_run() {
-    assert_eq!(
-        values(ok(&script("debugger_stmt.js", "", 5, "twice"))),
-        [json!(0), json!(2)]
-    );
+    assert_eq!(values(ok(&script("debugger_stmt.js", "", 5, "twice"))), [json!(0), json!(2)]);
 }
 
 #[test]
@@ -350,10 +261,8 @@ fn script_with_timeout(fixture_name: &str, line: u64, timeout: u64, runner: &str
     } else {
         format!("DMCP_TAG={tag} {runner}")
     };
-    run(
-        json!({"command": command, "breakpoint": {"file": fixture(fixture_name), "line": line},
-               "expression": "1", "timeout": timeout}),
-    )
+    run(json!({"command": command, "breakpoint": {"file": fixture(fixture_name), "line": line},
+               "expression": "1", "timeout": timeout}))
 }
 
 #[test]
@@ -363,20 +272,10 @@ fn exited_before_hit_shows_why() {
     assert_eq!(e["error"], "Process exited before breakpoint was hit");
     assert_eq!(e["code"], "exited");
     assert_eq!(e["exitCode"], 1);
-    assert!(e["output"]["stderr"]
-        .as_str()
-        .unwrap()
-        .contains("SyntaxError"));
-    let texts: String = result["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["text"].as_str())
-        .collect();
-    assert!(
-        texts.contains("SyntaxError"),
-        "stderr must reach agents that read only content"
-    );
+    assert!(e["output"]["stderr"].as_str().unwrap().contains("SyntaxError"));
+    let texts: String =
+        result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect();
+    assert!(texts.contains("SyntaxError"), "stderr must reach agents that read only content");
 
     let result = run(json!({
         "command": node(&tag(), "count.js", "10"),
@@ -407,10 +306,7 @@ fn commands_that_never_open_an_inspector() {
     let result = script_with_timeout("loop.js", 5, 800, "sleep 30");
     let e = err(&result);
     assert_eq!(e["error"], "Timeout waiting for breakpoint after 800ms");
-    assert!(e["hint"]
-        .as_str()
-        .unwrap()
-        .contains("never opened a Node inspector"));
+    assert!(e["hint"].as_str().unwrap().contains("never opened a Node inspector"));
 
     let result = script_with_timeout("loop.js", 5, 5000, "true");
     let e = err(&result);
@@ -437,20 +333,13 @@ fn port_in_use_is_named() {
     let e = err(&result);
     assert_eq!(e["code"], "port_in_use");
     let message = e["error"].as_str().unwrap();
-    assert!(
-        message.contains(&format!("127.0.0.1:{port} is already in use")),
-        "{message}"
-    );
+    assert!(message.contains(&format!("127.0.0.1:{port} is already in use")), "{message}");
     assert!(message.contains("drop the --inspect-brk flag"), "{message}");
 }
 
 #[test]
 fn explicit_inspector_ports_work() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     for flag in [
         format!("--inspect-brk={port}"),
         format!("--inspect-brk=127.0.0.1:{port}"),
@@ -460,11 +349,7 @@ fn explicit_inspector_ports_work() {
             "command": format!("DMCP_TAG={} node {flag} '{}'", tag(), fixture("loop.js")),
             "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total",
         }));
-        assert_eq!(
-            values(ok(&result)),
-            [json!(0), json!(10), json!(25)],
-            "{flag}"
-        );
+        assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)], "{flag}");
     }
     let result = run(json!({
         "command": format!("node --inspect-brk=0.0.0.0:{port} '{}'", fixture("loop.js")),
@@ -564,10 +449,10 @@ fn bad_input_names_the_problem() {
     }
     let missing = err(&server.debug_script(json!({"command": "node a.js", "breakpoint": {"file": "fixtures/missing.js", "line": 5}, "expression": "1"})))["error"].clone();
     assert!(
-        missing.as_str().unwrap().starts_with(&format!(
-            "breakpoint file {} not found",
-            fixture("missing.js")
-        )),
+        missing
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("breakpoint file {} not found", fixture("missing.js"))),
         "{missing}"
     );
 }

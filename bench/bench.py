@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Benchmarks for debug-mcp: prints every figure issue 2 asks for, side by side, in one run.
+
+Usage: python3 bench/bench.py [--runs N]   (builds the release binary first)
+
+Figures:
+  - median wall time of a debug-script call on a 3-hit fixture (through the MCP server),
+    against `node fixture.js` alone with its output piped (as any tool that captures output
+    runs it) and written to /dev/null;
+  - wall time of a 10,000-hit debug-script call;
+  - time from spawning the server to its tools/list answer (initialize and tools/list are
+    written at once, as clients do);
+  - peak RSS of the server process (VmHWM, after all the calls above);
+  - size of the stripped release binary, and the number of crates in `cargo tree`.
+Targets are printed next to each figure; nothing here asserts, CI machines are noisy.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BINARY = os.path.join(ROOT, "target", "release", "debug-mcp")
+FIXTURE = os.path.join(ROOT, "fixtures", "loop.js")
+COUNT = os.path.join(ROOT, "fixtures", "count.js")
+EXTRA_ENV = {}
+
+
+class Server:
+    """The release binary spoken to over stdio; every read has a deadline."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([BINARY], cwd=ROOT, env=dict(os.environ, **EXTRA_ENV), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.next_id = 1
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise SystemExit("server closed stdout")
+            message = json.loads(line)
+            if message.get("id") == rid:
+                return message
+
+    def initialize(self):
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def peak_rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        return 0
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def timed(f):
+    start = time.perf_counter()
+    result = f()
+    return time.perf_counter() - start, result
+
+
+def debug_script(server, command, file, line, expression):
+    response = server.request("tools/call", {"name": "debug-script", "arguments": {
+        "command": command, "breakpoint": {"file": file, "line": line}, "expression": expression}})
+    result = response["result"]
+    if result.get("isError"):
+        raise SystemExit(f"debug-script failed: {result['structuredContent']}")
+    return result["structuredContent"]
+
+
+def spawn_to_tools_list():
+    proc = subprocess.Popen([BINARY], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    start = time.perf_counter()
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+    proc.stdin.flush()
+    while True:
+        message = json.loads(proc.stdout.readline())
+        if message.get("id") == 2:
+            break
+    elapsed = time.perf_counter() - start
+    proc.stdin.close()
+    proc.wait(timeout=10)
+    return elapsed
+
+
+def main():
+    runs = 15
+    if "--runs" in sys.argv:
+        runs = int(sys.argv[sys.argv.index("--runs") + 1])
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+
+    node_piped = []
+    node_devnull = []
+    script = []
+    server = Server()
+    server.initialize()
+    # One warm-up of each, so the page cache holds node and the fixture.
+    subprocess.run(["node", FIXTURE], capture_output=True, check=True)
+    debug_script(server, f"node {FIXTURE}", FIXTURE, 5, "total")
+    for _ in range(runs):
+        node_piped.append(timed(lambda: subprocess.run(["node", FIXTURE], capture_output=True, check=True))[0])
+        with open(os.devnull, "w") as devnull:
+            node_devnull.append(timed(lambda: subprocess.run(["node", FIXTURE], stdout=devnull, stderr=devnull, check=True))[0])
+        elapsed, result = timed(lambda: debug_script(server, f"node {FIXTURE}", FIXTURE, 5, "total"))
+        assert len(result["results"]) == 3, result
+        script.append(elapsed)
+
+    hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
+    assert len(hits["results"]) == 10000
+    rss = server.peak_rss_kib()
+    server.close()
+
+    startup = statistics.median(spawn_to_tools_list() for _ in range(30))
+    size = os.path.getsize(BINARY)
+    tree = subprocess.run(["cargo", "tree", "--prefix", "none", "--edges", "normal,build"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    crates = len({line.split(" (")[0].strip() for line in tree.splitlines() if line.strip()})
+
+    ms = lambda s: f"{s * 1000:.1f} ms"
+    med_script = statistics.median(script)
+    med_piped = statistics.median(node_piped)
+    med_null = statistics.median(node_devnull)
+    rows = [
+        ("debug-script, 3 hits (median of %d)" % runs, ms(med_script), ""),
+        ("node fixture.js alone, output piped", ms(med_piped), f"ratio {med_script / med_piped:.2f}x (target <= 1.3x)"),
+        ("node fixture.js alone, output to /dev/null", ms(med_null), f"ratio {med_script / med_null:.2f}x"),
+        ("debug-script, 10,000 hits", ms(hits_time), "target < 2000 ms"),
+        ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
+        ("server peak RSS (VmHWM)", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
+        ("stripped release binary", f"{size / 1024:.0f} KiB", ""),
+        ("crates in cargo tree (incl. debug-mcp)", str(crates), ""),
+    ]
+    width = max(len(r[0]) for r in rows)
+    for name, value, note in rows:
+        print(f"{name:<{width}}  {value:>12}  {note}")
+
+
+if __name__ == "__main__":
+    main()
