@@ -107,8 +107,7 @@ pub(crate) struct Exit {
 
 impl From<ExitStatus> for Exit {
     fn from(status: ExitStatus) -> Exit {
-        use std::os::unix::process::ExitStatusExt;
-        Exit { code: status.code(), signal: status.signal() }
+        Exit { code: status.code(), signal: sys::exit_signal(&status) }
     }
 }
 
@@ -172,6 +171,10 @@ impl Debuggee {
 
     pub(crate) fn record_exit(&mut self, exit: Exit) {
         self.exit = Some(exit);
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
     }
 
     pub(crate) fn notices(&self) -> &Receiver<String> {

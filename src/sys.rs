@@ -6,8 +6,8 @@
 use std::io;
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
@@ -19,6 +19,11 @@ pub(crate) fn new_process_group(command: &mut Command) {
 }
 
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;
+
+/// The signal that ended a process, if one did.
+pub(crate) fn exit_signal(status: &ExitStatus) -> Option<i32> {
+    status.signal()
+}
 
 /// Limits glibc to two malloc arenas. By default every thread that allocates may get an arena
 /// of its own, and freed memory stays in them: a server with a thread per call and per pipe

@@ -31,6 +31,8 @@ const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the program may take to exit after it ended and we disconnected.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long to keep reading events after the process died without saying goodbye.
+const EVENTS_GRACE: Duration = Duration::from_millis(500);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
@@ -48,6 +50,10 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         Err(discovery) => return Err(discovery_failure(discovery, &launch, plan, &mut debuggee)),
     };
     log::debug(format_args!("inspector at {url}"));
+    call.log.send(
+        "info",
+        format!("started {} (pid {}), inspector at {url}", launch.spec.program, debuggee.pid()),
+    );
     let left = deadline.saturating_duration_since(Instant::now());
     let client = Client::connect(&url, left.min(REQUEST_TIMEOUT))
         .map_err(|message| Failure::new("inspector_failed", message))?;
@@ -247,23 +253,30 @@ impl Run<'_> {
 
     /// Waits for the answer to a request sent earlier, within the run's deadline.
     fn answer(&self, reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
-        let left = self.deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        match reply.recv_timeout(left) {
-            Ok(Ok(value)) => Ok(value),
-            _ if self.call.cancelled() => Err(Failure::Cancelled),
-            _ if Instant::now() >= self.deadline => Err(timeout_failure(self.plan)),
-            Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
-            Err(_) => Err(Failure::new(
-                "inspector_failed",
-                format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
-            )),
+        let limit = self.deadline.min(Instant::now() + REQUEST_TIMEOUT);
+        select! {
+            recv(reply) -> answer => match answer {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
+                Err(_) => Err(Failure::new("inspector_failed", cdp::Error::Closed.to_string())),
+            },
+            recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
+            recv(crossbeam_channel::at(limit)) -> _ => Err(if limit >= self.deadline {
+                timeout_failure(self.plan)
+            } else {
+                Failure::new(
+                    "inspector_failed",
+                    format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
+                )
+            }),
         }
     }
 
     fn collect(&mut self) -> Result<End, Failure> {
-        let timeout = crossbeam_channel::at(self.deadline);
+        let mut timeout = crossbeam_channel::at(self.deadline);
+        let mut timeout_means = End::TimedOut;
         let events = self.client.events().clone();
-        let exited = self.debuggee.exited().clone();
+        let mut exited = self.debuggee.exited().clone();
         loop {
             select! {
                 recv(events) -> event => match event {
@@ -278,13 +291,14 @@ impl Run<'_> {
                     if let Ok(exit) = exit {
                         self.debuggee.record_exit(exit);
                     }
-                    // Events already read off the socket come first: no hit is lost.
-                    while let Ok(event) = events.try_recv() {
-                        self.handle_event(event);
-                    }
-                    return Ok(End::Finished);
+                    // The process is gone but what it sent may still be in the socket: read on
+                    // until the connection closes (briefly), so no hit is lost.
+                    exited = crossbeam_channel::never();
+                    let grace = (Instant::now() + EVENTS_GRACE).min(self.deadline);
+                    timeout = crossbeam_channel::at(grace);
+                    timeout_means = End::Finished;
                 },
-                recv(timeout) -> _ => return Ok(End::TimedOut),
+                recv(timeout) -> _ => return Ok(timeout_means),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
             }
         }
@@ -448,6 +462,10 @@ impl Run<'_> {
         };
         self.debuggee.settle_output();
         log::debug(format_args!("debuggee gone ({}); output complete", exit.describe()));
+        let hits = self.outcome.results.len();
+        self.call
+            .log
+            .send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
         self.outcome.exit = Some(exit);
         self.outcome.output = self.debuggee.output().to_json();
         if !self.outcome.results.is_empty() {

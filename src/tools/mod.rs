@@ -236,12 +236,6 @@ pub(crate) struct Call {
     pub(crate) log: ClientLog,
 }
 
-impl Call {
-    pub(crate) fn cancelled(&self) -> bool {
-        !matches!(self.cancel.try_recv(), Err(crossbeam_channel::TryRecvError::Empty))
-    }
-}
-
 /// `notifications/progress` for one call, when the client asked with `_meta.progressToken`.
 /// Reports are spaced out (a 10,000-hit loop must not send 10,000 notifications) and strictly
 /// increasing, as the spec requires.

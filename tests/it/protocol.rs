@@ -114,9 +114,38 @@ fn notifications_are_never_answered() {
 }
 
 #[test]
-fn logging_set_level_is_accepted() {
+fn log_messages_follow_the_level_the_client_sets() {
     let mut server = Server::initialized();
-    assert_eq!(server.request("logging/setLevel", json!({"level": "debug"}))["result"], json!({}));
+    let call = |server: &mut Server| {
+        let tag = tag();
+        server.debug_script(json!({"command": node(&tag, "loop.js", ""),
+            "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total"}));
+        assert_no_debuggee(&tag);
+    };
+    // By default only warnings and worse are sent: a clean run sends none.
+    call(&mut server);
+    assert_eq!(server.notifications, Vec::<Value>::new());
+
+    assert_eq!(server.request("logging/setLevel", json!({"level": "info"}))["result"], json!({}));
+    call(&mut server);
+    let messages: Vec<(&str, &str)> = server
+        .notifications
+        .iter()
+        .map(|n| {
+            assert_eq!(n["method"], "notifications/message");
+            assert_eq!(n["params"]["logger"], "debug-mcp");
+            (n["params"]["level"].as_str().unwrap(), n["params"]["data"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0].0, "info");
+    assert!(messages[0].1.starts_with("started node (pid "), "{messages:?}");
+    assert_eq!(messages[1], ("info", "program ended (exit code 0) after 3 hit(s)"));
+
+    server.notifications.clear();
+    server.request("logging/setLevel", json!({"level": "error"}));
+    call(&mut server);
+    assert_eq!(server.notifications, Vec::<Value>::new());
 }
 
 #[test]
