@@ -56,6 +56,7 @@ fn run_prints_the_result_and_sets_the_exit_code() {
         "--timeout",
         "20000",
         "--",
+        &env,
         "node",
         "fixtures/count.js",
         "10",
@@ -75,12 +76,14 @@ fn run_prints_the_result_and_sets_the_exit_code() {
         "--eval",
         "total",
         "--",
+        &env,
         "node",
         "fixtures/syntax_error.js",
     ]);
     assert_eq!(code, 1);
     let result: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(result["error"], "Process exited before breakpoint was hit");
+    assert_no_debuggee(&tag);
 }
 
 #[test]

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""debug-mcp through the official MCP Python SDK, as a real client uses it.
+
+Checks the handshake, tools/list, and that every structuredContent (success and error) validates
+against the tool's outputSchema (the SDK validates too), plus progress and ping. Run by .ci/run
+in a venv with `mcp` and `jsonschema`; locally:
+    python3 -m venv target/venv && target/venv/bin/pip install mcp jsonschema
+    cargo build --release && target/venv/bin/python tests/clients/python_sdk.py
+Prints `N passed, 0 failed` and exits 1 on any failure.
+"""
+
+import asyncio
+import os
+import sys
+
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("DEBUG_MCP_BIN", os.path.join(ROOT, "target", "release", "debug-mcp"))
+
+CASES = [
+    # (arguments, expect_error, expected number of results or error text)
+    ({"command": "node fixtures/count.js 2000", "breakpoint": {"file": "fixtures/count.js", "line": 6},
+      "expression": "i"}, False, 2000),
+    ({"command": "node fixtures/values.js", "breakpoint": {"file": "fixtures/values.js", "line": 28},
+      "expression": "[big, sym, circular, nan, map]", "includeStack": True}, False, 1),
+    ({"command": "node fixtures/syntax_error.js", "breakpoint": {"file": "fixtures/syntax_error.js", "line": 2},
+      "expression": "1"}, True, "Process exited before breakpoint was hit"),
+    ({"command": "node fixtures/loop.js", "breakpoint": {"file": "fixtures/loop.js", "line": 50},
+      "expression": "1"}, True, "line 50 is past the end of"),
+    ({"command": "node fixtures/loop.js", "breakpoint": {"file": "fixtures/loop.js", "line": 5}},
+     True, "invalid argument `expression`: required"),
+]
+
+
+async def main():
+    passed, failed = 0, 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAILED: {what}", file=sys.stderr)
+
+    params = StdioServerParameters(command=BINARY, args=[], cwd=ROOT)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await asyncio.wait_for(session.initialize(), 10)
+            check(init.server_info.name == "debug-mcp", f"server name {init.server_info}")
+            tools = (await asyncio.wait_for(session.list_tools(), 10)).tools
+            check([t.name for t in tools] == ["debug-script"], f"tools {tools}")
+            schema = tools[0].output_schema
+            jsonschema.Draft202012Validator.check_schema(schema)
+            jsonschema.Draft202012Validator.check_schema(tools[0].input_schema)
+            for arguments, expect_error, expected in CASES:
+                progress = []
+
+                async def on_progress(value, total, message):
+                    progress.append(value)
+
+                result = await asyncio.wait_for(
+                    session.call_tool("debug-script", arguments, progress_callback=on_progress), 60)
+                content = result.structured_content
+                try:
+                    jsonschema.validate(content, schema)
+                    check(True, "")
+                except jsonschema.ValidationError as e:
+                    check(False, f"{arguments}: structuredContent does not match outputSchema: {e.message}")
+                check(bool(result.is_error) == expect_error, f"{arguments}: isError={result.is_error}")
+                if expect_error:
+                    check(content["error"].startswith(expected), f"{arguments}: error {content['error']}")
+                else:
+                    check(len(content["results"]) == expected, f"{arguments}: {len(content['results'])} results")
+                    check(progress == sorted(set(progress)), f"progress not increasing: {progress}")
+                    if expected > 1:
+                        check(len(progress) >= 1, "no progress for a long call")
+            await asyncio.wait_for(session.send_ping(), 10)
+            check(True, "ping")
+    print(f"{passed} passed, {failed} failed")
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(1 if asyncio.run(main()) else 0)
