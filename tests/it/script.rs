@@ -462,10 +462,13 @@ fn huge_answers_stay_under_the_message_limit() {
     // 3,000 hits of a 200,000-character string: ~600 MB of raw values.
     let mut server = Server::initialized();
     let tag = tag();
-    let id = server.start_request("tools/call", json!({"name": "debug-script", "arguments": {
+    let id = server.start_request(
+        "tools/call",
+        json!({"name": "debug-script", "arguments": {
         "command": node(&tag, "count.js", "3000"),
         "breakpoint": {"file": fixture("count.js"), "line": 6},
-        "expression": "String(i).padEnd(200000, '.')"}}));
+        "expression": "String(i).padEnd(200000, '.')"}}),
+    );
     let line_len = {
         let response = server.response(&json!(id));
         let text = response.to_string();
@@ -474,7 +477,10 @@ fn huge_answers_stay_under_the_message_limit() {
         assert_eq!(results.len(), 3000);
         assert!(results[0]["value"].as_str().unwrap().starts_with("0....."));
         assert!(results[0]["value"].as_str().unwrap().ends_with("… [truncated: 200000 chars]"));
-        assert_eq!(results[2999], json!({"type": "string", "value": "[omitted: the values so far exceed the 3 MiB answer budget]"}));
+        assert_eq!(
+            results[2999],
+            json!({"type": "string", "value": "[omitted: the values so far exceed the 3 MiB answer budget]"})
+        );
         assert_eq!(s["valuesTruncated"], true);
         text.len()
     };
