@@ -31,6 +31,11 @@ const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the program may take to exit after it ended and we disconnected.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for Node to say it is waiting for the debugger before going on regardless.
+const WAIT_GATE: Duration = Duration::from_secs(2);
+/// Until the program shows a sign of life, `runIfWaitingForDebugger` is re-sent this often
+/// (it does nothing once the program runs).
+const NUDGE_EVERY: Duration = Duration::from_millis(500);
 /// How long to keep reading events after the process died without saying goodbye.
 const EVENTS_GRACE: Duration = Duration::from_millis(500);
 /// Frames reported per hit with `includeStack`.
@@ -202,6 +207,7 @@ impl Run<'_> {
 
         let client = &mut self.client;
         let enabled = [
+            client.send("NodeRuntime.enable", json!({})),
             client.send("Runtime.enable", json!({})),
             client.send("Debugger.enable", json!({})),
             client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
@@ -245,6 +251,7 @@ impl Run<'_> {
         }
         let disabled = self.client.send("Runtime.disable", json!({}));
         self.answer(&disabled)?;
+        self.until_waiting()?;
         let running = self.client.send("Runtime.runIfWaitingForDebugger", json!({}));
         self.answer(&running)?;
         log::debug(format_args!("breakpoint set; program running"));
@@ -272,20 +279,53 @@ impl Run<'_> {
         }
     }
 
+    /// Waits for `NodeRuntime.waitingForDebugger`: the process has entered its wait for us.
+    /// Node reads our first requests during the start-up work just before that wait (while it
+    /// runs JavaScript); a `runIfWaitingForDebugger` dispatched then is forgotten when the wait
+    /// begins, and Node waits for ever. Seen about once in a hundred runs under load.
+    fn until_waiting(&mut self) -> Result<(), Failure> {
+        let events = self.client.events().clone();
+        let gate = crossbeam_channel::at(self.deadline.min(Instant::now() + WAIT_GATE));
+        loop {
+            select! {
+                recv(events) -> event => match event {
+                    Ok(event) if event.method == "NodeRuntime.waitingForDebugger" => return Ok(()),
+                    Ok(event) => {
+                        self.handle_event(event);
+                    }
+                    Err(_) => return Ok(()), // collect() sees the closed connection
+                },
+                recv(gate) -> _ => {
+                    // Older Node versions lack the event; collect() nudges until it runs.
+                    log::warn(format_args!("no NodeRuntime.waitingForDebugger within {} ms", WAIT_GATE.as_millis()));
+                    return Ok(());
+                },
+                recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
+            }
+        }
+    }
+
     fn collect(&mut self) -> Result<End, Failure> {
         let mut timeout = crossbeam_channel::at(self.deadline);
         let mut timeout_means = End::TimedOut;
         let events = self.client.events().clone();
         let mut exited = self.debuggee.exited().clone();
+        // Any event shows the program started; until then, nudge it (see until_waiting).
+        let mut nudge = crossbeam_channel::tick(NUDGE_EVERY);
         loop {
             select! {
                 recv(events) -> event => match event {
                     Ok(event) => {
+                        nudge = crossbeam_channel::never();
                         if self.handle_event(event) {
                             return Ok(End::Finished);
                         }
                     }
                     Err(_) => return Ok(End::Finished),
+                },
+                recv(nudge) -> _ => {
+                    log::warn(format_args!("no sign of the program running yet; sending runIfWaitingForDebugger again"));
+                    drop(self.client.send("Runtime.runIfWaitingForDebugger", json!({})));
                 },
                 recv(exited) -> exit => {
                     if let Ok(exit) = exit {
