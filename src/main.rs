@@ -11,6 +11,7 @@ mod mcp;
 mod process;
 mod server;
 mod shell;
+mod sourcemap;
 mod stdio;
 mod sys;
 mod thread;

@@ -11,6 +11,7 @@
 //!
 //! `node.rs` starts Node and finds the inspector's URL; this file only speaks the protocol.
 
+pub(crate) mod maps;
 pub(crate) mod node;
 pub(crate) mod script;
 

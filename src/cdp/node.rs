@@ -23,6 +23,8 @@ pub(crate) struct Launch {
     /// Whether the program is Node itself; otherwise we cannot add a flag and can only hope the
     /// command starts Node with one.
     pub(crate) is_node: bool,
+    /// The script Node runs (the first argument after its options), when there is one.
+    pub(crate) entry: Option<String>,
 }
 
 /// Node options that take their value as the next word.
@@ -53,10 +55,16 @@ pub(crate) fn prepare(
     let is_node = is_node(&program);
     let mut requested = None;
     let mut found = false;
+    let mut entry = None;
     let mut index = 0;
     while index < args.len() {
         let arg = &args[index];
-        if arg == "--" || !arg.starts_with('-') || arg == "-" {
+        if arg == "--" || arg == "-" {
+            entry = args.get(index + 1).filter(|_| arg == "--").cloned();
+            break;
+        }
+        if !arg.starts_with('-') {
+            entry = Some(arg.clone());
             break;
         }
         if let Some(value) = inspector_flag(arg) {
@@ -91,7 +99,8 @@ pub(crate) fn prepare(
             env.push(("NODE_OPTIONS".to_string(), kept));
         }
     }
-    Ok(Launch { spec: process::Spec { program, args, env, env_remove }, requested, is_node })
+    let entry = entry.filter(|_| is_node);
+    Ok(Launch { spec: process::Spec { program, args, env, env_remove }, requested, is_node, entry })
 }
 
 fn is_node(program: &str) -> bool {
@@ -312,8 +321,14 @@ mod tests {
     fn check(line: &str, node_options: Option<&str>, expected: &str) {
         let got = match prepare(shell::split(line).unwrap(), node_options.map(String::from)) {
             Ok(l) => format!(
-                "{} {:?} env={:?} remove={:?} requested={:?} node={}",
-                l.spec.program, l.spec.args, l.spec.env, l.spec.env_remove, l.requested, l.is_node
+                "{} {:?} env={:?} remove={:?} requested={:?} node={}{}",
+                l.spec.program,
+                l.spec.args,
+                l.spec.env,
+                l.spec.env_remove,
+                l.requested,
+                l.is_node,
+                l.entry.map(|e| format!(" entry={e}")).unwrap_or_default()
             ),
             Err(e) => format!("error: {}", e.split(':').next().unwrap()),
         };
@@ -325,58 +340,58 @@ mod tests {
         check(
             "node a.js x",
             None,
-            r#"node ["--inspect-brk=0", "a.js", "x"] env=[] remove=[] requested=None node=true"#,
+            r#"node ["--inspect-brk=0", "a.js", "x"] env=[] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "/usr/bin/node --inspect-brk=9230 a.js",
             None,
-            r#"/usr/bin/node ["--inspect-brk=127.0.0.1:9230", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9230") node=true"#,
+            r#"/usr/bin/node ["--inspect-brk=127.0.0.1:9230", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9230") node=true entry=a.js"#,
         );
         check(
             "node --inspect-brk a.js",
             None,
-            r#"node ["--inspect-brk=127.0.0.1:9229", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9229") node=true"#,
+            r#"node ["--inspect-brk=127.0.0.1:9229", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9229") node=true entry=a.js"#,
         );
         check(
             "node --inspect=localhost:0 a.js",
             None,
-            r#"node ["--inspect-brk=localhost:0", "a.js"] env=[] remove=[] requested=Some("localhost:0") node=true"#,
+            r#"node ["--inspect-brk=localhost:0", "a.js"] env=[] remove=[] requested=Some("localhost:0") node=true entry=a.js"#,
         );
         check(
             "node --inspect-brk=[::1]:9333 a.js",
             None,
-            r#"node ["--inspect-brk=[::1]:9333", "a.js"] env=[] remove=[] requested=Some("[::1]:9333") node=true"#,
+            r#"node ["--inspect-brk=[::1]:9333", "a.js"] env=[] remove=[] requested=Some("[::1]:9333") node=true entry=a.js"#,
         );
         check(
             "node a.js --inspect-brk=1",
             None,
-            r#"node ["--inspect-brk=0", "a.js", "--inspect-brk=1"] env=[] remove=[] requested=None node=true"#,
+            r#"node ["--inspect-brk=0", "a.js", "--inspect-brk=1"] env=[] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "node -r ./x.js --inspect-brk=5 a.js",
             None,
-            r#"node ["-r", "./x.js", "--inspect-brk=127.0.0.1:5", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:5") node=true"#,
+            r#"node ["-r", "./x.js", "--inspect-brk=127.0.0.1:5", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:5") node=true entry=a.js"#,
         );
         check(
             "FOO=1 node a.js",
             Some("--inspect --max-old-space-size=100"),
-            r#"node ["--inspect-brk=0", "a.js"] env=[("FOO", "1"), ("NODE_OPTIONS", "--max-old-space-size=100")] remove=[] requested=None node=true"#,
+            r#"node ["--inspect-brk=0", "a.js"] env=[("FOO", "1"), ("NODE_OPTIONS", "--max-old-space-size=100")] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "node a.js",
             Some("--inspect-brk=9229"),
-            r#"node ["--inspect-brk=0", "a.js"] env=[] remove=["NODE_OPTIONS"] requested=None node=true"#,
+            r#"node ["--inspect-brk=0", "a.js"] env=[] remove=["NODE_OPTIONS"] requested=None node=true entry=a.js"#,
         );
         check(
             "NODE_OPTIONS='--inspect-port 9 -r x' node a.js",
             Some("--foo"),
-            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "-r x")] remove=[] requested=None node=true"#,
+            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "-r x")] remove=[] requested=None node=true entry=a.js"#,
         );
         check("npm test", None, r#"npm ["test"] env=[] remove=[] requested=None node=false"#);
         check(
             "node22 a.js",
             None,
-            r#"node22 ["--inspect-brk=0", "a.js"] env=[] remove=[] requested=None node=true"#,
+            r#"node22 ["--inspect-brk=0", "a.js"] env=[] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "node --inspect-brk=0.0.0.0:9229 a.js",

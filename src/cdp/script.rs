@@ -8,20 +8,31 @@
 //! event, so none is lost. This is what makes a 10,000-hit loop take well under two seconds
 //! (notes/cdp.md, "Speed").
 //!
+//! Source maps: a breakpoint in a file Node does not run itself (`src/app.ts`) is placed through
+//! the maps `cdp/maps.rs` finds on disk, at the generated line and column of each covering
+//! file. When none is on disk and the file is not JavaScript, it is compiled while it loads
+//! (tsx): a probe breakpoint at the start of the file's own URL stops the module after
+//! `scriptParsed` (which carries its map) and before its body runs; the real breakpoint is set
+//! from that map, then the probe goes. Resolved locations and stack frames are translated back.
+//!
 //! The run is one `select!` over the inspector's events, the child's exit, the deadline and the
 //! cancel signal; every request has a deadline.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
+use crate::cdp::maps::{self, Search};
 use crate::cdp::node::{self, Discovery};
 use crate::cdp::{self, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
+use crate::sourcemap::{Position, SourceMap};
 use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
 use crate::tools::Call;
 
@@ -45,6 +56,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
     let launch = node::prepare(plan.command.clone(), std::env::var("NODE_OPTIONS").ok())
         .map_err(|message| Failure::new("invalid_command", message))?;
+    let (mode, search) = choose_mode(plan, launch.entry.as_deref())?;
     let mut debuggee =
         Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
             SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
@@ -69,10 +81,14 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         debuggee,
         deadline,
         binding: binding_name(),
-        breakpoint_id: String::new(),
+        condition: String::new(),
+        mode,
+        search,
+        placed: Vec::new(),
         outcome: Outcome::default(),
         results_bytes: 0,
         scripts: HashMap::new(),
+        script_maps: HashMap::new(),
     };
     let outcome = run.setup().and_then(|()| run.collect());
     run.finish(outcome)
@@ -145,6 +161,83 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
     }
 }
 
+/// How the breakpoint reaches the code Node runs.
+enum Mode {
+    /// The file is JavaScript: set by its own URL, and in any bundle on disk whose map lists
+    /// it (plain JavaScript bundled by esbuild or webpack).
+    Direct(Vec<Target>),
+    /// Not JavaScript, and generated files on disk cover it: set in each at the mapped position.
+    Mapped(Vec<Target>),
+    /// No map on disk and not JavaScript: stop the file's own module when it loads (tsx),
+    /// then place the breakpoint from the map it was compiled with.
+    LoadTime { probe: Option<String> },
+}
+
+/// A breakpoint to set in a generated file.
+struct Target {
+    generated: std::path::PathBuf,
+    position: Position,
+    map: Arc<SourceMap>,
+    source: usize,
+}
+
+/// A `setBreakpointByUrl` to send: its params, the map that translates where it lands, and
+/// whether it is the load-time probe.
+type BreakpointRequest = (Value, Option<(Arc<SourceMap>, usize)>, bool);
+
+/// A breakpoint we set, and the map that translates where it landed.
+struct Placed {
+    id: String,
+    map: Option<(Arc<SourceMap>, usize)>,
+}
+
+fn choose_mode(plan: &Plan, entry: Option<&str>) -> Result<(Mode, Search), Failure> {
+    let search = maps::search(&plan.real_file, entry.map(Path::new));
+    let javascript = maps::is_javascript(&plan.real_file);
+    if search.covered.is_empty() {
+        let mode =
+            if javascript { Mode::Direct(Vec::new()) } else { Mode::LoadTime { probe: None } };
+        return Ok((mode, search));
+    }
+    let line = plan.line - 1;
+    let targets: Vec<Target> = search
+        .covered
+        .iter()
+        .filter_map(|covered| {
+            let (_, positions) = covered.map.generated_for(covered.source, line)?;
+            Some(Target {
+                generated: covered.generated.clone(),
+                position: *positions.first()?,
+                map: covered.map.clone(),
+                source: covered.source,
+            })
+        })
+        .collect();
+    if javascript {
+        return Ok((Mode::Direct(targets), search));
+    }
+    if targets.is_empty() {
+        let files: Vec<String> =
+            search.covered.iter().map(|c| c.generated.display().to_string()).collect();
+        return Err(Failure::new(
+            "no_code_at_line",
+            format!(
+                "no code at or after line {} of {} in its source map (generated file {}): pick a \
+                 line with a statement",
+                plan.line,
+                plan.file.display(),
+                files.join(", ")
+            ),
+        ));
+    }
+    Ok((Mode::Mapped(targets), search))
+}
+
+/// `{file, line, column}` (1-based) of a generated position.
+fn generated_json(file: &str, position: Position) -> Value {
+    json!({"file": file, "line": position.line + 1, "column": position.column + 1})
+}
+
 /// A global name the program is unlikely to use; it is visible to the program as a function.
 fn binding_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -159,11 +252,19 @@ struct Run<'a> {
     debuggee: Debuggee,
     deadline: Instant,
     binding: String,
-    breakpoint_id: String,
+    /// The breakpoint condition that calls the probe.
+    condition: String,
+    mode: Mode,
+    search: Search,
+    /// The breakpoints carrying `condition`.
+    placed: Vec<Placed>,
     outcome: Outcome,
     results_bytes: usize,
-    /// `scriptId` to URL, from `Debugger.scriptParsed`: paused call frames carry only the id.
-    scripts: HashMap<String, String>,
+    /// `scriptId` to (URL, sourceMapURL), from `Debugger.scriptParsed`: paused call frames
+    /// carry only the id.
+    scripts: HashMap<String, (String, String)>,
+    /// Maps of scripts met in stack frames, loaded once each (`None`: no usable map).
+    script_maps: HashMap<String, Option<Arc<SourceMap>>>,
 }
 
 /// Why event collection stopped.
@@ -188,16 +289,12 @@ impl Run<'_> {
         let install =
             format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
         let thunk = |code: &str| format!("() => ({code}\n)");
-        let condition = format!(
+        self.condition = format!(
             "{}.hit({}, {})",
             self.binding,
             self.plan.condition.as_deref().map_or("null".to_string(), thunk),
             thunk(&self.plan.expression)
         );
-        let mut paths = vec![self.plan.real_file.as_path()];
-        if self.plan.file != self.plan.real_file {
-            paths.push(self.plan.file.as_path()); // with --preserve-symlinks
-        }
         // A condition that does not compile is silently false in V8 and would look like "never
         // hit": compile the same wrappers first and report the syntax error.
         let mut checks = vec![("expression", thunk(&self.plan.expression))];
@@ -222,11 +319,40 @@ impl Run<'_> {
                 (*field, client.send("Runtime.compileScript", params))
             })
             .collect();
-        let set = client.send(
-            "Debugger.setBreakpointByUrl",
-            json!({"urlRegex": node::file_url_regex(&paths), "lineNumber": self.plan.line - 1,
-                   "condition": condition}),
-        );
+        // What to set: (params, the map that translates where it lands, is it the probe).
+        let mapped = |targets: &[Target]| -> Vec<BreakpointRequest> {
+            targets
+                .iter()
+                .map(|t| {
+                    let params = json!({
+                        "urlRegex": node::file_url_regex(&[t.generated.as_path()]),
+                        "lineNumber": t.position.line, "columnNumber": t.position.column,
+                        "condition": self.condition});
+                    (params, Some((t.map.clone(), t.source)), false)
+                })
+                .collect()
+        };
+        let requests = match &self.mode {
+            Mode::Direct(targets) => {
+                let direct = json!({"urlRegex": self.file_regex(),
+                    "lineNumber": self.plan.line - 1, "condition": self.condition});
+                let mut requests = vec![(direct, None, false)];
+                requests.extend(mapped(targets));
+                requests
+            }
+            Mode::Mapped(targets) => mapped(targets),
+            Mode::LoadTime { .. } => vec![(
+                json!({"urlRegex": self.file_regex(), "lineNumber": 0, "columnNumber": 0}),
+                None,
+                true,
+            )],
+        };
+        let sets: Vec<_> = requests
+            .into_iter()
+            .map(|(params, map, probe)| {
+                (self.client.send("Debugger.setBreakpointByUrl", params), map, probe)
+            })
+            .collect();
 
         for reply in enabled {
             self.answer(&reply)?;
@@ -244,10 +370,17 @@ impl Run<'_> {
                 return Err(syntax_failure(field, details));
             }
         }
-        let set = self.answer(&set)?;
-        self.breakpoint_id = set["breakpointId"].as_str().unwrap_or_default().to_string();
-        if let Some(line) = set.pointer("/locations/0/lineNumber").and_then(Value::as_u64) {
-            self.outcome.resolved_line = u32::try_from(line + 1).ok();
+        for (reply, map, probe) in sets {
+            let set = self.answer(&reply)?;
+            let id = set["breakpointId"].as_str().unwrap_or_default().to_string();
+            if probe {
+                self.mode = Mode::LoadTime { probe: Some(id) };
+                continue;
+            }
+            self.placed.push(Placed { id: id.clone(), map });
+            if let Some(location) = set.pointer("/locations/0") {
+                self.resolved(&id, location);
+            }
         }
         let disabled = self.client.send("Runtime.disable", json!({}));
         self.answer(&disabled)?;
@@ -255,6 +388,117 @@ impl Run<'_> {
         let running = self.client.send("Runtime.runIfWaitingForDebugger", json!({}));
         self.answer(&running)?;
         log::debug(format_args!("breakpoint set; program running"));
+        Ok(())
+    }
+
+    /// The generated files a source map places the breakpoint in.
+    fn targets(&self) -> &[Target] {
+        match &self.mode {
+            Mode::Direct(targets) | Mode::Mapped(targets) => targets,
+            Mode::LoadTime { .. } => &[],
+        }
+    }
+
+    /// The URL regex of the breakpoint file itself (and of the path given, when a symlink led
+    /// to it: Node keeps that spelling with --preserve-symlinks).
+    fn file_regex(&self) -> String {
+        let mut paths = vec![self.plan.real_file.as_path()];
+        if self.plan.file != self.plan.real_file {
+            paths.push(self.plan.file.as_path());
+        }
+        node::file_url_regex(&paths)
+    }
+
+    /// Records where breakpoint `id` landed (a CDP location), in original coordinates when a
+    /// map translates it, with the generated position alongside.
+    fn resolved(&mut self, id: &str, location: &Value) {
+        let Some(placed) = self.placed.iter().find(|p| p.id == id) else { return };
+        let generated = Position {
+            line: location["lineNumber"].as_u64().unwrap_or(0) as u32,
+            column: location["columnNumber"].as_u64().unwrap_or(0) as u32,
+        };
+        let script = location["scriptId"].as_str().and_then(|s| self.scripts.get(s));
+        let url = script.map(|(url, _)| node::file_url_to_path(url));
+        match &placed.map {
+            None => {
+                if self.outcome.resolved_line.is_none() {
+                    self.outcome.resolved_line = Some(generated.line + 1);
+                }
+            }
+            Some((map, source)) => {
+                let file = url.unwrap_or_default();
+                self.outcome.generated.push(generated_json(&file, generated));
+                if self.outcome.resolved_line.is_some() {
+                    return;
+                }
+                if let Some((found, original)) = map.original_for(generated) {
+                    self.outcome.resolved_line = Some(original.line + 1);
+                    if found != *source {
+                        let other = &map.sources()[found];
+                        let name = other
+                            .path
+                            .as_ref()
+                            .map_or(other.name.clone(), |p| p.display().to_string());
+                        self.outcome.resolved_file = Some(name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The probe stopped the breakpoint file's module before its body (tsx and the like
+    /// compile it while it loads): set the real breakpoint from the map it was compiled with,
+    /// remove the probe, resume.
+    fn place_at_load(&mut self, probe: String, frame: &Value) -> Result<(), Failure> {
+        let script_id =
+            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
+        let (url, map_url) = self.scripts.get(script_id).cloned().unwrap_or_default();
+        let line = self.plan.line - 1;
+        let (position, map) = if map_url.is_empty() {
+            // Compiled without a map (type stripping keeps lines): the lines are the source's.
+            (Position { line, column: 0 }, None)
+        } else {
+            let map = maps::load_for_script(&url, &map_url).map_err(|e| {
+                Failure::new(
+                    "bad_source_map",
+                    format!("the source map of {url} cannot be read: {e}"),
+                )
+            })?;
+            let source =
+                map.find_source(&self.plan.real_file).or_else(|| map.find_source(&self.plan.file));
+            let found = source.and_then(|s| map.generated_for(s, line).map(|(_, p)| (s, p)));
+            match found {
+                Some((source, positions)) => (positions[0], Some((Arc::new(map), source))),
+                None => {
+                    return Err(Failure::new(
+                        "no_code_at_line",
+                        format!(
+                            "no code at or after line {} of {} in the map it was compiled with",
+                            self.plan.line,
+                            self.plan.file.display()
+                        ),
+                    ))
+                }
+            }
+        };
+        let removed = self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": probe}));
+        self.answer(&removed)?;
+        let set = self.client.send(
+            "Debugger.setBreakpointByUrl",
+            json!({"urlRegex": self.file_regex(), "lineNumber": position.line,
+                   "columnNumber": position.column, "condition": self.condition}),
+        );
+        let set = self.answer(&set)?;
+        let id = set["breakpointId"].as_str().unwrap_or_default().to_string();
+        self.placed.push(Placed { id: id.clone(), map });
+        if let Some(location) = set.pointer("/locations/0") {
+            self.resolved(&id, location);
+        }
+        log::debug(format_args!(
+            "breakpoint placed at load, generated {}:{}",
+            position.line + 1,
+            position.column + 1
+        ));
         Ok(())
     }
 
@@ -291,7 +535,7 @@ impl Run<'_> {
                 recv(events) -> event => match event {
                     Ok(event) if event.method == "NodeRuntime.waitingForDebugger" => return Ok(()),
                     Ok(event) => {
-                        self.handle_event(event);
+                        self.handle_event(event)?;
                     }
                     Err(_) => return Ok(()), // collect() sees the closed connection
                 },
@@ -317,7 +561,7 @@ impl Run<'_> {
                 recv(events) -> event => match event {
                     Ok(event) => {
                         nudge = crossbeam_channel::never();
-                        if self.handle_event(event) {
+                        if self.handle_event(event)? {
                             return Ok(End::Finished);
                         }
                     }
@@ -345,7 +589,7 @@ impl Run<'_> {
     }
 
     /// Handles one inspector event; true when the program has finished.
-    fn handle_event(&mut self, mut event: Event) -> bool {
+    fn handle_event(&mut self, mut event: Event) -> Result<bool, Failure> {
         match event.method.as_str() {
             "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
                 let payload = match event.params.get_mut("payload").map(Value::take) {
@@ -355,34 +599,37 @@ impl Run<'_> {
                 self.record_hit(payload);
             }
             "Debugger.paused" => {
-                let ours = event.params["hitBreakpoints"]
-                    .as_array()
-                    .is_some_and(|ids| ids.iter().any(|id| id == self.breakpoint_id.as_str()));
-                if ours {
+                let hit = |id: &str| {
+                    event.params["hitBreakpoints"]
+                        .as_array()
+                        .is_some_and(|ids| ids.iter().any(|hit| hit == id))
+                };
+                if let Mode::LoadTime { probe: Some(probe) } = &self.mode {
+                    if hit(probe) {
+                        let probe = probe.clone();
+                        self.mode = Mode::LoadTime { probe: None };
+                        self.place_at_load(probe, &event.params["callFrames"][0])?;
+                    }
+                }
+                if self.placed.iter().any(|p| hit(&p.id)) {
                     self.attach_stack(&event.params["callFrames"]);
                 }
                 // Every pause is resumed: the initial break on start, `debugger;` statements,
-                // and the hits themselves when a stack was asked for.
+                // the load-time probe, and the hits themselves when a stack was asked for.
                 drop(self.client.send("Debugger.resume", json!({})));
             }
-            "Debugger.breakpointResolved"
-                if event.params["breakpointId"] == self.breakpoint_id.as_str()
-                    && self.outcome.resolved_line.is_none() =>
-            {
-                let line = event.params.pointer("/location/lineNumber").and_then(Value::as_u64);
-                self.outcome.resolved_line = line.and_then(|l| u32::try_from(l + 1).ok());
+            "Debugger.breakpointResolved" => {
+                let id = event.params["breakpointId"].as_str().unwrap_or_default().to_string();
+                self.resolved(&id, &event.params["location"]);
             }
-            "Debugger.scriptParsed" if self.plan.include_stack => {
-                if let (Some(id), Some(url)) =
-                    (event.params["scriptId"].as_str(), event.params["url"].as_str())
-                {
-                    self.scripts.insert(id.to_string(), url.to_string());
-                }
+            "Debugger.scriptParsed" => {
+                let text = |key: &str| event.params[key].as_str().unwrap_or_default().to_string();
+                self.scripts.insert(text("scriptId"), (text("url"), text("sourceMapURL")));
             }
-            "NodeRuntime.waitingForDisconnect" => return true,
+            "NodeRuntime.waitingForDisconnect" => return Ok(true),
             _ => {}
         }
-        false
+        Ok(false)
     }
 
     /// Records one hit. The probe sends `T` or `F` (was the value truncated?) and then the
@@ -423,48 +670,60 @@ impl Run<'_> {
         self.call.progress.report(hits, || format!("hit {hits}"));
         if hits == self.plan.max_hits {
             self.outcome.hits_capped = true;
-            let id = self.breakpoint_id.clone();
-            drop(self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": id})));
+            for placed in &self.placed {
+                let params = json!({"breakpointId": placed.id});
+                drop(self.client.send("Debugger.removeBreakpoint", params));
+            }
         }
     }
 
     fn attach_stack(&mut self, frames: &Value) {
         let frames: Vec<Value> = frames
             .as_array()
-            .map(|frames| {
-                frames
-                    .iter()
-                    .take(STACK_FRAMES)
-                    .map(|frame| {
-                        let name = frame["functionName"]
-                            .as_str()
-                            .filter(|n| !n.is_empty())
-                            .unwrap_or("(anonymous)");
-                        let url = frame["url"]
-                            .as_str()
-                            .filter(|u| !u.is_empty())
-                            .or_else(|| {
-                                frame
-                                    .pointer("/location/scriptId")
-                                    .and_then(Value::as_str)
-                                    .and_then(|id| self.scripts.get(id).map(String::as_str))
-                            })
-                            .unwrap_or_default();
-                        let line = frame
-                            .pointer("/location/lineNumber")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0)
-                            + 1;
-                        json!({"function": name, "file": node::file_url_to_path(url), "line": line})
-                    })
-                    .collect()
-            })
+            .map(|frames| frames.iter().take(STACK_FRAMES).map(|f| self.frame_json(f)).collect())
             .unwrap_or_default();
         // The result is a JSON object's text ending in `}`: add the field before it.
         let Some(last) = self.outcome.results.last_mut() else { return };
         if last.ends_with('}') {
             last.pop();
             last.push_str(&format!(r#","stack":{}}}"#, Value::from(frames)));
+        }
+    }
+
+    /// One stack frame, in original coordinates when its script has a map (the generated
+    /// position alongside).
+    fn frame_json(&mut self, frame: &Value) -> Value {
+        let name =
+            frame["functionName"].as_str().filter(|n| !n.is_empty()).unwrap_or("(anonymous)");
+        let script_id =
+            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
+        let (url, map_url) = self.scripts.get(script_id).cloned().unwrap_or_default();
+        let url = frame["url"].as_str().filter(|u| !u.is_empty()).map_or(url, String::from);
+        let generated = Position {
+            line: frame.pointer("/location/lineNumber").and_then(Value::as_u64).unwrap_or(0) as u32,
+            column: frame.pointer("/location/columnNumber").and_then(Value::as_u64).unwrap_or(0)
+                as u32,
+        };
+        let file = node::file_url_to_path(&url);
+        let map = if map_url.is_empty() {
+            None
+        } else {
+            self.script_maps
+                .entry(script_id.to_string())
+                .or_insert_with(|| maps::load_for_script(&url, &map_url).ok().map(Arc::new))
+                .clone()
+        };
+        match map
+            .as_ref()
+            .and_then(|m| m.original_for(generated).map(|(s, p)| (&m.sources()[s], p)))
+        {
+            Some((source, original)) => json!({
+                "function": name,
+                "file": source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
+                "line": original.line + 1,
+                "generated": generated_json(&file, generated),
+            }),
+            None => json!({"function": name, "file": file, "line": generated.line + 1}),
         }
     }
 
@@ -511,7 +770,10 @@ impl Run<'_> {
         if !self.outcome.results.is_empty() {
             return Ok(self.outcome);
         }
-        let failure = if self.outcome.timed_out {
+        let failure = if let Mode::LoadTime { probe: Some(_) } = self.mode {
+            // Not JavaScript, no map on disk, and the program never loaded the file itself.
+            self.no_map_failure(exit)
+        } else if self.outcome.timed_out {
             timeout_failure(self.plan)
         } else {
             exited_before_hit(exit.describe(), Some(self.never_hit_hint(exit)))
@@ -528,6 +790,30 @@ impl Run<'_> {
         Err(failure)
     }
 
+    fn no_map_failure(&self, exit: Exit) -> Failure {
+        let looked = if self.search.looked_at.is_empty() {
+            "no JavaScript file with a source map next to the command's script".to_string()
+        } else {
+            self.search.looked_at.join("; ")
+        };
+        let ended = if self.outcome.timed_out {
+            format!("the program was killed after {} ms", self.plan.timeout.as_millis())
+        } else {
+            format!("the program ended ({})", exit.describe())
+        };
+        Failure::new(
+            "no_source_map",
+            format!(
+                "no source map covers {}: looked at {looked}. Nor was it compiled while loading \
+                 (e.g. `node --import tsx ...`); {ended} without loading it. Build with source \
+                 maps (tsc `sourceMap`, esbuild `--sourcemap`), or set the breakpoint in the \
+                 JavaScript that runs",
+                self.plan.file.display()
+            ),
+        )
+        .with("lookedAt", self.search.looked_at.clone().into())
+    }
+
     fn never_hit_hint(&self, exit: Exit) -> String {
         if !self.outcome.timed_out && exit.code != Some(0) {
             return format!(
@@ -536,6 +822,20 @@ impl Run<'_> {
             );
         }
         match (self.outcome.resolved_line, &self.plan.condition) {
+            (None, _) if !self.targets().is_empty() => {
+                let files: Vec<String> =
+                    self.targets().iter().map(|t| t.generated.display().to_string()).collect();
+                let direct = if matches!(self.mode, Mode::Direct(_)) {
+                    format!("no script loaded from {} itself, and ", self.plan.file.display())
+                } else {
+                    String::new()
+                };
+                format!(
+                    "the breakpoint never bound: {direct}its source map places it in {}, none of \
+                     which the program loaded (is that the build the command runs?)",
+                    files.join(", ")
+                )
+            }
             (None, _) => format!(
                 "the breakpoint never bound: no script loaded from {} (is it the file the command runs or requires?)",
                 self.plan.file.display()

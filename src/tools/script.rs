@@ -49,7 +49,12 @@ pub(crate) struct Plan {
 pub(crate) struct Outcome {
     /// The JSON text of one `{type, value}` (plus `stack`) per hit, in hit order.
     pub(crate) results: Vec<String>,
+    /// Where the breakpoint landed, in the file's own (original) lines.
     pub(crate) resolved_line: Option<u32>,
+    /// Set when a map placed it in another original file than asked.
+    pub(crate) resolved_file: Option<String>,
+    /// `{file, line, column}` of each generated location, when a source map placed it.
+    pub(crate) generated: Vec<Value>,
     pub(crate) exit: Option<Exit>,
     pub(crate) timed_out: bool,
     pub(crate) hits_capped: bool,
@@ -256,6 +261,13 @@ fn count_lines(bytes: &[u8]) -> u64 {
 fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     let mut breakpoint = json!({"file": plan.file.display().to_string(), "line": plan.line});
     let mut notes = Vec::new();
+    if let Some(file) = &outcome.resolved_file {
+        breakpoint["resolvedFile"] = file.as_str().into();
+        notes.push(format!("Note: the breakpoint landed in {file}, not in the file asked for."));
+    }
+    if !outcome.generated.is_empty() {
+        breakpoint["generated"] = outcome.generated.clone().into();
+    }
     if let Some(resolved) = outcome.resolved_line {
         breakpoint["resolvedLine"] = resolved.into();
         if resolved != plan.line {

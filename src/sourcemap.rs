@@ -1,0 +1,473 @@
+//! Source maps (revision 3, ECMA-426): decoding the Base64 VLQ mappings, index maps with
+//! `sections`, `sourceRoot` and source path resolution, and position lookups both ways.
+//!
+//! Decoded once into a flat list of segments sorted by generated position (for generated ->
+//! original lookups by binary search) plus a permutation sorted by original position (for
+//! original -> generated). Lines and columns are 0-based here, as in source maps and CDP.
+//!
+//! This module does no I/O: `cdp/maps.rs` finds the maps and reads the files.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+/// A position in a file, 0-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Position {
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+}
+
+/// One mapping segment. `source == NONE` marks a generated range that maps to nothing.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    generated: Position,
+    source: u32,
+    original: Position,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// A source as the map names it, and where that is on disk when it can be told.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Source {
+    /// `sourceRoot` + the entry in `sources`, as written.
+    pub(crate) name: String,
+    /// The absolute path it resolves to, when it is a path or a `file://` URL.
+    pub(crate) path: Option<PathBuf>,
+    /// The path without scheme, namespace and leading `./`/`../`, for suffix matching
+    /// (`webpack://shop/./src/app.ts` -> `src/app.ts`).
+    suffix: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct SourceMap {
+    sources: Vec<Source>,
+    /// Sorted by generated position.
+    segments: Vec<Segment>,
+    /// Indices into `segments`, sorted by (source, original position, generated position).
+    by_original: Vec<u32>,
+}
+
+impl SourceMap {
+    /// Parses a map. Relative sources resolve against `base`, the directory of the map file
+    /// (for an inline map: of the generated file).
+    pub(crate) fn parse(text: &str, base: Option<&Path>) -> Result<SourceMap, String> {
+        let json: Value =
+            serde_json::from_str(text).map_err(|e| format!("not a source map: {e}"))?;
+        let mut map =
+            SourceMap { sources: Vec::new(), segments: Vec::new(), by_original: Vec::new() };
+        match json.get("sections") {
+            Some(Value::Array(sections)) => {
+                for (i, section) in sections.iter().enumerate() {
+                    let offset = Position {
+                        line: section.pointer("/offset/line").and_then(Value::as_u64).unwrap_or(0)
+                            as u32,
+                        column: section
+                            .pointer("/offset/column")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0) as u32,
+                    };
+                    let inner = section
+                        .get("map")
+                        .ok_or_else(|| format!("section {i} of the index map has no `map` (a `url` section is not supported)"))?;
+                    map.add(inner, base, offset)?;
+                }
+                // Sections are ordered and do not overlap, but sort anyway rather than trust it.
+                map.segments.sort_by_key(|s| s.generated);
+            }
+            Some(_) => return Err("`sections` must be an array".into()),
+            None => map.add(&json, base, Position { line: 0, column: 0 })?,
+        }
+        let mut by_original: Vec<u32> = (0..map.segments.len() as u32)
+            .filter(|&i| map.segments[i as usize].source != NONE)
+            .collect();
+        by_original.sort_by_key(|&i| {
+            let s = &map.segments[i as usize];
+            (s.source, s.original, s.generated)
+        });
+        map.by_original = by_original;
+        Ok(map)
+    }
+
+    /// Adds one regular map, its generated positions shifted by `offset` (index map sections).
+    fn add(&mut self, json: &Value, base: Option<&Path>, offset: Position) -> Result<(), String> {
+        if json.get("version").and_then(Value::as_u64) != Some(3) {
+            return Err("unsupported source map version (only version 3 exists)".into());
+        }
+        let root = json.get("sourceRoot").and_then(Value::as_str).unwrap_or("");
+        let first = self.sources.len() as u32;
+        if let Some(Value::Array(sources)) = json.get("sources") {
+            for source in sources {
+                self.sources.push(resolve_source(base, root, source.as_str().unwrap_or("")));
+            }
+        }
+        let count = self.sources.len() as u32 - first;
+        let mappings = json.get("mappings").and_then(Value::as_str).unwrap_or("");
+        decode_mappings(mappings, |generated, original| {
+            let generated = Position {
+                line: generated.line + offset.line,
+                column: if generated.line == 0 {
+                    generated.column + offset.column
+                } else {
+                    generated.column
+                },
+            };
+            let (source, original) = match original {
+                Some((source, _)) if source >= count => {
+                    return Err(format!("a mapping names source {source}, but the map has {count}"))
+                }
+                Some((source, original)) => (first + source, original),
+                None => (NONE, Position { line: 0, column: 0 }),
+            };
+            self.segments.push(Segment { generated, source, original });
+            Ok(())
+        })
+    }
+
+    pub(crate) fn sources(&self) -> &[Source] {
+        &self.sources
+    }
+
+    /// The index of the source that is `file` (absolute, symlinks resolved or not): an exact
+    /// path match first, else the longest suffix match (`webpack://` and other schemes).
+    pub(crate) fn find_source(&self, file: &Path) -> Option<usize> {
+        let file = normalize(file);
+        if let Some(i) = self.sources.iter().position(|s| s.path.as_deref() == Some(&file)) {
+            return Some(i);
+        }
+        let file_text = file.to_string_lossy();
+        self.sources
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                !s.suffix.is_empty()
+                    && (file_text == s.suffix.as_str()
+                        || file_text.ends_with(&format!("/{}", s.suffix)))
+            })
+            .max_by_key(|(_, s)| s.suffix.len())
+            .map(|(i, _)| i)
+    }
+
+    /// The generated positions of original `line` of `source`, earliest original column first.
+    /// When the line has no mapping (a comment, a type), the next line that has one is used,
+    /// as V8 moves a breakpoint to the next line with code; the line used comes back too.
+    pub(crate) fn generated_for(&self, source: usize, line: u32) -> Option<(u32, Vec<Position>)> {
+        let source = source as u32;
+        let key = |i: &u32| {
+            let s = &self.segments[*i as usize];
+            (s.source, s.original.line)
+        };
+        let start = self.by_original.partition_point(|i| key(i) < (source, line));
+        let first = self.by_original.get(start).filter(|i| key(i).0 == source)?;
+        let found_line = key(first).1;
+        let positions = self.by_original[start..]
+            .iter()
+            .take_while(|i| key(i) == (source, found_line))
+            .map(|&i| self.segments[i as usize].generated)
+            .collect();
+        Some((found_line, positions))
+    }
+
+    /// The original position of a generated position: the closest segment at or before it on
+    /// the same generated line (the source-map "greatest lower bound").
+    pub(crate) fn original_for(&self, generated: Position) -> Option<(usize, Position)> {
+        let after = self.segments.partition_point(|s| s.generated <= generated);
+        let segment = self.segments[..after].last()?;
+        if segment.generated.line != generated.line || segment.source == NONE {
+            return None;
+        }
+        Some((segment.source as usize, segment.original))
+    }
+}
+
+/// Decodes a `mappings` string, calling `f(generated, Some((source, original)))` for each
+/// mapped segment and `f(generated, None)` for each segment that maps to nothing.
+fn decode_mappings(
+    mappings: &str,
+    mut f: impl FnMut(Position, Option<(u32, Position)>) -> Result<(), String>,
+) -> Result<(), String> {
+    // Source index, original line and column carry over from segment to segment and across
+    // lines; the generated column restarts at every line.
+    let (mut source, mut original_line, mut original_column) = (0i64, 0i64, 0i64);
+    for (line, text) in mappings.split(';').enumerate() {
+        let line = clamp(line as i64)?;
+        let mut column = 0i64;
+        for segment in text.split(',').filter(|s| !s.is_empty()) {
+            let mut fields = [0i64; 5];
+            let n = decode_vlq(segment.as_bytes(), &mut fields).map_err(|e| {
+                format!("bad mapping `{segment}` on generated line {}: {e}", line + 1)
+            })?;
+            column += fields[0];
+            let generated = Position { line, column: clamp(column)? };
+            match n {
+                1 => f(generated, None)?,
+                4 | 5 => {
+                    source += fields[1];
+                    original_line += fields[2];
+                    original_column += fields[3];
+                    let original =
+                        Position { line: clamp(original_line)?, column: clamp(original_column)? };
+                    f(generated, Some((clamp(source)?, original)))?;
+                }
+                n => return Err(format!("a mapping segment has {n} fields (1, 4 or 5 expected)")),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn clamp(value: i64) -> Result<u32, String> {
+    u32::try_from(value).map_err(|_| format!("a mapping points at position {value}"))
+}
+
+/// Decodes up to five Base64 VLQ values of one segment; returns how many.
+fn decode_vlq(bytes: &[u8], out: &mut [i64; 5]) -> Result<usize, &'static str> {
+    let mut count = 0;
+    let (mut value, mut shift) = (0i64, 0u32);
+    for &byte in bytes {
+        let digit = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return Err("not a Base64 character"),
+        } as i64;
+        if shift > 60 {
+            return Err("number too large");
+        }
+        value |= (digit & 31) << shift;
+        if digit & 32 != 0 {
+            shift += 5;
+            continue;
+        }
+        if count == 5 {
+            return Err("more than 5 fields");
+        }
+        // The lowest bit is the sign.
+        out[count] = if value & 1 == 1 { -(value >> 1) } else { value >> 1 };
+        count += 1;
+        value = 0;
+        shift = 0;
+    }
+    if shift != 0 {
+        return Err("the last number is cut off");
+    }
+    Ok(count)
+}
+
+fn resolve_source(base: Option<&Path>, root: &str, source: &str) -> Source {
+    let name = if root.is_empty() || source.contains("://") || source.starts_with('/') {
+        source.to_string()
+    } else if root.ends_with('/') {
+        format!("{root}{source}")
+    } else {
+        format!("{root}/{source}")
+    };
+    let (path, rest) = if let Some(path) = name.strip_prefix("file://") {
+        let path = percent_decode(path);
+        (Some(normalize(Path::new(&path))), path)
+    } else if let Some((_, rest)) = name.split_once("://") {
+        // `webpack://namespace/./src/a.ts`: the part after the namespace is relative to a root
+        // we cannot know, so only suffix matching can place it.
+        (None, rest.split_once('/').map_or("", |(_, p)| p).to_string())
+    } else if name.starts_with('/') {
+        (Some(normalize(Path::new(&name))), name.clone())
+    } else {
+        (base.map(|base| normalize(&base.join(&name))), name.clone())
+    };
+    let suffix = Path::new(&rest)
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    Source { name, path, suffix }
+}
+
+/// Resolves `.` and `..` without touching the disk.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The JSON text of a `data:` URL (`data:application/json;base64,...` or percent-encoded).
+pub(crate) fn data_url_text(url: &str) -> Result<String, String> {
+    let rest = url.strip_prefix("data:").ok_or("not a data: URL")?;
+    let (meta, data) = rest.split_once(',').ok_or("a data: URL needs a comma")?;
+    if meta.split(';').any(|p| p == "base64") {
+        let bytes = base64_decode(data)?;
+        String::from_utf8(bytes).map_err(|_| "the inline source map is not UTF-8".to_string())
+    } else {
+        Ok(percent_decode(data))
+    }
+}
+
+fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut buffer, mut bits) = (0u32, 0u32);
+    for &byte in text.as_bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            b' ' | b'\n' | b'\r' | b'\t' => continue,
+            _ => return Err(format!("`{}` is not Base64", char::from(byte))),
+        };
+        buffer = (buffer << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_vlq() {
+        let check = |text: &str, expected: &[i64]| {
+            let mut out = [0; 5];
+            let n = decode_vlq(text.as_bytes(), &mut out).unwrap();
+            assert_eq!(&out[..n], expected, "{text}");
+        };
+        check("A", &[0]);
+        check("C", &[1]);
+        check("D", &[-1]);
+        check("gB", &[16]);
+        check("hB", &[-16]);
+        check("AAAA", &[0, 0, 0, 0]);
+        check("SAAQ", &[9, 0, 0, 8]);
+        check("2HAAA", &[123, 0, 0, 0]);
+        check("+/////D", &[i64::from(i32::MAX)]);
+        let mut out = [0; 5];
+        assert_eq!(decode_vlq(b"g", &mut out), Err("the last number is cut off"));
+        assert_eq!(decode_vlq(b"A!", &mut out), Err("not a Base64 character"));
+        assert_eq!(decode_vlq(b"AAAAAA", &mut out), Err("more than 5 fields"));
+    }
+
+    #[test]
+    fn decodes_base64_and_data_urls() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(
+            data_url_text("data:application/json;charset=utf-8;base64,eyJhIjoxfQ==").unwrap(),
+            r#"{"a":1}"#
+        );
+        assert_eq!(data_url_text("data:application/json,%7B%22a%22%3A1%7D").unwrap(), r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn resolves_sources() {
+        let base = Path::new("/p/dist");
+        let check = |root: &str, source: &str, path: Option<&str>, suffix: &str| {
+            let s = resolve_source(Some(base), root, source);
+            assert_eq!(s.path.as_deref(), path.map(Path::new), "{root} {source}");
+            assert_eq!(s.suffix, suffix, "{root} {source}");
+        };
+        check("", "../src/app.ts", Some("/p/src/app.ts"), "src/app.ts");
+        check("../src/", "app.ts", Some("/p/src/app.ts"), "src/app.ts");
+        check("../src", "app.ts", Some("/p/src/app.ts"), "src/app.ts");
+        check("", "/abs/a.ts", Some("/abs/a.ts"), "abs/a.ts");
+        check("", "file:///abs/my%20app.ts", Some("/abs/my app.ts"), "abs/my app.ts");
+        check("", "webpack://shop/./src/app.ts", None, "src/app.ts");
+        check("", "webpack:///src/app.ts", None, "src/app.ts");
+        check("webpack://", "shop/./src/app.ts", None, "src/app.ts");
+    }
+
+    /// A tiny map by hand: `a.js` line 0 = `a.ts` line 2 (cols 0 and 4), line 1 unmapped at
+    /// col 0 then `b.ts` line 0 col 0 at col 10.
+    fn small() -> SourceMap {
+        let text = r#"{"version":3,"sources":["a.ts","b.ts"],"names":[],
+                      "mappings":"AAEA,IAAI;A,UCFJ"}"#;
+        SourceMap::parse(text, Some(Path::new("/p"))).unwrap()
+    }
+
+    #[test]
+    fn looks_up_both_ways() {
+        let map = small();
+        let p = |line, column| Position { line, column };
+        assert_eq!(map.original_for(p(0, 0)), Some((0, p(2, 0))));
+        assert_eq!(map.original_for(p(0, 3)), Some((0, p(2, 0))));
+        assert_eq!(map.original_for(p(0, 99)), Some((0, p(2, 4))));
+        assert_eq!(map.original_for(p(1, 5)), None, "unmapped segment");
+        assert_eq!(map.original_for(p(1, 10)), Some((1, p(0, 0))));
+        assert_eq!(map.original_for(p(2, 0)), None, "no line");
+        assert_eq!(map.generated_for(0, 2), Some((2, vec![p(0, 0), p(0, 4)])));
+        assert_eq!(map.generated_for(0, 0), Some((2, vec![p(0, 0), p(0, 4)])), "moves forward");
+        assert_eq!(map.generated_for(0, 3), None, "past the last mapped line");
+        assert_eq!(map.generated_for(1, 0), Some((0, vec![p(1, 10)])));
+        assert_eq!(map.find_source(Path::new("/p/a.ts")), Some(0));
+        assert_eq!(map.find_source(Path::new("/p/./x/../b.ts")), Some(1));
+        assert_eq!(map.find_source(Path::new("/p/c.ts")), None);
+    }
+
+    #[test]
+    fn index_maps_shift_their_sections() {
+        let text = r#"{"version":3,"sections":[
+            {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.ts"],"mappings":"AAAA"}},
+            {"offset":{"line":1,"column":5},"map":{"version":3,"sources":["b.ts"],"mappings":"AAAA;AACA"}}]}"#;
+        let map = SourceMap::parse(text, None).unwrap();
+        let p = |line, column| Position { line, column };
+        assert_eq!(map.original_for(p(1, 5)), Some((1, p(0, 0))));
+        assert_eq!(map.original_for(p(1, 4)), None);
+        assert_eq!(map.original_for(p(2, 0)), Some((1, p(1, 0))));
+        assert_eq!(map.generated_for(1, 1), Some((1, vec![p(2, 0)])));
+    }
+
+    #[test]
+    fn rejects_broken_maps() {
+        let check = |text: &str, expected: &str| {
+            let error = SourceMap::parse(text, None).unwrap_err();
+            assert!(error.starts_with(expected), "{text}: {error}");
+        };
+        check("{", "not a source map");
+        check(r#"{"version":2,"mappings":""}"#, "unsupported source map version");
+        check(r#"{"version":3,"sources":["a"],"mappings":"AAAA,C!"}"#, "bad mapping `C!`");
+        check(
+            r#"{"version":3,"sources":["a"],"mappings":"ACAA"}"#,
+            "a mapping names source 1, but the map has 1",
+        );
+        check(r#"{"version":3,"sources":["a"],"mappings":"AA"}"#, "a mapping segment has 2 fields");
+    }
+}
