@@ -11,7 +11,10 @@ Figures:
   - time from spawning the server to its tools/list answer (initialize and tools/list are
     written at once, as clients do);
   - peak RSS of the server process (VmHWM, after all the calls above);
-  - size of the stripped release binary, and the number of crates in `cargo tree`.
+  - size of the stripped release binary, and the number of crates in `cargo tree`;
+  - a breakpoint through a large source map: a generated 5 MB bundle with a ~20 MB map
+    (target/bench/), the same call with the breakpoint set in the bundle itself, and the
+    difference (finding, reading, decoding, indexing and looking up the map).
 Targets are printed next to each figure; nothing here asserts, CI machines are noisy.
 """
 
@@ -105,6 +108,55 @@ def spawn_to_tools_list():
     return elapsed
 
 
+def big_bundle():
+    """Writes target/bench/bundle.js (~5 MB, 200 modules) and its ~20 MB map; returns the
+    bundle path, an original file with a line in it, and the generated line it maps to."""
+    out = os.path.join(ROOT, "target", "bench")
+    os.makedirs(os.path.join(out, "src"), exist_ok=True)
+    vlq_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+    def vlq(n):
+        n = (-n << 1) | 1 if n < 0 else n << 1
+        text = ""
+        while True:
+            digit = n & 31
+            n >>= 5
+            text += vlq_chars[digit | (32 if n else 0)]
+            if not n:
+                return text
+
+    modules, lines_per_module, statements = 200, 250, 20
+    js, mappings, sources, contents = [], [], [], []
+    prev = [0, 0, 0]  # source, original line, original column
+    for m in range(modules):
+        sources.append(f"src/m{m}.ts")
+        original = []
+        for l in range(lines_per_module):
+            js.append("x+=1;" * statements)
+            original.append("x+=1 as number;" * statements)
+            segments, col = [], 0
+            for s_ in range(statements):
+                for half in (0, 2):  # two segments per statement
+                    gen_col = s_ * 5 + half
+                    orig_col = s_ * 15 + half * 5
+                    seg = vlq(gen_col - col) + vlq(m - prev[0]) + vlq(l - prev[1]) + vlq(orig_col - prev[2])
+                    col, prev = gen_col, [m, l, orig_col]
+                    segments.append(seg)
+            mappings.append(",".join(segments))
+        contents.append("\n".join(original))
+    bundle = os.path.join(out, "bundle.js")
+    with open(bundle, "w") as f:
+        f.write("let x = 0;\n" + "\n".join(js) + "\nconsole.log(x);\n//# sourceMappingURL=bundle.js.map\n")
+    with open(bundle + ".map", "w") as f:
+        json.dump({"version": 3, "file": "bundle.js", "sources": sources, "sourcesContent": contents,
+                   "names": [], "mappings": ";" + ";".join(mappings)}, f)
+    for m in (150,):
+        with open(os.path.join(out, "src", f"m{m}.ts"), "w") as f:
+            f.write(contents[m] + "\n")
+    # Original src/m150.ts line 100 (1-based) is generated line 1 + 150*250 + 99 + 1.
+    return bundle, os.path.join(out, "src", "m150.ts"), 100, 1 + 150 * lines_per_module + 100
+
+
 def main():
     runs = 15
     if "--runs" in sys.argv:
@@ -130,6 +182,20 @@ def main():
     hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
     assert len(hits["results"]) == 10000
     rss = server.peak_rss_kib()
+
+    bundle, original, line, generated_line = big_bundle()
+    bundle_mb = os.path.getsize(bundle) / 1e6
+    map_mb = os.path.getsize(bundle + ".map") / 1e6
+    mapped, plain = [], []
+    for _ in range(3):
+        elapsed, result = timed(lambda: debug_script(server, f"node {bundle}", original, line, "x"))
+        assert result["breakpoint"]["resolvedLine"] == line, result["breakpoint"]
+        assert result["breakpoint"]["generated"][0]["line"] == generated_line, result["breakpoint"]
+        mapped.append(elapsed)
+        elapsed, result = timed(lambda: debug_script(server, f"node {bundle}", bundle, generated_line, "x"))
+        assert result["results"][0]["value"] == (150 * 250 + 99) * 20, result["results"]
+        plain.append(elapsed)
+    rss_big = server.peak_rss_kib()
     server.close()
 
     startup = statistics.median(spawn_to_tools_list() for _ in range(30))
@@ -148,7 +214,11 @@ def main():
         ("node fixture.js alone, output to /dev/null", ms(med_null), f"ratio {med_script / med_null:.2f}x"),
         ("debug-script, 10,000 hits", ms(hits_time), "target < 2000 ms"),
         ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
-        ("server peak RSS (VmHWM)", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
+        ("server peak RSS (VmHWM), after the calls above", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
+        (f"breakpoint via a {map_mb:.0f} MB map in a {bundle_mb:.0f} MB bundle", ms(statistics.median(mapped)), ""),
+        ("same bundle, breakpoint set in the bundle itself", ms(statistics.median(plain)),
+         f"map cost {ms(statistics.median(mapped) - statistics.median(plain))}"),
+        ("server peak RSS after the large-map calls", f"{rss_big / 1024:.1f} MiB", ""),
         ("stripped release binary", f"{size / 1024:.0f} KiB", ""),
         ("crates in cargo tree (incl. debug-mcp)", str(crates), ""),
     ]

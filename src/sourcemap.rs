@@ -471,3 +471,60 @@ mod tests {
         check(r#"{"version":3,"sources":["a"],"mappings":"AA"}"#, "a mapping segment has 2 fields");
     }
 }
+
+/// The decoder against the answers of the `source-map` npm package for the fixtures' maps
+/// (see fixtures/sourcemaps/README.md).
+#[cfg(test)]
+mod reference {
+    use super::*;
+
+    #[test]
+    fn matches_the_source_map_package() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sourcemaps");
+        let mut checked = 0;
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(".expected.json"))
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 8, "expected tables in {}", dir.display());
+        for expected_path in names {
+            let name = expected_path.to_string_lossy().replace(".expected.json", "");
+            let map =
+                SourceMap::parse(&std::fs::read_to_string(format!("{name}.map")).unwrap(), None)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let expected: Value =
+                serde_json::from_str(&std::fs::read_to_string(&expected_path).unwrap()).unwrap();
+            assert_eq!(map.sources().len() as u64, expected["sources"].as_u64().unwrap(), "{name}");
+            let n = |v: &Value| v.as_u64().map(|n| n as u32);
+            for row in expected["original"].as_array().unwrap() {
+                let generated = Position { line: n(&row[0]).unwrap(), column: n(&row[1]).unwrap() };
+                let want = n(&row[2]).map(|source| {
+                    (
+                        source as usize,
+                        Position { line: n(&row[3]).unwrap(), column: n(&row[4]).unwrap() },
+                    )
+                });
+                assert_eq!(map.original_for(generated), want, "{name}: original of {generated:?}");
+                checked += 1;
+            }
+            for row in expected["generated"].as_array().unwrap() {
+                let (source, line) = (n(&row[0]).unwrap() as usize, n(&row[1]).unwrap());
+                let mut want: Vec<Position> = row[2]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| Position { line: n(&p[0]).unwrap(), column: n(&p[1]).unwrap() })
+                    .collect();
+                let mut got = map.generated_for(source, line).map(|(_, p)| p).unwrap_or_default();
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{name}: generated of source {source} line {line}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 4000, "only {checked} lookups checked");
+    }
+}

@@ -9,6 +9,7 @@
 mod cli;
 mod protocol;
 mod script;
+mod sourcemaps;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -105,9 +106,15 @@ impl Server {
     }
 
     pub fn start_with(env: &[(&str, &str)]) -> Server {
+        Server::start_in(&root(), env)
+    }
+
+    /// Starts the server with `dir` as its working directory (where agents' clients start it:
+    /// the project).
+    pub fn start_in(dir: &std::path::Path, env: &[(&str, &str)]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_debug-mcp"));
         command
-            .current_dir(root())
+            .current_dir(dir)
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -135,7 +142,11 @@ impl Server {
 
     /// Starts and completes the handshake.
     pub fn initialized() -> Server {
-        let mut server = Server::start();
+        Server::initialized_in(&root())
+    }
+
+    pub fn initialized_in(dir: &std::path::Path) -> Server {
+        let mut server = Server::start_in(dir, &[]);
         let result = server.request(
             "initialize",
             json!({
