@@ -1,14 +1,18 @@
 //! Source maps (revision 3, ECMA-426): decoding the Base64 VLQ mappings, index maps with
 //! `sections`, `sourceRoot` and source path resolution, and position lookups both ways.
 //!
-//! Decoded once into a flat list of segments sorted by generated position (for generated ->
-//! original lookups by binary search) plus a permutation sorted by original position (for
-//! original -> generated). Lines and columns are 0-based here, as in source maps and CDP.
+//! Decoded once into a flat list of 16-byte segments in generated order with an index of where
+//! each generated line starts (generated -> original: binary search within the line), plus, per
+//! source and on first use, a permutation in original order (original -> generated: binary
+//! search). Lines and columns are 0-based here, as in source maps and CDP.
 //!
 //! This module does no I/O: `cdp/maps.rs` finds the maps and reads the files.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 /// A position in a file, 0-based.
@@ -18,10 +22,12 @@ pub(crate) struct Position {
     pub(crate) column: u32,
 }
 
-/// One mapping segment. `source == NONE` marks a generated range that maps to nothing.
+/// One mapping segment; its generated line is implied by [`SourceMap::lines`]. 16 bytes: a
+/// 20 MB map holds a few million of these. `source == NONE` marks a generated range that maps
+/// to nothing.
 #[derive(Debug, Clone, Copy)]
 struct Segment {
-    generated: Position,
+    column: u32,
     source: u32,
     original: Position,
 }
@@ -45,84 +51,86 @@ pub(crate) struct SourceMap {
     sources: Vec<Source>,
     /// Sorted by generated position.
     segments: Vec<Segment>,
-    /// Indices into `segments`, sorted by (source, original position, generated position).
-    by_original: Vec<u32>,
+    /// `segments[lines[l]..lines[l + 1]]` are generated line `l`'s.
+    lines: Vec<u32>,
+    /// Per source, built on first use: its segments' indices sorted by original position.
+    by_original: Vec<OnceLock<Vec<u32>>>,
+}
+
+/// Collects segments in generated order, noting where each line starts.
+#[derive(Default)]
+struct Builder {
+    segments: Vec<Segment>,
+    lines: Vec<u32>,
+    /// Segments that came out of order (overlapping index-map sections), with their lines.
+    stray: Vec<(u32, Segment)>,
+}
+
+impl Builder {
+    fn push(&mut self, line: u32, segment: Segment) {
+        let current = self.lines.len().checked_sub(1);
+        let in_order = match current {
+            Some(current) if (line as usize) < current => false,
+            Some(current) if line as usize == current => {
+                self.segments.len() == self.lines[current] as usize
+                    || self.segments.last().is_some_and(|s| s.column <= segment.column)
+            }
+            _ => true,
+        };
+        if !in_order {
+            self.stray.push((line, segment));
+            return;
+        }
+        while self.lines.len() <= line as usize {
+            self.lines.push(self.segments.len() as u32);
+        }
+        self.segments.push(segment);
+    }
+
+    fn finish(mut self) -> (Vec<Segment>, Vec<u32>) {
+        if !self.stray.is_empty() {
+            // Rare: rebuild in order.
+            let mut all: Vec<(u32, Segment)> =
+                Vec::with_capacity(self.segments.len() + self.stray.len());
+            for (line, window) in self.lines.iter().enumerate() {
+                let end = self.lines.get(line + 1).map_or(self.segments.len(), |&e| e as usize);
+                all.extend(self.segments[*window as usize..end].iter().map(|s| (line as u32, *s)));
+            }
+            all.append(&mut self.stray);
+            all.sort_by_key(|(line, s)| (*line, s.column));
+            let mut sorted = Builder::default();
+            for (line, segment) in all {
+                sorted.push(line, segment);
+            }
+            return sorted.finish();
+        }
+        self.lines.push(self.segments.len() as u32);
+        (self.segments, self.lines)
+    }
 }
 
 impl SourceMap {
     /// Parses a map. Relative sources resolve against `base`, the directory of the map file
-    /// (for an inline map: of the generated file).
+    /// (for an inline map: of the generated file). `sourcesContent` is skipped, not kept.
     pub(crate) fn parse(text: &str, base: Option<&Path>) -> Result<SourceMap, String> {
-        let json: Value =
+        let raw: RawMap =
             serde_json::from_str(text).map_err(|e| format!("not a source map: {e}"))?;
-        let mut map =
-            SourceMap { sources: Vec::new(), segments: Vec::new(), by_original: Vec::new() };
-        match json.get("sections") {
-            Some(Value::Array(sections)) => {
-                for (i, section) in sections.iter().enumerate() {
-                    let offset = Position {
-                        line: section.pointer("/offset/line").and_then(Value::as_u64).unwrap_or(0)
-                            as u32,
-                        column: section
-                            .pointer("/offset/column")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0) as u32,
-                    };
-                    let inner = section
-                        .get("map")
-                        .ok_or_else(|| format!("section {i} of the index map has no `map` (a `url` section is not supported)"))?;
-                    map.add(inner, base, offset)?;
+        let mut sources = Vec::new();
+        let mut builder = Builder::default();
+        match raw.sections {
+            Some(sections) => {
+                for (i, section) in sections.into_iter().enumerate() {
+                    let map = section.map.ok_or_else(|| {
+                        format!("section {i} of the index map has no `map` (a `url` section is not supported)")
+                    })?;
+                    add(&mut sources, &mut builder, &map, base, section.offset)?;
                 }
-                // Sections are ordered and do not overlap, but sort anyway rather than trust it.
-                map.segments.sort_by_key(|s| s.generated);
             }
-            Some(_) => return Err("`sections` must be an array".into()),
-            None => map.add(&json, base, Position { line: 0, column: 0 })?,
+            None => add(&mut sources, &mut builder, &raw, base, Position { line: 0, column: 0 })?,
         }
-        let mut by_original: Vec<u32> = (0..map.segments.len() as u32)
-            .filter(|&i| map.segments[i as usize].source != NONE)
-            .collect();
-        by_original.sort_by_key(|&i| {
-            let s = &map.segments[i as usize];
-            (s.source, s.original, s.generated)
-        });
-        map.by_original = by_original;
-        Ok(map)
-    }
-
-    /// Adds one regular map, its generated positions shifted by `offset` (index map sections).
-    fn add(&mut self, json: &Value, base: Option<&Path>, offset: Position) -> Result<(), String> {
-        if json.get("version").and_then(Value::as_u64) != Some(3) {
-            return Err("unsupported source map version (only version 3 exists)".into());
-        }
-        let root = json.get("sourceRoot").and_then(Value::as_str).unwrap_or("");
-        let first = self.sources.len() as u32;
-        if let Some(Value::Array(sources)) = json.get("sources") {
-            for source in sources {
-                self.sources.push(resolve_source(base, root, source.as_str().unwrap_or("")));
-            }
-        }
-        let count = self.sources.len() as u32 - first;
-        let mappings = json.get("mappings").and_then(Value::as_str).unwrap_or("");
-        decode_mappings(mappings, |generated, original| {
-            let generated = Position {
-                line: generated.line + offset.line,
-                column: if generated.line == 0 {
-                    generated.column + offset.column
-                } else {
-                    generated.column
-                },
-            };
-            let (source, original) = match original {
-                Some((source, _)) if source >= count => {
-                    return Err(format!("a mapping names source {source}, but the map has {count}"))
-                }
-                Some((source, original)) => (first + source, original),
-                None => (NONE, Position { line: 0, column: 0 }),
-            };
-            self.segments.push(Segment { generated, source, original });
-            Ok(())
-        })
+        let (segments, lines) = builder.finish();
+        let by_original = sources.iter().map(|_| OnceLock::new()).collect();
+        Ok(SourceMap { sources, segments, lines, by_original })
     }
 
     pub(crate) fn sources(&self) -> &[Source] {
@@ -149,22 +157,37 @@ impl SourceMap {
             .map(|(i, _)| i)
     }
 
+    /// The generated position of segment `i` (its line found by binary search).
+    fn generated_of(&self, i: u32) -> Position {
+        let line = self.lines.partition_point(|&start| start <= i) - 1;
+        Position { line: line as u32, column: self.segments[i as usize].column }
+    }
+
+    /// Segments of `source`, sorted by original then generated position; built once.
+    fn by_original(&self, source: usize) -> &[u32] {
+        self.by_original[source].get_or_init(|| {
+            let mut indices: Vec<u32> = (0..self.segments.len() as u32)
+                .filter(|&i| self.segments[i as usize].source == source as u32)
+                .collect();
+            // Segment indices already follow generated order, so a stable sort by original
+            // position keeps generated order among equals.
+            indices.sort_by_key(|&i| self.segments[i as usize].original);
+            indices
+        })
+    }
+
     /// The generated positions of original `line` of `source`, earliest original column first.
     /// When the line has no mapping (a comment, a type), the next line that has one is used,
     /// as V8 moves a breakpoint to the next line with code; the line used comes back too.
     pub(crate) fn generated_for(&self, source: usize, line: u32) -> Option<(u32, Vec<Position>)> {
-        let source = source as u32;
-        let key = |i: &u32| {
-            let s = &self.segments[*i as usize];
-            (s.source, s.original.line)
-        };
-        let start = self.by_original.partition_point(|i| key(i) < (source, line));
-        let first = self.by_original.get(start).filter(|i| key(i).0 == source)?;
-        let found_line = key(first).1;
-        let positions = self.by_original[start..]
+        let indices = self.by_original.get(source).map(|_| self.by_original(source))?;
+        let line_of = |i: &u32| self.segments[*i as usize].original.line;
+        let start = indices.partition_point(|i| line_of(i) < line);
+        let found_line = line_of(indices.get(start)?);
+        let positions = indices[start..]
             .iter()
-            .take_while(|i| key(i) == (source, found_line))
-            .map(|&i| self.segments[i as usize].generated)
+            .take_while(|i| line_of(i) == found_line)
+            .map(|&i| self.generated_of(i))
             .collect();
         Some((found_line, positions))
     }
@@ -172,12 +195,158 @@ impl SourceMap {
     /// The original position of a generated position: the closest segment at or before it on
     /// the same generated line (the source-map "greatest lower bound").
     pub(crate) fn original_for(&self, generated: Position) -> Option<(usize, Position)> {
-        let after = self.segments.partition_point(|s| s.generated <= generated);
-        let segment = self.segments[..after].last()?;
-        if segment.generated.line != generated.line || segment.source == NONE {
-            return None;
+        let line = generated.line as usize;
+        let (start, end) = (*self.lines.get(line)? as usize, *self.lines.get(line + 1)? as usize);
+        let on_line = &self.segments[start..end];
+        let after = on_line.partition_point(|s| s.column <= generated.column);
+        let segment = on_line[..after].last()?;
+        (segment.source != NONE).then_some((segment.source as usize, segment.original))
+    }
+}
+
+/// Adds one regular map, its generated positions shifted by `offset` (index map sections).
+fn add(
+    sources: &mut Vec<Source>,
+    builder: &mut Builder,
+    raw: &RawMap,
+    base: Option<&Path>,
+    offset: Position,
+) -> Result<(), String> {
+    if raw.version != Some(3) {
+        return Err("unsupported source map version (only version 3 exists)".into());
+    }
+    let root = raw.source_root.as_deref().unwrap_or("");
+    let first = sources.len() as u32;
+    for source in &raw.sources {
+        sources.push(resolve_source(base, root, source.as_deref().unwrap_or("")));
+    }
+    let count = sources.len() as u32 - first;
+    // Reserve exactly (a segment ends at each `,` or `;`): growing by doubling would hold the
+    // old and the new buffer at once, tens of MiB for a large map.
+    let separators = raw.mappings.bytes().filter(|&b| b == b',' || b == b';').count();
+    builder.segments.reserve(separators + 1);
+    builder.lines.reserve(raw.mappings.bytes().filter(|&b| b == b';').count() + 2);
+    decode_mappings(&raw.mappings, |generated, original| {
+        let line = generated.line + offset.line;
+        let column =
+            if generated.line == 0 { generated.column + offset.column } else { generated.column };
+        let (source, original) = match original {
+            Some((source, _)) if source >= count => {
+                return Err(format!("a mapping names source {source}, but the map has {count}"))
+            }
+            Some((source, original)) => (first + source, original),
+            None => (NONE, Position { line: 0, column: 0 }),
+        };
+        builder.push(line, Segment { column, source, original });
+        Ok(())
+    })
+}
+
+/// The fields of a map this module uses. Read with a hand-written serde visitor so that
+/// `mappings` is borrowed from the text and `sourcesContent` (often half of a map) is skipped
+/// rather than held while the segments are built.
+#[derive(Default)]
+struct RawMap<'a> {
+    version: Option<u64>,
+    sources: Vec<Option<String>>,
+    source_root: Option<String>,
+    mappings: Cow<'a, str>,
+    sections: Option<Vec<RawSection<'a>>>,
+}
+
+struct RawSection<'a> {
+    offset: Position,
+    map: Option<RawMap<'a>>,
+}
+
+impl<'de> Deserialize<'de> for RawMap<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor;
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = RawMap<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a source map object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<RawMap<'de>, A::Error> {
+                let mut map = RawMap::default();
+                while let Some(key) = access.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "version" => map.version = access.next_value()?,
+                        "sources" => {
+                            map.sources = access.next_value::<Option<_>>()?.unwrap_or_default()
+                        }
+                        "sourceRoot" => map.source_root = access.next_value()?,
+                        "mappings" => map.mappings = access.next_value::<Text<'de>>()?.0,
+                        "sections" => map.sections = Some(access.next_value()?),
+                        _ => {
+                            access.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(map)
+            }
         }
-        Some((segment.source as usize, segment.original))
+        deserializer.deserialize_map(MapVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawSection<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SectionVisitor;
+        impl<'de> Visitor<'de> for SectionVisitor {
+            type Value = RawSection<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an index map section")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<RawSection<'de>, A::Error> {
+                let mut section = RawSection { offset: Position { line: 0, column: 0 }, map: None };
+                while let Some(key) = access.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "offset" => {
+                            let offset: Value = access.next_value()?;
+                            let field = |k: &str| offset[k].as_u64().unwrap_or(0) as u32;
+                            section.offset =
+                                Position { line: field("line"), column: field("column") };
+                        }
+                        "map" => section.map = Some(access.next_value()?),
+                        _ => {
+                            access.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(section)
+            }
+        }
+        deserializer.deserialize_map(SectionVisitor)
+    }
+}
+
+/// A string borrowed from the input when it has no escapes (a `mappings` never has), owned
+/// otherwise.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
     }
 }
 
