@@ -5,7 +5,7 @@
 
 use std::io;
 use std::net::TcpStream;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -68,23 +68,34 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// SIGTERM and SIGINT, turned into bytes on a pipe so that a thread can forward them to the main
 /// loop as channel messages (a signal handler can do almost nothing else safely).
 pub(crate) struct Signals {
-    read: RawFd,
-    write: RawFd,
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+/// A pipe whose ends the debuggee does not inherit; optionally non-blocking.
+fn pipe(nonblocking: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe(2) writes two descriptors into the array we own.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for fd in fds {
+        // SAFETY: fcntl on descriptors we just created.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            if nonblocking {
+                libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
+            }
+        }
+    }
+    // SAFETY: both descriptors are fresh and owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 impl Signals {
     pub(crate) fn install() -> io::Result<Signals> {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: pipe(2) writes two descriptors into the array we own.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let [read, write] = fds;
-        for fd in fds {
-            // SAFETY: fcntl on descriptors we just created; the debuggee must not inherit them.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        }
-        SIGNAL_PIPE.store(write, Ordering::Relaxed);
+        let (read, write) = pipe(false)?;
+        SIGNAL_PIPE.store(write.as_raw_fd(), Ordering::Relaxed);
         for signal in [libc::SIGTERM, libc::SIGINT] {
             // SAFETY: the handler only calls write(2), which is async-signal-safe.
             unsafe {
@@ -104,7 +115,9 @@ impl Signals {
         let mut byte = 0u8;
         loop {
             // SAFETY: reads one byte into a local.
-            let n = unsafe { libc::read(self.read, std::ptr::addr_of_mut!(byte).cast(), 1) };
+            let n = unsafe {
+                libc::read(self.read.as_raw_fd(), std::ptr::addr_of_mut!(byte).cast(), 1)
+            };
             if n == 1 {
                 return i32::from(byte);
             }
@@ -119,8 +132,16 @@ impl Signals {
         let byte = 0u8;
         // SAFETY: writes one byte from a local to our own pipe.
         unsafe {
-            libc::write(self.write, std::ptr::addr_of!(byte).cast(), 1);
+            libc::write(self.write.as_raw_fd(), std::ptr::addr_of!(byte).cast(), 1);
         }
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        // The pipe closes after this; a signal from now on must not write to a descriptor
+        // number that may be reused.
+        SIGNAL_PIPE.store(-1, Ordering::Relaxed);
     }
 }
 
@@ -133,20 +154,7 @@ pub(crate) struct Waker {
 
 impl Waker {
     pub(crate) fn new() -> io::Result<Waker> {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: pipe(2) writes two descriptors into the array we own.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        for fd in fds {
-            // SAFETY: fcntl on descriptors we just created: non-blocking, not inherited.
-            unsafe {
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
-            }
-        }
-        // SAFETY: both descriptors are fresh and owned by nothing else.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (read, write) = pipe(true)?;
         Ok(Waker { read, write })
     }
 

@@ -277,29 +277,10 @@ pub(crate) fn file_url_regex(paths: &[&Path]) -> String {
 
 /// The path of a `file://` URL, percent-decoded; other URLs (`node:internal/...`) unchanged.
 pub(crate) fn file_url_to_path(url: &str) -> String {
-    let Some(path) = url.strip_prefix("file://") else {
-        return url.to_string();
-    };
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let decoded = (bytes[i] == b'%')
-            .then(|| path.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match decoded {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
+    match url.strip_prefix("file://") {
+        Some(path) => crate::sourcemap::percent_decode(path),
+        None => url.to_string(),
     }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A regex for one hex digit in either case.
