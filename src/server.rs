@@ -22,8 +22,8 @@ use crate::{log, stdio, sys};
 /// disconnect) and then joins the thread: the fields drop in this order.
 struct Worker {
     cancel: Sender<()>,
-    #[allow(dead_code)] // held only to be joined on drop
-    thread: JoinOnDrop,
+    /// Held only to be joined on drop.
+    _thread: JoinOnDrop,
 }
 
 pub(crate) fn run() -> std::io::Result<()> {
@@ -129,7 +129,7 @@ fn handle_request(
             let _ = done.send(key);
         }
     });
-    workers.insert(key, Worker { cancel: cancel_tx, thread });
+    workers.insert(key, Worker { cancel: cancel_tx, _thread: thread });
 }
 
 fn handle_notification(notification: &Notification, workers: &HashMap<String, Worker>) {
