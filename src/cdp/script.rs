@@ -10,8 +10,8 @@
 //!
 //! Source maps: a breakpoint in a file Node does not run itself (`src/app.ts`) is placed through
 //! the maps `cdp/maps.rs` finds on disk, at the generated line and column of each covering
-//! file. When none is on disk and the file is not JavaScript, it is compiled while it loads
-//! (tsx): a probe breakpoint at the start of the file's own URL stops the module after
+//! file. A file that is not JavaScript may also be compiled while it loads (tsx), so a probe
+//! breakpoint at the start of the file's own URL is armed too: it stops the module after
 //! `scriptParsed` (which carries its map) and before its body runs; the real breakpoint is set
 //! from that map, then the probe goes. Resolved locations and stack frames are translated back.
 //!
@@ -56,7 +56,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
     let launch = node::prepare(plan.command.clone(), std::env::var("NODE_OPTIONS").ok())
         .map_err(|message| Failure::new("invalid_command", message))?;
-    let (mode, search) = choose_mode(plan, launch.entry.as_deref())?;
+    let (placement, search) = placement(plan, launch.entry.as_deref())?;
     let mut debuggee =
         Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
             SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
@@ -82,7 +82,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         deadline,
         binding: binding_name(),
         condition: String::new(),
-        mode,
+        placement,
         search,
         placed: Vec::new(),
         outcome: Outcome::default(),
@@ -161,16 +161,25 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
     }
 }
 
-/// How the breakpoint reaches the code Node runs.
-enum Mode {
-    /// The file is JavaScript: set by its own URL, and in any bundle on disk whose map lists
-    /// it (plain JavaScript bundled by esbuild or webpack).
-    Direct(Vec<Target>),
-    /// Not JavaScript, and generated files on disk cover it: set in each at the mapped position.
-    Mapped(Vec<Target>),
-    /// No map on disk and not JavaScript: stop the file's own module when it loads (tsx),
-    /// then place the breakpoint from the map it was compiled with.
-    LoadTime { probe: Option<String> },
+/// Where the breakpoint goes in the code Node runs. Every way is armed at once, so the
+/// breakpoint binds whichever way the program runs the file.
+struct Placement {
+    /// JavaScript: set by the file's own URL (it may be what Node runs).
+    direct: bool,
+    /// Generated files on disk whose maps list the file: set at the mapped position in each.
+    targets: Vec<Target>,
+    /// Not JavaScript: a probe at the start of the file's own URL catches it being compiled
+    /// while it loads (tsx), to place the breakpoint from the map it was compiled with.
+    probe: Probe,
+}
+
+#[derive(Debug, PartialEq)]
+enum Probe {
+    Off,
+    /// Set; its breakpoint id. The file has not been loaded (yet).
+    Waiting(String),
+    /// The file was loaded and the breakpoint placed from its map.
+    Done,
 }
 
 /// A breakpoint to set in a generated file.
@@ -191,14 +200,9 @@ struct Placed {
     map: Option<(Arc<SourceMap>, usize)>,
 }
 
-fn choose_mode(plan: &Plan, entry: Option<&str>) -> Result<(Mode, Search), Failure> {
+fn placement(plan: &Plan, entry: Option<&str>) -> Result<(Placement, Search), Failure> {
     let search = maps::search(&plan.real_file, entry.map(Path::new));
-    let javascript = maps::is_javascript(&plan.real_file);
-    if search.covered.is_empty() {
-        let mode =
-            if javascript { Mode::Direct(Vec::new()) } else { Mode::LoadTime { probe: None } };
-        return Ok((mode, search));
-    }
+    let direct = maps::is_javascript(&plan.real_file);
     let line = plan.line - 1;
     let targets: Vec<Target> = search
         .covered
@@ -213,10 +217,7 @@ fn choose_mode(plan: &Plan, entry: Option<&str>) -> Result<(Mode, Search), Failu
             })
         })
         .collect();
-    if javascript {
-        return Ok((Mode::Direct(targets), search));
-    }
-    if targets.is_empty() {
+    if !direct && targets.is_empty() && !search.covered.is_empty() {
         let files: Vec<String> =
             search.covered.iter().map(|c| c.generated.display().to_string()).collect();
         return Err(Failure::new(
@@ -230,7 +231,9 @@ fn choose_mode(plan: &Plan, entry: Option<&str>) -> Result<(Mode, Search), Failu
             ),
         ));
     }
-    Ok((Mode::Mapped(targets), search))
+    // The probe's id is filled in when it is set.
+    let probe = if direct { Probe::Off } else { Probe::Waiting(String::new()) };
+    Ok((Placement { direct, targets, probe }, search))
 }
 
 /// `{file, line, column}` (1-based) of a generated position.
@@ -254,7 +257,7 @@ struct Run<'a> {
     binding: String,
     /// The breakpoint condition that calls the probe.
     condition: String,
-    mode: Mode,
+    placement: Placement,
     search: Search,
     /// The breakpoints carrying `condition`.
     placed: Vec<Placed>,
@@ -332,21 +335,18 @@ impl Run<'_> {
                 })
                 .collect()
         };
-        let requests = match &self.mode {
-            Mode::Direct(targets) => {
-                let direct = json!({"urlRegex": self.file_regex(),
-                    "lineNumber": self.plan.line - 1, "condition": self.condition});
-                let mut requests = vec![(direct, None, false)];
-                requests.extend(mapped(targets));
-                requests
-            }
-            Mode::Mapped(targets) => mapped(targets),
-            Mode::LoadTime { .. } => vec![(
-                json!({"urlRegex": self.file_regex(), "lineNumber": 0, "columnNumber": 0}),
-                None,
-                true,
-            )],
-        };
+        let placement = &self.placement;
+        let mut requests: Vec<BreakpointRequest> = Vec::new();
+        if placement.direct {
+            let direct = json!({"urlRegex": self.file_regex(),
+                "lineNumber": self.plan.line - 1, "condition": self.condition});
+            requests.push((direct, None, false));
+        }
+        requests.extend(mapped(&placement.targets));
+        if placement.probe != Probe::Off {
+            let probe = json!({"urlRegex": self.file_regex(), "lineNumber": 0, "columnNumber": 0});
+            requests.push((probe, None, true));
+        }
         let sets: Vec<_> = requests
             .into_iter()
             .map(|(params, map, probe)| {
@@ -374,7 +374,7 @@ impl Run<'_> {
             let set = self.answer(&reply)?;
             let id = set["breakpointId"].as_str().unwrap_or_default().to_string();
             if probe {
-                self.mode = Mode::LoadTime { probe: Some(id) };
+                self.placement.probe = Probe::Waiting(id);
                 continue;
             }
             self.placed.push(Placed { id: id.clone(), map });
@@ -389,14 +389,6 @@ impl Run<'_> {
         self.answer(&running)?;
         log::debug(format_args!("breakpoint set; program running"));
         Ok(())
-    }
-
-    /// The generated files a source map places the breakpoint in.
-    fn targets(&self) -> &[Target] {
-        match &self.mode {
-            Mode::Direct(targets) | Mode::Mapped(targets) => targets,
-            Mode::LoadTime { .. } => &[],
-        }
     }
 
     /// The URL regex of the breakpoint file itself (and of the path given, when a symlink led
@@ -604,10 +596,10 @@ impl Run<'_> {
                         .as_array()
                         .is_some_and(|ids| ids.iter().any(|hit| hit == id))
                 };
-                if let Mode::LoadTime { probe: Some(probe) } = &self.mode {
+                if let Probe::Waiting(probe) = &self.placement.probe {
                     if hit(probe) {
                         let probe = probe.clone();
-                        self.mode = Mode::LoadTime { probe: None };
+                        self.placement.probe = Probe::Done;
                         self.place_at_load(probe, &event.params["callFrames"][0])?;
                     }
                 }
@@ -770,7 +762,9 @@ impl Run<'_> {
         if !self.outcome.results.is_empty() {
             return Ok(self.outcome);
         }
-        let failure = if let Mode::LoadTime { probe: Some(_) } = self.mode {
+        let no_map =
+            self.placement.targets.is_empty() && matches!(self.placement.probe, Probe::Waiting(_));
+        let failure = if no_map {
             // Not JavaScript, no map on disk, and the program never loaded the file itself.
             self.no_map_failure(exit)
         } else if self.outcome.timed_out {
@@ -822,10 +816,14 @@ impl Run<'_> {
             );
         }
         match (self.outcome.resolved_line, &self.plan.condition) {
-            (None, _) if !self.targets().is_empty() => {
-                let files: Vec<String> =
-                    self.targets().iter().map(|t| t.generated.display().to_string()).collect();
-                let direct = if matches!(self.mode, Mode::Direct(_)) {
+            (None, _) if !self.placement.targets.is_empty() => {
+                let files: Vec<String> = self
+                    .placement
+                    .targets
+                    .iter()
+                    .map(|t| t.generated.display().to_string())
+                    .collect();
+                let direct = if self.placement.direct {
                     format!("no script loaded from {} itself, and ", self.plan.file.display())
                 } else {
                     String::new()

@@ -216,3 +216,15 @@ fn a_map_on_disk_for_another_build_says_so() {
     assert!(hint.starts_with("the breakpoint never bound: its source map places it in "), "{hint}");
     assert!(hint.contains(&ts_file("dist/app.js")), "{hint}");
 }
+
+#[test]
+fn tsx_beside_builds_on_disk_still_binds() {
+    // The search finds dist/ and the bundles, whose maps list src/app.ts, but the program
+    // compiles src/app.ts itself: the load-time probe is armed too, and wins.
+    require_tsx();
+    let result = run_in_ts("node --import tsx run.ts", "src/app.ts", 22, "item.name", Value::Null);
+    let s = ok(&result);
+    assert_eq!(values(s), NAMES.map(Value::from));
+    assert_eq!(s["breakpoint"]["resolvedLine"], 22);
+    assert_eq!(s["breakpoint"]["generated"][0]["file"], ts_file("src/app.ts"));
+}
