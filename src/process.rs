@@ -89,6 +89,10 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    pub(crate) fn stderr_text(&self) -> String {
+        self.stderr.lock().expect("output lock poisoned").text()
+    }
+
     /// `{stdout, stderr, truncated}` as the tools report it.
     pub(crate) fn to_json(&self) -> Value {
         let stdout = self.stdout.lock().expect("output lock poisoned");

@@ -16,6 +16,30 @@ use std::time::Duration;
 /// server's terminal reaches the server (which cleans up) rather than the debuggee directly.
 pub(crate) fn new_process_group(command: &mut Command) {
     command.process_group(0);
+    die_with_parent(command);
+}
+
+/// On Linux, the kernel kills the child when the thread that spawned it dies: the safety net
+/// for a server killed with SIGKILL (clients escalate to it), which cannot clean up. Each
+/// debuggee is spawned by the worker or session thread that owns it, which outlives it anyway.
+fn die_with_parent(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: prctl, getppid and kill are async-signal-safe; nothing is allocated here.
+        unsafe {
+            command.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The parent may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }
 
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;

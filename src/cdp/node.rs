@@ -25,6 +25,8 @@ pub(crate) struct Launch {
     pub(crate) is_node: bool,
     /// The script Node runs (the first argument after its options), when there is one.
     pub(crate) entry: Option<String>,
+    /// Whether we added the inspector flag (the command had none).
+    pub(crate) inserted: bool,
 }
 
 /// Node options that take their value as the next word.
@@ -44,9 +46,21 @@ const OPTIONS_WITH_VALUE: &[&str] = &[
 ];
 
 /// Builds the process to spawn from a split command line.
+/// The flag inserted when the command has none. `--inspect-wait` (Node 20.15 and 22.2 on)
+/// waits for the debugger without the initial pause `--inspect-brk` makes, one round trip less;
+/// older Node refuses it ([`refused_wait_flag`]) and gets `--inspect-brk`.
+pub(crate) const WAIT_FLAG: &str = "--inspect-wait=0";
+pub(crate) const BRK_FLAG: &str = "--inspect-brk=0";
+
+/// Whether Node's stderr says it does not know `--inspect-wait`.
+pub(crate) fn refused_wait_flag(stderr: &str) -> bool {
+    stderr.contains("bad option: --inspect-wait")
+}
+
 pub(crate) fn prepare(
     command: CommandLine,
     node_options: Option<String>,
+    flag: &str,
 ) -> Result<Launch, String> {
     let CommandLine { mut env, words } = command;
     let mut words = words.into_iter();
@@ -81,7 +95,7 @@ pub(crate) fn prepare(
         index += 1;
     }
     if !found && is_node {
-        args.insert(0, "--inspect-brk=0".to_string());
+        args.insert(0, flag.to_string());
     }
     // Inspector flags in NODE_OPTIONS would make every child node process wait for, or fight
     // over, the inspector port. Strip them, whether inherited or set on the command line.
@@ -100,7 +114,14 @@ pub(crate) fn prepare(
         }
     }
     let entry = entry.filter(|_| is_node);
-    Ok(Launch { spec: process::Spec { program, args, env, env_remove }, requested, is_node, entry })
+    let inserted = !found && is_node;
+    Ok(Launch {
+        spec: process::Spec { program, args, env, env_remove },
+        requested,
+        is_node,
+        entry,
+        inserted,
+    })
 }
 
 fn is_node(program: &str) -> bool {
@@ -300,19 +321,20 @@ mod tests {
     use crate::shell;
 
     fn check(line: &str, node_options: Option<&str>, expected: &str) {
-        let got = match prepare(shell::split(line).unwrap(), node_options.map(String::from)) {
-            Ok(l) => format!(
-                "{} {:?} env={:?} remove={:?} requested={:?} node={}{}",
-                l.spec.program,
-                l.spec.args,
-                l.spec.env,
-                l.spec.env_remove,
-                l.requested,
-                l.is_node,
-                l.entry.map(|e| format!(" entry={e}")).unwrap_or_default()
-            ),
-            Err(e) => format!("error: {}", e.split(':').next().unwrap()),
-        };
+        let got =
+            match prepare(shell::split(line).unwrap(), node_options.map(String::from), BRK_FLAG) {
+                Ok(l) => format!(
+                    "{} {:?} env={:?} remove={:?} requested={:?} node={}{}",
+                    l.spec.program,
+                    l.spec.args,
+                    l.spec.env,
+                    l.spec.env_remove,
+                    l.requested,
+                    l.is_node,
+                    l.entry.map(|e| format!(" entry={e}")).unwrap_or_default()
+                ),
+                Err(e) => format!("error: {}", e.split(':').next().unwrap()),
+            };
         assert_eq!(got, expected, "line: {line}");
     }
 

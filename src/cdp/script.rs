@@ -54,15 +54,21 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let launch = node::prepare(plan.command.clone(), std::env::var("NODE_OPTIONS").ok())
-        .map_err(|message| Failure::new("invalid_command", message))?;
+    let prepare = |flag| {
+        node::prepare(plan.command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
+            .map_err(|message| Failure::new("invalid_command", message))
+    };
+    let mut launch = prepare(node::WAIT_FLAG)?;
     let (placement, search) = placement(plan, launch.entry.as_deref())?;
-    let mut debuggee =
-        Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
-            SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
-            SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
-        })?;
-    let url = match node::discover(&mut debuggee, deadline, &call.cancel) {
+    let (mut debuggee, mut found) = start(&launch, deadline, call)?;
+    if let Err(Discovery::Exited(_)) = found {
+        if launch.inserted && node::refused_wait_flag(&debuggee.output().stderr_text()) {
+            log::debug(format_args!("this node has no --inspect-wait; using --inspect-brk"));
+            launch = prepare(node::BRK_FLAG)?;
+            (debuggee, found) = start(&launch, deadline, call)?;
+        }
+    }
+    let url = match found {
         Ok(url) => url,
         Err(discovery) => return Err(discovery_failure(discovery, &launch, plan, &mut debuggee)),
     };
@@ -92,6 +98,21 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     };
     let outcome = run.setup().and_then(|()| run.collect());
     run.finish(outcome)
+}
+
+/// Spawns the command and waits for its inspector's URL.
+fn start(
+    launch: &node::Launch,
+    deadline: Instant,
+    call: &Call,
+) -> Result<(Debuggee, Result<String, Discovery>), Failure> {
+    let mut debuggee =
+        Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
+            SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
+            SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+        })?;
+    let found = node::discover(&mut debuggee, deadline, &call.cancel);
+    Ok((debuggee, found))
 }
 
 fn discovery_failure(

@@ -298,3 +298,22 @@ fn eof_with_nothing_running_exits_at_once() {
     assert_eq!(status.code(), Some(0));
     assert!(took < Duration::from_secs(1));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_of_the_server_takes_its_debuggees_along() {
+    // SIGKILL cannot be caught: the kernel kills the debuggee when its parent dies.
+    let mut server = Server::initialized();
+    let tag = tag();
+    start_hanging_call(&mut server, &tag, json!({}));
+    eventually(Duration::from_secs(20), "the debuggee starts", || {
+        !processes_with_tag(&tag).is_empty()
+    });
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    server.wait_exit();
+    assert_no_debuggee(&tag);
+}

@@ -487,3 +487,30 @@ fn huge_answers_stay_under_the_message_limit() {
     assert!(line_len < 10 * 1024 * 1024, "message of {line_len} bytes");
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn older_node_without_inspect_wait_falls_back_to_inspect_brk() {
+    // A `node` first on PATH that refuses --inspect-wait the way Node before 20.15 does, and
+    // otherwise runs the real node.
+    let dir = std::env::temp_dir().join(format!("dmcp-old-node-{}", tag()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = String::from_utf8(
+        std::process::Command::new("sh").args(["-c", "command -v node"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let fake = dir.join("node");
+    std::fs::write(&fake, format!(
+        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in --inspect-wait*) echo \"$0: bad option: $a\" >&2; exit 9;; esac; done\nexec {} \"$@\"\n",
+        real.trim()
+    )).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+    let mut server = Server::start_with(&[("PATH", &path)]);
+    let tag = tag();
+    let result = server.debug_script(json!({
+        "command": node(&tag, "loop.js", ""),
+        "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total"}));
+    assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)]);
+    assert_no_debuggee(&tag);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
