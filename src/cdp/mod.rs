@@ -11,9 +11,11 @@
 //!
 //! `node.rs` starts Node and finds the inspector's URL; this file only speaks the protocol.
 
+pub(crate) mod breakpoints;
 pub(crate) mod maps;
 pub(crate) mod node;
 pub(crate) mod script;
+pub(crate) mod scripts;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -18,21 +18,20 @@
 //! The run is one `select!` over the inspector's events, the child's exit, the deadline and the
 //! cancel signal; every request has a deadline.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
-use crate::cdp::maps::{self, Search};
+use crate::cdp::breakpoints::Breakpoint;
+use crate::cdp::maps::Search;
 use crate::cdp::node::{self, Discovery};
+use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
-use crate::sourcemap::{Position, SourceMap};
 use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
 use crate::tools::Call;
 
@@ -59,7 +58,15 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
             .map_err(|message| Failure::new("invalid_command", message))
     };
     let mut launch = prepare(node::WAIT_FLAG)?;
-    let (placement, search) = placement(plan, launch.entry.as_deref())?;
+    // The condition is filled in by setup(), once the binding's name is known.
+    let (breakpoint, search) = Breakpoint::plan(
+        &plan.file,
+        &plan.real_file,
+        plan.line,
+        String::new(),
+        launch.entry.as_deref().map(Path::new),
+    )
+    .map_err(|message| Failure::new("no_code_at_line", message))?;
     let (mut debuggee, mut found) = start(&launch, deadline, call)?;
     if let Err(Discovery::Exited(_)) = found {
         if launch.inserted && node::refused_wait_flag(&debuggee.output().stderr_text()) {
@@ -87,14 +94,11 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         debuggee,
         deadline,
         binding: binding_name(),
-        condition: String::new(),
-        placement,
+        breakpoint,
         search,
-        placed: Vec::new(),
         outcome: Outcome::default(),
         results_bytes: 0,
-        scripts: HashMap::new(),
-        script_maps: HashMap::new(),
+        scripts: Scripts::default(),
     };
     let outcome = run.setup().and_then(|()| run.collect());
     run.finish(outcome)
@@ -182,86 +186,6 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
     }
 }
 
-/// Where the breakpoint goes in the code Node runs. Every way is armed at once, so the
-/// breakpoint binds whichever way the program runs the file.
-struct Placement {
-    /// JavaScript: set by the file's own URL (it may be what Node runs).
-    direct: bool,
-    /// Generated files on disk whose maps list the file: set at the mapped position in each.
-    targets: Vec<Target>,
-    /// Not JavaScript: a probe at the start of the file's own URL catches it being compiled
-    /// while it loads (tsx), to place the breakpoint from the map it was compiled with.
-    probe: Probe,
-}
-
-#[derive(Debug, PartialEq)]
-enum Probe {
-    Off,
-    /// Set; its breakpoint id. The file has not been loaded (yet).
-    Waiting(String),
-    /// The file was loaded and the breakpoint placed from its map.
-    Done,
-}
-
-/// A breakpoint to set in a generated file.
-struct Target {
-    generated: std::path::PathBuf,
-    position: Position,
-    map: Arc<SourceMap>,
-    source: usize,
-}
-
-/// A `setBreakpointByUrl` to send: its params, the map that translates where it lands, and
-/// whether it is the load-time probe.
-type BreakpointRequest = (Value, Option<(Arc<SourceMap>, usize)>, bool);
-
-/// A breakpoint we set, and the map that translates where it landed.
-struct Placed {
-    id: String,
-    map: Option<(Arc<SourceMap>, usize)>,
-}
-
-fn placement(plan: &Plan, entry: Option<&str>) -> Result<(Placement, Search), Failure> {
-    let search = maps::search(&plan.real_file, entry.map(Path::new));
-    let direct = maps::is_javascript(&plan.real_file);
-    let line = plan.line - 1;
-    let targets: Vec<Target> = search
-        .covered
-        .iter()
-        .filter_map(|covered| {
-            let (_, positions) = covered.map.generated_for(covered.source, line)?;
-            Some(Target {
-                generated: covered.generated.clone(),
-                position: *positions.first()?,
-                map: covered.map.clone(),
-                source: covered.source,
-            })
-        })
-        .collect();
-    if !direct && targets.is_empty() && !search.covered.is_empty() {
-        let files: Vec<String> =
-            search.covered.iter().map(|c| c.generated.display().to_string()).collect();
-        return Err(Failure::new(
-            "no_code_at_line",
-            format!(
-                "no code at or after line {} of {} in its source map (generated file {}): pick a \
-                 line with a statement",
-                plan.line,
-                plan.file.display(),
-                files.join(", ")
-            ),
-        ));
-    }
-    // The probe's id is filled in when it is set.
-    let probe = if direct { Probe::Off } else { Probe::Waiting(String::new()) };
-    Ok((Placement { direct, targets, probe }, search))
-}
-
-/// `{file, line, column}` (1-based) of a generated position.
-fn generated_json(file: &str, position: Position) -> Value {
-    json!({"file": file, "line": position.line + 1, "column": position.column + 1})
-}
-
 /// A global name the program is unlikely to use; it is visible to the program as a function.
 fn binding_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -276,19 +200,12 @@ struct Run<'a> {
     debuggee: Debuggee,
     deadline: Instant,
     binding: String,
-    /// The breakpoint condition that calls the probe.
-    condition: String,
-    placement: Placement,
+    /// The breakpoint; its condition calls the probe.
+    breakpoint: Breakpoint,
     search: Search,
-    /// The breakpoints carrying `condition`.
-    placed: Vec<Placed>,
     outcome: Outcome,
     results_bytes: usize,
-    /// `scriptId` to (URL, sourceMapURL), from `Debugger.scriptParsed`: paused call frames
-    /// carry only the id.
-    scripts: HashMap<String, (String, String)>,
-    /// Maps of scripts met in stack frames, loaded once each (`None`: no usable map).
-    script_maps: HashMap<String, Option<Arc<SourceMap>>>,
+    scripts: Scripts,
 }
 
 /// Why event collection stopped.
@@ -313,12 +230,12 @@ impl Run<'_> {
         let install =
             format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
         let thunk = |code: &str| format!("() => ({code}\n)");
-        self.condition = format!(
+        self.breakpoint.set_condition(format!(
             "{}.hit({}, {})",
             self.binding,
             self.plan.condition.as_deref().map_or("null".to_string(), thunk),
             thunk(&self.plan.expression)
-        );
+        ));
         // A condition that does not compile is silently false in V8 and would look like "never
         // hit": compile the same wrappers first and report the syntax error.
         let mut checks = vec![("expression", thunk(&self.plan.expression))];
@@ -343,35 +260,12 @@ impl Run<'_> {
                 (*field, client.send("Runtime.compileScript", params))
             })
             .collect();
-        // What to set: (params, the map that translates where it lands, is it the probe).
-        let mapped = |targets: &[Target]| -> Vec<BreakpointRequest> {
-            targets
-                .iter()
-                .map(|t| {
-                    let params = json!({
-                        "urlRegex": node::file_url_regex(&[t.generated.as_path()]),
-                        "lineNumber": t.position.line, "columnNumber": t.position.column,
-                        "condition": self.condition});
-                    (params, Some((t.map.clone(), t.source)), false)
-                })
-                .collect()
-        };
-        let placement = &self.placement;
-        let mut requests: Vec<BreakpointRequest> = Vec::new();
-        if placement.direct {
-            let direct = json!({"urlRegex": self.file_regex(),
-                "lineNumber": self.plan.line - 1, "condition": self.condition});
-            requests.push((direct, None, false));
-        }
-        requests.extend(mapped(&placement.targets));
-        if placement.probe != Probe::Off {
-            let probe = json!({"urlRegex": self.file_regex(), "lineNumber": 0, "columnNumber": 0});
-            requests.push((probe, None, true));
-        }
-        let sets: Vec<_> = requests
+        let sets: Vec<_> = self
+            .breakpoint
+            .requests()
             .into_iter()
-            .map(|(params, map, probe)| {
-                (self.client.send("Debugger.setBreakpointByUrl", params), map, probe)
+            .map(|(params, request)| {
+                (self.client.send("Debugger.setBreakpointByUrl", params), request)
             })
             .collect();
 
@@ -391,17 +285,9 @@ impl Run<'_> {
                 return Err(syntax_failure(field, details));
             }
         }
-        for (reply, map, probe) in sets {
-            let set = self.answer(&reply)?;
-            let id = set["breakpointId"].as_str().unwrap_or_default().to_string();
-            if probe {
-                self.placement.probe = Probe::Waiting(id);
-                continue;
-            }
-            self.placed.push(Placed { id: id.clone(), map });
-            if let Some(location) = set.pointer("/locations/0") {
-                self.resolved(&id, location);
-            }
+        for (reply, request) in sets {
+            let answer = self.answer(&reply)?;
+            self.breakpoint.set(request, &answer, &self.scripts);
         }
         let disabled = self.client.send("Runtime.disable", json!({}));
         self.answer(&disabled)?;
@@ -412,106 +298,21 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The URL regex of the breakpoint file itself (and of the path given, when a symlink led
-    /// to it: Node keeps that spelling with --preserve-symlinks).
-    fn file_regex(&self) -> String {
-        let mut paths = vec![self.plan.real_file.as_path()];
-        if self.plan.file != self.plan.real_file {
-            paths.push(self.plan.file.as_path());
-        }
-        node::file_url_regex(&paths)
-    }
-
-    /// Records where breakpoint `id` landed (a CDP location), in original coordinates when a
-    /// map translates it, with the generated position alongside.
-    fn resolved(&mut self, id: &str, location: &Value) {
-        let Some(placed) = self.placed.iter().find(|p| p.id == id) else { return };
-        let generated = Position {
-            line: location["lineNumber"].as_u64().unwrap_or(0) as u32,
-            column: location["columnNumber"].as_u64().unwrap_or(0) as u32,
-        };
-        let script = location["scriptId"].as_str().and_then(|s| self.scripts.get(s));
-        let url = script.map(|(url, _)| node::file_url_to_path(url));
-        match &placed.map {
-            None => {
-                if self.outcome.resolved_line.is_none() {
-                    self.outcome.resolved_line = Some(generated.line + 1);
-                }
-            }
-            Some((map, source)) => {
-                let file = url.unwrap_or_default();
-                self.outcome.generated.push(generated_json(&file, generated));
-                if self.outcome.resolved_line.is_some() {
-                    return;
-                }
-                if let Some((found, original)) = map.original_for(generated) {
-                    self.outcome.resolved_line = Some(original.line + 1);
-                    if found != *source {
-                        let other = &map.sources()[found];
-                        let name = other
-                            .path
-                            .as_ref()
-                            .map_or(other.name.clone(), |p| p.display().to_string());
-                        self.outcome.resolved_file = Some(name);
-                    }
-                }
+    /// The probe stopped the breakpoint file's module before its body ran (tsx and the like
+    /// compile it while it loads): place the real breakpoint from its map; the caller resumes.
+    fn place_at_load(&mut self, frame: &Value) -> Result<(), Failure> {
+        let steps = self
+            .breakpoint
+            .at_load(frame, &self.scripts)
+            .map_err(|e| Failure::new(e.code, e.message))?;
+        for step in steps {
+            let reply = self.client.send(step.method, step.params);
+            let answer = self.answer(&reply)?;
+            if let Some(request) = step.request {
+                self.breakpoint.set(request, &answer, &self.scripts);
             }
         }
-    }
-
-    /// The probe stopped the breakpoint file's module before its body (tsx and the like
-    /// compile it while it loads): set the real breakpoint from the map it was compiled with,
-    /// remove the probe, resume.
-    fn place_at_load(&mut self, probe: String, frame: &Value) -> Result<(), Failure> {
-        let script_id =
-            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
-        let (url, map_url) = self.scripts.get(script_id).cloned().unwrap_or_default();
-        let line = self.plan.line - 1;
-        let (position, map) = if map_url.is_empty() {
-            // Compiled without a map (type stripping keeps lines): the lines are the source's.
-            (Position { line, column: 0 }, None)
-        } else {
-            let map = maps::load_for_script(&url, &map_url).map_err(|e| {
-                Failure::new(
-                    "bad_source_map",
-                    format!("the source map of {url} cannot be read: {e}"),
-                )
-            })?;
-            let source =
-                map.find_source(&self.plan.real_file).or_else(|| map.find_source(&self.plan.file));
-            let found = source.and_then(|s| map.generated_for(s, line).map(|(_, p)| (s, p)));
-            match found {
-                Some((source, positions)) => (positions[0], Some((Arc::new(map), source))),
-                None => {
-                    return Err(Failure::new(
-                        "no_code_at_line",
-                        format!(
-                            "no code at or after line {} of {} in the map it was compiled with",
-                            self.plan.line,
-                            self.plan.file.display()
-                        ),
-                    ))
-                }
-            }
-        };
-        let removed = self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": probe}));
-        self.answer(&removed)?;
-        let set = self.client.send(
-            "Debugger.setBreakpointByUrl",
-            json!({"urlRegex": self.file_regex(), "lineNumber": position.line,
-                   "columnNumber": position.column, "condition": self.condition}),
-        );
-        let set = self.answer(&set)?;
-        let id = set["breakpointId"].as_str().unwrap_or_default().to_string();
-        self.placed.push(Placed { id: id.clone(), map });
-        if let Some(location) = set.pointer("/locations/0") {
-            self.resolved(&id, location);
-        }
-        log::debug(format_args!(
-            "breakpoint placed at load, generated {}:{}",
-            position.line + 1,
-            position.column + 1
-        ));
+        log::debug(format_args!("breakpoint placed at load"));
         Ok(())
     }
 
@@ -617,28 +418,21 @@ impl Run<'_> {
                         .as_array()
                         .is_some_and(|ids| ids.iter().any(|hit| hit == id))
                 };
-                if let Probe::Waiting(probe) = &self.placement.probe {
-                    if hit(probe) {
-                        let probe = probe.clone();
-                        self.placement.probe = Probe::Done;
-                        self.place_at_load(probe, &event.params["callFrames"][0])?;
-                    }
+                if self.breakpoint.probe_id().is_some_and(hit) {
+                    self.place_at_load(&event.params["callFrames"][0])?;
                 }
-                if self.placed.iter().any(|p| hit(&p.id)) {
+                if self.breakpoint.ids().any(hit) {
                     self.attach_stack(&event.params["callFrames"]);
                 }
-                // Every pause is resumed: the initial break on start, `debugger;` statements,
-                // the load-time probe, and the hits themselves when a stack was asked for.
+                // Every pause is resumed: `debugger;` statements, the load-time probe, the
+                // initial pause of --inspect-brk, and hits when a stack was asked for.
                 drop(self.client.send("Debugger.resume", json!({})));
             }
             "Debugger.breakpointResolved" => {
-                let id = event.params["breakpointId"].as_str().unwrap_or_default().to_string();
-                self.resolved(&id, &event.params["location"]);
+                let id = event.params["breakpointId"].as_str().unwrap_or_default();
+                self.breakpoint.resolved(id, &event.params["location"], &self.scripts);
             }
-            "Debugger.scriptParsed" => {
-                let text = |key: &str| event.params[key].as_str().unwrap_or_default().to_string();
-                self.scripts.insert(text("scriptId"), (text("url"), text("sourceMapURL")));
-            }
+            "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
             "NodeRuntime.waitingForDisconnect" => return Ok(true),
             _ => {}
         }
@@ -683,8 +477,8 @@ impl Run<'_> {
         self.call.progress.report(hits, || format!("hit {hits}"));
         if hits == self.plan.max_hits {
             self.outcome.hits_capped = true;
-            for placed in &self.placed {
-                let params = json!({"breakpointId": placed.id});
+            for id in self.breakpoint.ids() {
+                let params = json!({"breakpointId": id});
                 drop(self.client.send("Debugger.removeBreakpoint", params));
             }
         }
@@ -693,50 +487,15 @@ impl Run<'_> {
     fn attach_stack(&mut self, frames: &Value) {
         let frames: Vec<Value> = frames
             .as_array()
-            .map(|frames| frames.iter().take(STACK_FRAMES).map(|f| self.frame_json(f)).collect())
+            .map(|frames| {
+                frames.iter().take(STACK_FRAMES).map(|f| self.scripts.frame_json(f)).collect()
+            })
             .unwrap_or_default();
         // The result is a JSON object's text ending in `}`: add the field before it.
         let Some(last) = self.outcome.results.last_mut() else { return };
         if last.ends_with('}') {
             last.pop();
             last.push_str(&format!(r#","stack":{}}}"#, Value::from(frames)));
-        }
-    }
-
-    /// One stack frame, in original coordinates when its script has a map (the generated
-    /// position alongside).
-    fn frame_json(&mut self, frame: &Value) -> Value {
-        let name =
-            frame["functionName"].as_str().filter(|n| !n.is_empty()).unwrap_or("(anonymous)");
-        let script_id =
-            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
-        let (url, map_url) = self.scripts.get(script_id).cloned().unwrap_or_default();
-        let url = frame["url"].as_str().filter(|u| !u.is_empty()).map_or(url, String::from);
-        let generated = Position {
-            line: frame.pointer("/location/lineNumber").and_then(Value::as_u64).unwrap_or(0) as u32,
-            column: frame.pointer("/location/columnNumber").and_then(Value::as_u64).unwrap_or(0)
-                as u32,
-        };
-        let file = node::file_url_to_path(&url);
-        let map = if map_url.is_empty() {
-            None
-        } else {
-            self.script_maps
-                .entry(script_id.to_string())
-                .or_insert_with(|| maps::load_for_script(&url, &map_url).ok().map(Arc::new))
-                .clone()
-        };
-        match map
-            .as_ref()
-            .and_then(|m| m.original_for(generated).map(|(s, p)| (&m.sources()[s], p)))
-        {
-            Some((source, original)) => json!({
-                "function": name,
-                "file": source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
-                "line": original.line + 1,
-                "generated": generated_json(&file, generated),
-            }),
-            None => json!({"function": name, "file": file, "line": generated.line + 1}),
         }
     }
 
@@ -780,12 +539,14 @@ impl Run<'_> {
             .send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
         self.outcome.exit = Some(exit);
         self.outcome.output = self.debuggee.output().to_json();
+        let resolution = std::mem::take(&mut self.breakpoint.resolution);
+        self.outcome.resolved_line = resolution.line;
+        self.outcome.resolved_file = resolution.file;
+        self.outcome.generated = resolution.generated;
         if !self.outcome.results.is_empty() {
             return Ok(self.outcome);
         }
-        let no_map =
-            self.placement.targets.is_empty() && matches!(self.placement.probe, Probe::Waiting(_));
-        let failure = if no_map {
+        let failure = if self.breakpoint.unplaceable() {
             // Not JavaScript, no map on disk, and the program never loaded the file itself.
             self.no_map_failure(exit)
         } else if self.outcome.timed_out {
@@ -837,28 +598,7 @@ impl Run<'_> {
             );
         }
         match (self.outcome.resolved_line, &self.plan.condition) {
-            (None, _) if !self.placement.targets.is_empty() => {
-                let files: Vec<String> = self
-                    .placement
-                    .targets
-                    .iter()
-                    .map(|t| t.generated.display().to_string())
-                    .collect();
-                let direct = if self.placement.direct {
-                    format!("no script loaded from {} itself, and ", self.plan.file.display())
-                } else {
-                    String::new()
-                };
-                format!(
-                    "the breakpoint never bound: {direct}its source map places it in {}, none of \
-                     which the program loaded (is that the build the command runs?)",
-                    files.join(", ")
-                )
-            }
-            (None, _) => format!(
-                "the breakpoint never bound: no script loaded from {} (is it the file the command runs or requires?)",
-                self.plan.file.display()
-            ),
+            (None, _) => self.breakpoint.never_bound(),
             (Some(line), None) => format!("the breakpoint was set at line {line} but that line never ran"),
             (Some(line), Some(condition)) => format!(
                 "the breakpoint was set at line {line}; either that line never ran or `{condition}` was never truthy there"

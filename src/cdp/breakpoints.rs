@@ -1,0 +1,320 @@
+//! One breakpoint as the user asked for it (a file and a 1-based line) and the CDP breakpoints
+//! that carry it into the code Node runs.
+//!
+//! Every way the file may run is armed at once: by the file's own URL when it is JavaScript; at
+//! the mapped line and column of each generated file on disk whose source map lists it
+//! (`cdp/maps.rs`); and, when it is not JavaScript, a probe at the start of the file's own URL
+//! that catches it being compiled while it loads (tsx), to place the breakpoint from the map it
+//! was compiled with. Where the breakpoint landed is kept in the file's own lines, with the
+//! generated positions alongside.
+//!
+//! This module builds requests and reads answers; the caller sends them, so it serves any run
+//! loop (`debug-script` now, sessions later).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::cdp::maps::{self, Search};
+use crate::cdp::node;
+use crate::cdp::scripts::{self, Scripts};
+use crate::sourcemap::{Position, SourceMap};
+
+/// A breakpoint to set in a generated file.
+struct Target {
+    generated: PathBuf,
+    position: Position,
+    map: Arc<SourceMap>,
+    source: usize,
+}
+
+#[derive(Debug, PartialEq)]
+enum Probe {
+    Off,
+    /// Wanted, or set with this id: the file has not been loaded (yet).
+    Waiting(Option<String>),
+    /// The file was loaded and the breakpoint placed from its map.
+    Done,
+}
+
+/// A CDP breakpoint we set, and the map that translates where it landed.
+struct Placed {
+    id: String,
+    map: Option<(Arc<SourceMap>, usize)>,
+}
+
+/// What a `Debugger.setBreakpointByUrl` request is for; hand it back with the answer.
+pub(crate) enum Request {
+    Placed(Option<(Arc<SourceMap>, usize)>),
+    Probe,
+}
+
+/// A request to send when the file loads: method, params, and what the answer is for.
+pub(crate) struct Step {
+    pub(crate) method: &'static str,
+    pub(crate) params: Value,
+    pub(crate) request: Option<Request>,
+}
+
+/// Why the breakpoint could not be placed when its file loaded: a stable code and a message.
+pub(crate) struct LoadError {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+}
+
+/// Where a breakpoint landed: its line in the file asked for (or in `file` when a map put it in
+/// another original file), and the generated positions.
+#[derive(Debug, Default)]
+pub(crate) struct Resolution {
+    pub(crate) line: Option<u32>,
+    pub(crate) file: Option<String>,
+    pub(crate) generated: Vec<Value>,
+}
+
+pub(crate) struct Breakpoint {
+    /// As given (absolute; a symlink stays one) and with symlinks resolved.
+    file: PathBuf,
+    real_file: PathBuf,
+    /// 1-based.
+    line: u32,
+    /// The CDP condition every placed breakpoint carries ("" for none).
+    condition: String,
+    direct: bool,
+    targets: Vec<Target>,
+    probe: Probe,
+    placed: Vec<Placed>,
+    pub(crate) resolution: Resolution,
+}
+
+impl Breakpoint {
+    /// Plans a breakpoint: looks for source maps that cover `real_file` from `entry` (the
+    /// command's script). Fails when maps cover the file but have no code at or after `line`.
+    pub(crate) fn plan(
+        file: &Path,
+        real_file: &Path,
+        line: u32,
+        condition: String,
+        entry: Option<&Path>,
+    ) -> Result<(Breakpoint, Search), String> {
+        let search = maps::search(real_file, entry);
+        let direct = maps::is_javascript(real_file);
+        let targets: Vec<Target> = search
+            .covered
+            .iter()
+            .filter_map(|covered| {
+                let (_, positions) = covered.map.generated_for(covered.source, line - 1)?;
+                Some(Target {
+                    generated: covered.generated.clone(),
+                    position: *positions.first()?,
+                    map: covered.map.clone(),
+                    source: covered.source,
+                })
+            })
+            .collect();
+        if !direct && targets.is_empty() && !search.covered.is_empty() {
+            let files: Vec<String> =
+                search.covered.iter().map(|c| c.generated.display().to_string()).collect();
+            return Err(format!(
+                "no code at or after line {line} of {} in its source map (generated file {}): \
+                 pick a line with a statement",
+                file.display(),
+                files.join(", ")
+            ));
+        }
+        let probe = if direct { Probe::Off } else { Probe::Waiting(None) };
+        let breakpoint = Breakpoint {
+            file: file.to_path_buf(),
+            real_file: real_file.to_path_buf(),
+            line,
+            condition,
+            direct,
+            targets,
+            probe,
+            placed: Vec::new(),
+            resolution: Resolution::default(),
+        };
+        Ok((breakpoint, search))
+    }
+
+    /// Replaces the CDP condition (before the breakpoint is set).
+    pub(crate) fn set_condition(&mut self, condition: String) {
+        self.condition = condition;
+    }
+
+    /// The URL regex of the file itself (and of the path given, when a symlink led to it: Node
+    /// keeps that spelling with --preserve-symlinks).
+    fn file_regex(&self) -> String {
+        let mut paths = vec![self.real_file.as_path()];
+        if self.file != self.real_file {
+            paths.push(self.file.as_path());
+        }
+        node::file_url_regex(&paths)
+    }
+
+    fn params(&self, url_regex: String, position: Position, column: bool) -> Value {
+        let mut params = json!({"urlRegex": url_regex, "lineNumber": position.line});
+        if column {
+            params["columnNumber"] = position.column.into();
+        }
+        if !self.condition.is_empty() {
+            params["condition"] = self.condition.as_str().into();
+        }
+        params
+    }
+
+    /// The `Debugger.setBreakpointByUrl` params to send now.
+    pub(crate) fn requests(&self) -> Vec<(Value, Request)> {
+        let mut requests = Vec::new();
+        if self.direct {
+            let line = Position { line: self.line - 1, column: 0 };
+            requests.push((self.params(self.file_regex(), line, false), Request::Placed(None)));
+        }
+        for t in &self.targets {
+            let regex = node::file_url_regex(&[t.generated.as_path()]);
+            let map = Some((t.map.clone(), t.source));
+            requests.push((self.params(regex, t.position, true), Request::Placed(map)));
+        }
+        if self.probe == Probe::Waiting(None) {
+            let start = json!({"urlRegex": self.file_regex(), "lineNumber": 0, "columnNumber": 0});
+            requests.push((start, Request::Probe));
+        }
+        requests
+    }
+
+    /// Takes the answer to a request from [`Breakpoint::requests`] (or [`Breakpoint::at_load`]).
+    pub(crate) fn set(&mut self, request: Request, answer: &Value, scripts: &Scripts) {
+        let id = answer["breakpointId"].as_str().unwrap_or_default().to_string();
+        match request {
+            Request::Probe => self.probe = Probe::Waiting(Some(id)),
+            Request::Placed(map) => {
+                self.placed.push(Placed { id: id.clone(), map });
+                if let Some(location) = answer.pointer("/locations/0") {
+                    self.resolved(&id, location, scripts);
+                }
+            }
+        }
+    }
+
+    /// The CDP breakpoint ids carrying this breakpoint (not the probe).
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
+        self.placed.iter().map(|p| p.id.as_str())
+    }
+
+    /// The probe's id, while it waits for the file to load.
+    pub(crate) fn probe_id(&self) -> Option<&str> {
+        match &self.probe {
+            Probe::Waiting(Some(id)) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Records where CDP breakpoint `id` landed (`Debugger.breakpointResolved`, or the answer
+    /// to setting it), in the file's own lines when a map translates it.
+    pub(crate) fn resolved(&mut self, id: &str, location: &Value, scripts: &Scripts) {
+        let Some(placed) = self.placed.iter().find(|p| p.id == id) else { return };
+        let generated = scripts::position(location);
+        let file = scripts.file(location["scriptId"].as_str().unwrap_or_default());
+        let resolution = &mut self.resolution;
+        match &placed.map {
+            None => {
+                resolution.line.get_or_insert(generated.line + 1);
+            }
+            Some((map, source)) => {
+                resolution.generated.push(scripts::generated_json(&file, generated));
+                if resolution.line.is_some() {
+                    return;
+                }
+                if let Some((found, original)) = map.original_for(generated) {
+                    resolution.line = Some(original.line + 1);
+                    if found != *source {
+                        let other = &map.sources()[found];
+                        let name = other
+                            .path
+                            .as_ref()
+                            .map_or(other.name.clone(), |p| p.display().to_string());
+                        resolution.file = Some(name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The probe stopped the file's module before its body ran (`frame` is the top frame):
+    /// returns the requests to send, in order — remove the probe, then set the real breakpoint
+    /// from the map the module was compiled with (hand that answer to [`Breakpoint::set`]).
+    pub(crate) fn at_load(
+        &mut self,
+        frame: &Value,
+        scripts: &Scripts,
+    ) -> Result<[Step; 2], LoadError> {
+        let error = |code, message| LoadError { code, message };
+        let Probe::Waiting(Some(probe)) = std::mem::replace(&mut self.probe, Probe::Done) else {
+            return Err(error("internal", "the load-time probe fired twice".into()));
+        };
+        let script_id =
+            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
+        let (url, map_url) = scripts.get(script_id);
+        let line = self.line - 1;
+        let (position, map) = if map_url.is_empty() {
+            // Compiled without a map (type stripping keeps lines): the lines are the source's.
+            (Position { line, column: 0 }, None)
+        } else {
+            let map = maps::load_for_script(&url, &map_url).map_err(|e| {
+                error("bad_source_map", format!("the source map of {url} cannot be read: {e}"))
+            })?;
+            let source = map.find_source(&self.real_file).or_else(|| map.find_source(&self.file));
+            let found = source.and_then(|s| map.generated_for(s, line).map(|(_, p)| (s, p)));
+            let Some((source, positions)) = found else {
+                return Err(error(
+                    "no_code_at_line",
+                    format!(
+                        "no code at or after line {} of {} in the map it was compiled with",
+                        self.line,
+                        self.file.display()
+                    ),
+                ));
+            };
+            (positions[0], Some((Arc::new(map), source)))
+        };
+        let remove = Step {
+            method: "Debugger.removeBreakpoint",
+            params: json!({"breakpointId": probe}),
+            request: None,
+        };
+        let set = Step {
+            method: "Debugger.setBreakpointByUrl",
+            params: self.params(self.file_regex(), position, true),
+            request: Some(Request::Placed(map)),
+        };
+        Ok([remove, set])
+    }
+
+    /// Not JavaScript, no map on disk, and the file was never compiled while loading: nothing
+    /// could carry the breakpoint.
+    pub(crate) fn unplaceable(&self) -> bool {
+        self.targets.is_empty() && matches!(self.probe, Probe::Waiting(_))
+    }
+
+    /// Why the breakpoint never bound, when no CDP breakpoint of it resolved.
+    pub(crate) fn never_bound(&self) -> String {
+        if self.targets.is_empty() {
+            return format!(
+                "the breakpoint never bound: no script loaded from {} (is it the file the command runs or requires?)",
+                self.file.display()
+            );
+        }
+        let files: Vec<String> =
+            self.targets.iter().map(|t| t.generated.display().to_string()).collect();
+        let direct = if self.direct {
+            format!("no script loaded from {} itself, and ", self.file.display())
+        } else {
+            String::new()
+        };
+        format!(
+            "the breakpoint never bound: {direct}its source map places it in {}, none of which \
+             the program loaded (is that the build the command runs?)",
+            files.join(", ")
+        )
+    }
+}

@@ -1,0 +1,88 @@
+//! What Node has loaded, from `Debugger.scriptParsed`: each script's URL and source map, and the
+//! translation of generated locations into original ones for reporting (stack frames, where a
+//! breakpoint landed).
+//!
+//! Maps are loaded the first time a location in their script needs translating, once each.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::cdp::{maps, node};
+use crate::sourcemap::{Position, SourceMap};
+
+#[derive(Default)]
+pub(crate) struct Scripts {
+    /// `scriptId` to (URL, sourceMapURL).
+    parsed: HashMap<String, (String, String)>,
+    /// Maps of scripts met so far (`None`: no usable map).
+    maps: HashMap<String, Option<Arc<SourceMap>>>,
+}
+
+/// A CDP location (`{scriptId, lineNumber, columnNumber}`) as a [`Position`].
+pub(crate) fn position(location: &Value) -> Position {
+    let field = |key: &str| location[key].as_u64().unwrap_or(0) as u32;
+    Position { line: field("lineNumber"), column: field("columnNumber") }
+}
+
+/// `{file, line, column}` (1-based) of a generated position.
+pub(crate) fn generated_json(file: &str, position: Position) -> Value {
+    json!({"file": file, "line": position.line + 1, "column": position.column + 1})
+}
+
+impl Scripts {
+    /// Records a `Debugger.scriptParsed` event.
+    pub(crate) fn on_parsed(&mut self, params: &Value) {
+        let text = |key: &str| params[key].as_str().unwrap_or_default().to_string();
+        self.parsed.insert(text("scriptId"), (text("url"), text("sourceMapURL")));
+    }
+
+    /// The script's URL and source map URL (empty strings when unknown or absent).
+    pub(crate) fn get(&self, script_id: &str) -> (String, String) {
+        self.parsed.get(script_id).cloned().unwrap_or_default()
+    }
+
+    /// The path (or URL, for `node:` scripts) of a script.
+    pub(crate) fn file(&self, script_id: &str) -> String {
+        node::file_url_to_path(&self.get(script_id).0)
+    }
+
+    fn map(&mut self, script_id: &str) -> Option<Arc<SourceMap>> {
+        let (url, map_url) = self.get(script_id);
+        if map_url.is_empty() {
+            return None;
+        }
+        self.maps
+            .entry(script_id.to_string())
+            .or_insert_with(|| maps::load_for_script(&url, &map_url).ok().map(Arc::new))
+            .clone()
+    }
+
+    /// One stack frame: `{function, file, line}` in original coordinates when its script has a
+    /// map, with the generated position alongside.
+    pub(crate) fn frame_json(&mut self, frame: &Value) -> Value {
+        let name =
+            frame["functionName"].as_str().filter(|n| !n.is_empty()).unwrap_or("(anonymous)");
+        let script_id =
+            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
+        let file = match frame["url"].as_str().filter(|u| !u.is_empty()) {
+            Some(url) => node::file_url_to_path(url),
+            None => self.file(script_id),
+        };
+        let generated = position(&frame["location"]);
+        let map = self.map(script_id);
+        let original = map.as_ref().and_then(|m| {
+            m.original_for(generated).map(|(source, position)| (&m.sources()[source], position))
+        });
+        match original {
+            Some((source, original)) => json!({
+                "function": name,
+                "file": source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
+                "line": original.line + 1,
+                "generated": generated_json(&file, generated),
+            }),
+            None => json!({"function": name, "file": file, "line": generated.line + 1}),
+        }
+    }
+}
