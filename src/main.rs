@@ -10,6 +10,7 @@ mod log;
 mod mcp;
 mod process;
 mod server;
+mod sessions;
 mod shell;
 mod sourcemap;
 mod stdio;
@@ -164,6 +165,7 @@ fn run_once(arguments: &Value) -> ExitCode {
         cancel,
         progress: tools::Progress::new(None, out.clone()),
         log: tools::ClientLog { level: Arc::new(AtomicU8::new(u8::MAX)), out },
+        sessions: sessions::Sessions::default(),
     };
     let result = tools::call(tools::script::NAME, arguments, &call);
     signals.wake();

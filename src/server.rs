@@ -14,6 +14,7 @@ use crossbeam_channel::{select, Sender};
 
 use crate::jsonrpc::{self, Json, Message, Notification, Request, RequestId, Response};
 use crate::mcp::{self, Dispatch};
+use crate::sessions::Sessions;
 use crate::thread::JoinOnDrop;
 use crate::tools::{self, Call, ClientLog, Progress};
 use crate::{log, stdio, sys};
@@ -43,13 +44,14 @@ pub(crate) fn run() -> std::io::Result<()> {
     let (incoming, reader) = stdio::reader(stop_reading.clone());
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
     let state = mcp::State::new();
+    let sessions = Sessions::default();
     let mut workers: HashMap<String, Worker> = HashMap::new();
 
     loop {
         select! {
             recv(incoming) -> message => match message {
                 Ok(Ok(Message::Request(request))) => {
-                    handle_request(&state, request, &out, &done_tx, &mut workers);
+                    handle_request(&state, request, &out, &done_tx, &sessions, &mut workers);
                 }
                 Ok(Ok(Message::Notification(notification))) => handle_notification(&notification, &workers),
                 // We send no requests, so a response is unexpected; it needs no answer.
@@ -75,8 +77,9 @@ pub(crate) fn run() -> std::io::Result<()> {
     }
 
     // Shutdown order: cancel and join every call (each worker kills its debuggee's process group
-    // as it returns), then the threads that feed and drain the loop.
+    // as it returns), end every session (likewise), then the threads that feed and drain the loop.
     drop(workers);
+    sessions.end_all();
     stop_reading.store(true, Ordering::Relaxed);
     drop(reader);
     signals.wake();
@@ -91,6 +94,7 @@ fn handle_request(
     request: Request,
     out: &Sender<Message>,
     done: &Sender<String>,
+    sessions: &Sessions,
     workers: &mut HashMap<String, Worker>,
 ) {
     let (name, arguments, progress_token) = match mcp::handle_request(state, &request) {
@@ -112,6 +116,7 @@ fn handle_request(
         cancel,
         progress: Progress::new(progress_token, out.clone()),
         log: ClientLog { level: state.log_level.clone(), out: out.clone() },
+        sessions: sessions.clone(),
     };
     let out = out.clone();
     let done = done.clone();

@@ -16,6 +16,7 @@ pub(crate) mod maps;
 pub(crate) mod node;
 pub(crate) mod script;
 pub(crate) mod scripts;
+pub(crate) mod session;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -189,6 +189,18 @@
     return options.pause;
   }
 
+  // For debug-evaluate: the same {type, value} as a hit, as JSON text (`T`/`F` prefix dropped).
+  function evaluate(thunk) {
+    let encoded;
+    try {
+      encoded = encode(thunk());
+    } catch (e) {
+      encoded = { message: { type: 'error', value: errorText(e) } };
+    }
+    return stringify(encoded.message);
+  }
+
   Object.defineProperty(report, 'hit', { value: hit });
+  Object.defineProperty(report, 'evaluate', { value: evaluate });
   return true;
 })

@@ -32,6 +32,7 @@ use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
+use crate::shell::CommandLine;
 use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
 use crate::tools::Call;
 
@@ -53,11 +54,8 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let prepare = |flag| {
-        node::prepare(plan.command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
-            .map_err(|message| Failure::new("invalid_command", message))
-    };
-    let mut launch = prepare(node::WAIT_FLAG)?;
+    let (launch, debuggee, url) =
+        start_node(&plan.command, node::WAIT_FLAG, plan.timeout, deadline, &call.cancel)?;
     // The condition is filled in by setup(), once the binding's name is known.
     let (breakpoint, search) = Breakpoint::plan(
         &plan.file,
@@ -67,18 +65,6 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         launch.entry.as_deref().map(Path::new),
     )
     .map_err(|message| Failure::new("no_code_at_line", message))?;
-    let (mut debuggee, mut found) = start(&launch, deadline, call)?;
-    if let Err(Discovery::Exited(_)) = found {
-        if launch.inserted && node::refused_wait_flag(&debuggee.output().stderr_text()) {
-            log::debug(format_args!("this node has no --inspect-wait; using --inspect-brk"));
-            launch = prepare(node::BRK_FLAG)?;
-            (debuggee, found) = start(&launch, deadline, call)?;
-        }
-    }
-    let url = match found {
-        Ok(url) => url,
-        Err(discovery) => return Err(discovery_failure(discovery, &launch, plan, &mut debuggee)),
-    };
     log::debug(format_args!("inspector at {url}"));
     call.log.send(
         "info",
@@ -104,25 +90,47 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     run.finish(outcome)
 }
 
-/// Spawns the command and waits for its inspector's URL.
-fn start(
-    launch: &node::Launch,
+/// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
+/// `--inspect-brk` when this Node refuses `--inspect-wait`) and waits for the inspector's URL.
+pub(crate) fn start_node(
+    command: &CommandLine,
+    flag: &str,
+    timeout: Duration,
     deadline: Instant,
-    call: &Call,
-) -> Result<(Debuggee, Result<String, Discovery>), Failure> {
-    let mut debuggee =
-        Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
-            SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
-            SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
-        })?;
-    let found = node::discover(&mut debuggee, deadline, &call.cancel);
-    Ok((debuggee, found))
+    cancel: &Receiver<()>,
+) -> Result<(node::Launch, Debuggee, String), Failure> {
+    let prepare = |flag| {
+        node::prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
+            .map_err(|message| Failure::new("invalid_command", message))
+    };
+    let spawn = |launch: &node::Launch| {
+        let mut debuggee =
+            Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
+                SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
+                SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+            })?;
+        let found = node::discover(&mut debuggee, deadline, cancel);
+        Ok::<_, Failure>((debuggee, found))
+    };
+    let mut launch = prepare(flag)?;
+    let (mut debuggee, mut found) = spawn(&launch)?;
+    if let Err(Discovery::Exited(_)) = found {
+        if launch.inserted && node::refused_wait_flag(&debuggee.output().stderr_text()) {
+            log::debug(format_args!("this node has no --inspect-wait; using --inspect-brk"));
+            launch = prepare(node::BRK_FLAG)?;
+            (debuggee, found) = spawn(&launch)?;
+        }
+    }
+    match found {
+        Ok(url) => Ok((launch, debuggee, url)),
+        Err(discovery) => Err(discovery_failure(discovery, &launch, timeout, &mut debuggee)),
+    }
 }
 
 fn discovery_failure(
     discovery: Discovery,
     launch: &node::Launch,
-    plan: &Plan,
+    timeout: Duration,
     debuggee: &mut Debuggee,
 ) -> Failure {
     let output = debuggee.output().to_json();
@@ -149,7 +157,7 @@ fn discovery_failure(
             ),
         )
         .with("output", output),
-        Discovery::TimedOut => timeout_failure(plan)
+        Discovery::TimedOut => timeout_failure(timeout)
             .with("hint", "the command never opened a Node inspector (no `Debugger listening on ws://` line on its stderr): run a node script directly, e.g. `node app.js`".into())
             .with("output", output),
     }
@@ -169,11 +177,11 @@ fn syntax_failure(field: &str, details: &Value) -> Failure {
     .with("field", field.into())
 }
 
-fn timeout_failure(plan: &Plan) -> Failure {
+fn timeout_failure(timeout: Duration) -> Failure {
     // The exact wording existing clients of this tool match on.
     Failure::new(
         "timeout",
-        format!("Timeout waiting for breakpoint after {}ms", plan.timeout.as_millis()),
+        format!("Timeout waiting for breakpoint after {}ms", timeout.as_millis()),
     )
 }
 
@@ -327,7 +335,7 @@ impl Run<'_> {
             },
             recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
             recv(crossbeam_channel::at(limit)) -> _ => Err(if limit >= self.deadline {
-                timeout_failure(self.plan)
+                timeout_failure(self.plan.timeout)
             } else {
                 Failure::new(
                     "inspector_failed",
@@ -550,7 +558,7 @@ impl Run<'_> {
             // Not JavaScript, no map on disk, and the program never loaded the file itself.
             self.no_map_failure(exit)
         } else if self.outcome.timed_out {
-            timeout_failure(self.plan)
+            timeout_failure(self.plan.timeout)
         } else {
             exited_before_hit(exit.describe(), Some(self.never_hit_hint(exit)))
         };

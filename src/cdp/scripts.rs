@@ -62,6 +62,16 @@ impl Scripts {
     /// One stack frame: `{function, file, line}` in original coordinates when its script has a
     /// map, with the generated position alongside.
     pub(crate) fn frame_json(&mut self, frame: &Value) -> Value {
+        let mut json = self.location_json(frame);
+        if let Some(object) = json.as_object_mut() {
+            object.remove("column");
+        }
+        json
+    }
+
+    /// A frame's `{function, file, line, column}` (1-based), in original coordinates when its
+    /// script has a map, with `generated` alongside.
+    pub(crate) fn location_json(&mut self, frame: &Value) -> Value {
         let name =
             frame["functionName"].as_str().filter(|n| !n.is_empty()).unwrap_or("(anonymous)");
         let script_id =
@@ -80,9 +90,11 @@ impl Scripts {
                 "function": name,
                 "file": source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
                 "line": original.line + 1,
+                "column": original.column + 1,
                 "generated": generated_json(&file, generated),
             }),
-            None => json!({"function": name, "file": file, "line": generated.line + 1}),
+            None => json!({"function": name, "file": file, "line": generated.line + 1,
+                           "column": generated.column + 1}),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! drive `cdp::Client` and return a [`ToolResult`].
 
 pub(crate) mod script;
+pub(crate) mod session;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -19,18 +20,21 @@ use crate::jsonrpc::{Json, Message, Notification};
 
 /// Every tool, as `tools/list` shows it.
 pub(crate) fn list() -> Vec<Value> {
-    vec![script::declaration()]
+    let mut tools = vec![script::declaration()];
+    tools.extend(session::declarations());
+    tools
 }
 
 /// Whether `name` is a tool (an unknown name is a protocol error, not a tool result).
 pub(crate) fn exists(name: &str) -> bool {
-    name == script::NAME
+    name == script::NAME || session::NAMES.contains(&name)
 }
 
 /// Runs a tool. `None` means the call was cancelled: no response is sent for it.
 pub(crate) fn call(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
     match name {
         script::NAME => script::handle_debug_script(arguments, call),
+        name if session::NAMES.contains(&name) => session::handle(name, arguments, call),
         _ => Some(ToolResult::error("unknown_tool", format!("Unknown tool: {name}"), Map::new())),
     }
 }
@@ -156,6 +160,48 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An optional array of objects (each read with the field named `name[i]`).
+    pub(crate) fn objects(&self, name: &str) -> Result<Vec<Args<'a>>, ArgError> {
+        match self.get(name) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::Object(object) => {
+                        Ok(Args { object, prefix: format!("{}[{i}].", self.field(name)) })
+                    }
+                    other => Err(ArgError::new(
+                        &format!("{}[{i}]", self.field(name)),
+                        format!("expected an object, got {}", kind(other)),
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(ArgError::new(
+                &self.field(name),
+                format!("expected an array, got {}", kind(other)),
+            )),
+        }
+    }
+
+    /// One of `choices`; `default` when absent.
+    pub(crate) fn choice(
+        &self,
+        name: &str,
+        choices: &[&'static str],
+        default: Option<&'static str>,
+    ) -> Result<&'static str, ArgError> {
+        match self.optional_string(name)? {
+            None => default.ok_or_else(|| ArgError::new(&self.field(name), "required")),
+            Some(value) => choices.iter().find(|c| **c == value).copied().ok_or_else(|| {
+                ArgError::new(
+                    &self.field(name),
+                    format!("expected one of {}, got {value:?}", choices.join(", ")),
+                )
+            }),
+        }
+    }
+
     pub(crate) fn string(&self, name: &str) -> Result<&'a str, ArgError> {
         match self.optional_string(name)? {
             Some(s) if s.trim().is_empty() => {
@@ -234,6 +280,8 @@ pub(crate) struct Call {
     pub(crate) cancel: Receiver<()>,
     pub(crate) progress: Progress,
     pub(crate) log: ClientLog,
+    /// The open debug sessions (shared by every call).
+    pub(crate) sessions: crate::sessions::Sessions,
 }
 
 /// `notifications/progress` for one call, when the client asked with `_meta.progressToken`.

@@ -220,7 +220,7 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
 
 /// Resolves the breakpoint's file against the server's cwd and checks the line exists, so a
 /// typo fails now rather than after the timeout.
-fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), Failure> {
+pub(crate) fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), Failure> {
     let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let not_found = |why: String| {
         Failure::new("file_not_found", why).with("file", absolute.display().to_string().into())
@@ -319,7 +319,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
 
 /// Renders a failure; its hint and the end of the program's stderr become text blocks too, so
 /// an agent that reads only `content` sees why (a syntax error in the script, say).
-fn render_failure(failure: Failure) -> Option<ToolResult> {
+pub(crate) fn render_failure(failure: Failure) -> Option<ToolResult> {
     let Failure::Error { code, message, details } = failure else {
         return None;
     };

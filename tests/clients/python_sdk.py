@@ -52,10 +52,11 @@ async def main():
             init = await asyncio.wait_for(session.initialize(), 10)
             check(init.server_info.name == "debug-mcp", f"server name {init.server_info}")
             tools = (await asyncio.wait_for(session.list_tools(), 10)).tools
-            check([t.name for t in tools] == ["debug-script"], f"tools {tools}")
+            check(tools[0].name == "debug-script", f"tools {[t.name for t in tools]}")
+            for tool in tools:
+                jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+                jsonschema.Draft202012Validator.check_schema(tool.input_schema)
             schema = tools[0].output_schema
-            jsonschema.Draft202012Validator.check_schema(schema)
-            jsonschema.Draft202012Validator.check_schema(tools[0].input_schema)
             for arguments, expect_error, expected in CASES:
                 progress = []
 
@@ -78,6 +79,25 @@ async def main():
                     check(progress == sorted(set(progress)), f"progress not increasing: {progress}")
                     if expected > 1:
                         check(len(progress) >= 1, "no progress for a long call")
+            # A session, validated against each tool's outputSchema as the SDK does.
+            schemas = {t.name: t.output_schema for t in tools}
+            steps = [
+                ("debug-launch", {"command": "node fixtures/loop.js",
+                                  "breakpoints": [{"file": "fixtures/loop.js", "line": 5}]}, "paused"),
+                ("debug-evaluate", {"expression": "total"}, None),
+                ("debug-step", {"kind": "over"}, "paused"),
+                ("debug-stack", {}, None),
+                ("debug-sessions", {}, None),
+                ("debug-continue", {}, "paused"),
+                ("debug-stop", {}, None),
+            ]
+            for name, arguments, state in steps:
+                result = await asyncio.wait_for(session.call_tool(name, arguments), 60)
+                content = result.structured_content
+                jsonschema.validate(content, schemas[name])
+                check(not result.is_error, f"{name}: {content}")
+                if state:
+                    check(content.get("state") == state, f"{name}: state {content.get('state')}")
             await asyncio.wait_for(session.send_ping(), 10)
             check(True, "ping")
     print(f"{passed} passed, {failed} failed")

@@ -9,6 +9,7 @@
 mod cli;
 mod protocol;
 mod script;
+mod session;
 mod sourcemaps;
 
 use std::io::{BufRead, BufReader, Write};
@@ -230,7 +231,11 @@ impl Server {
     }
 
     pub fn debug_script(&mut self, arguments: Value) -> Value {
-        self.call("debug-script", arguments)
+        let result = self.call("debug-script", arguments);
+        if result["isError"] != true {
+            assert!(result["structuredContent"]["results"].is_array(), "{result}");
+        }
+        result
     }
 
     /// Closes stdin and waits for the exit.
@@ -270,8 +275,6 @@ pub fn check_result_shape(result: &Value) {
     if result["isError"] == true {
         assert!(result["structuredContent"]["error"].is_string(), "{result}");
         assert!(result["structuredContent"]["code"].is_string(), "{result}");
-    } else {
-        assert!(result["structuredContent"]["results"].is_array(), "{result}");
     }
 }
 

@@ -31,18 +31,33 @@ fn handshake_negotiates_versions() {
 }
 
 #[test]
-fn tools_list_declares_debug_script() {
+fn tools_list_declares_every_tool() {
     let mut server = Server::initialized();
     let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
     let tools = tools.as_array().unwrap();
-    assert_eq!(tools.len(), 1);
-    let tool = &tools[0];
-    assert_eq!(tool["name"], "debug-script");
-    assert!(tool["title"].is_string() && tool["description"].is_string());
-    assert_eq!(tool["inputSchema"]["type"], "object");
-    assert_eq!(tool["inputSchema"]["required"], json!(["command", "breakpoint", "expression"]));
-    assert_eq!(tool["outputSchema"]["type"], "object");
-    assert_eq!(tool["annotations"]["readOnlyHint"], false);
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "debug-script",
+            "debug-launch",
+            "debug-continue",
+            "debug-step",
+            "debug-pause",
+            "debug-stack",
+            "debug-evaluate",
+            "debug-sessions",
+            "debug-stop"
+        ]
+    );
+    for tool in tools {
+        assert!(tool["title"].is_string() && tool["description"].is_string(), "{tool}");
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        assert!(tool["annotations"]["readOnlyHint"].is_boolean(), "{tool}");
+    }
+    let script = &tools[0];
+    assert_eq!(script["inputSchema"]["required"], json!(["command", "breakpoint", "expression"]));
 }
 
 #[test]

@@ -1,0 +1,694 @@
+//! One interactive debug session with a Node program: a thread that owns the program and its
+//! inspector connection for as long as the session lives, and answers tool calls sent to it
+//! as [`Command`]s.
+//!
+//! The thread is one `select!` over commands, inspector events, the child's exit, the deadline
+//! of the call waiting for the next stop, and the start-up nudge. A call that waits (launch,
+//! continue, step, pause) parks its reply channel; the next pause, the program's end or the
+//! deadline answers it, so no call hangs. Breakpoints go through `cdp/breakpoints.rs`, values
+//! through the same probe as `debug-script`, locations through source maps (`cdp/scripts.rs`).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{never, select, Receiver, Sender};
+use serde_json::{json, Value};
+
+use crate::cdp::breakpoints::Breakpoint;
+use crate::cdp::node;
+use crate::cdp::scripts::Scripts;
+use crate::cdp::{self, script, Client, Event};
+use crate::log;
+use crate::process::{Debuggee, Exit};
+use crate::sessions::Handle;
+use crate::shell::{self, CommandLine};
+use crate::thread::JoinOnDrop;
+use crate::tools::script::{Failure, VALUE_CHARS};
+
+const PROBE: &str = include_str!("probe.js");
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+const NUDGE_EVERY: Duration = Duration::from_millis(500);
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// Lines of source shown on each side of the current line.
+const CONTEXT: usize = 2;
+/// Locals shown in a stop state, and characters of each value.
+const MAX_LOCALS: usize = 50;
+const VALUE_PREVIEW: usize = 200;
+
+/// A breakpoint as `debug-launch` takes it.
+pub(crate) struct BreakpointSpec {
+    pub(crate) file: PathBuf,
+    pub(crate) real_file: PathBuf,
+    pub(crate) line: u32,
+    pub(crate) condition: Option<String>,
+}
+
+pub(crate) struct LaunchSpec {
+    pub(crate) command: CommandLine,
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    pub(crate) stop_on_entry: bool,
+    pub(crate) pause_on_exceptions: String,
+    pub(crate) timeout: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Action {
+    Continue,
+    StepOver,
+    StepInto,
+    StepOut,
+    Pause,
+}
+
+/// A tool call's answer: the structured content, or a failure.
+pub(crate) type Reply = Result<Value, Failure>;
+
+pub(crate) enum Command {
+    Resume { action: Action, timeout: Duration, reply: Sender<Reply> },
+    Stack { max_frames: usize, reply: Sender<Reply> },
+    Evaluate { expression: String, frame: usize, reply: Sender<Reply> },
+}
+
+/// Starts a session: spawns the program, sets the breakpoints, lets it run to its first stop
+/// (or `timeout`), and returns the handle with that first state.
+///
+/// Everything happens on the session's own thread, the program's spawn included: on Linux a
+/// debuggee dies with the thread that spawned it (see `sys::new_process_group`), so that must be
+/// the thread that owns it for the session's life.
+pub(crate) fn launch(
+    id: &str,
+    spec: LaunchSpec,
+    cancel: &Receiver<()>,
+) -> Result<(Handle, Value), Failure> {
+    let summary = Arc::new(Mutex::new(json!({"sessionId": id, "state": "starting"})));
+    let (commands_tx, commands) = crossbeam_channel::unbounded();
+    let (first_tx, first) = crossbeam_channel::bounded(1);
+    let (abandon_tx, abandon) = crossbeam_channel::bounded::<()>(1);
+    let thread = JoinOnDrop::spawn(&format!("session-{id}"), {
+        let id = id.to_string();
+        let summary = summary.clone();
+        move || match start(id, spec, summary, &abandon) {
+            Ok(mut session) => {
+                session.waiter = Some(Waiter { reply: first_tx, deadline: session.first_deadline });
+                session.serve(&commands);
+            }
+            Err(failure) => {
+                let _ = first_tx.send(Err(failure));
+            }
+        }
+    });
+    let handle = Handle { commands: commands_tx, summary, _thread: thread };
+    let first = select! {
+        recv(first) -> reply => reply.unwrap_or_else(|_| Err(Failure::new("internal", "the session ended while starting"))),
+        recv(cancel) -> _ => {
+            let _ = abandon_tx.send(());
+            Err(Failure::Cancelled)
+        },
+    };
+    // On failure, dropping the handle ends the session and joins its thread.
+    first.map(|state| (handle, state))
+}
+
+/// Spawns the program and sets the session up (on the session thread).
+fn start(
+    id: String,
+    spec: LaunchSpec,
+    summary: Arc<Mutex<Value>>,
+    abandon: &Receiver<()>,
+) -> Result<Session, Failure> {
+    let deadline = Instant::now() + spec.timeout;
+    // --inspect-brk stops at the first line (stopOnEntry); --inspect-wait does not.
+    let flag = if spec.stop_on_entry { node::BRK_FLAG } else { node::WAIT_FLAG };
+    let (launch, debuggee, url) =
+        script::start_node(&spec.command, flag, spec.timeout, deadline, abandon)?;
+    let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
+    let client = Client::connect(&url, left).map_err(|m| Failure::new("inspector_failed", m))?;
+    let entry = launch.entry.as_deref().map(std::path::Path::new);
+    let mut breakpoints = Vec::new();
+    for (i, bp) in spec.breakpoints.iter().enumerate() {
+        let condition = bp.condition.clone().unwrap_or_default();
+        let (breakpoint, _) = Breakpoint::plan(&bp.file, &bp.real_file, bp.line, condition, entry)
+            .map_err(|m| {
+                Failure::new("no_code_at_line", m).with("field", format!("breakpoints[{i}]").into())
+            })?;
+        breakpoints.push(((i + 1).to_string(), breakpoint));
+    }
+    let mut session = Session {
+        command_line: shell::join(&spec.command.words),
+        binding: format!("__debugMcp_{}_{id}", std::process::id()),
+        id,
+        client,
+        debuggee,
+        scripts: Scripts::default(),
+        breakpoints,
+        state: State::Running,
+        waiter: None,
+        last_action: Action::Continue,
+        stop_on_entry: spec.stop_on_entry,
+        started: false,
+        summary,
+        first_deadline: deadline,
+    };
+    session.setup(&spec.pause_on_exceptions)?;
+    Ok(session)
+}
+
+struct Waiter {
+    reply: Sender<Reply>,
+    deadline: Instant,
+}
+
+enum State {
+    Running,
+    Paused { reason: &'static str, params: Value },
+    Exited(Exit),
+}
+
+struct Session {
+    id: String,
+    client: Client,
+    debuggee: Debuggee,
+    scripts: Scripts,
+    /// (user-visible id, breakpoint)
+    breakpoints: Vec<(String, Breakpoint)>,
+    binding: String,
+    state: State,
+    /// The call waiting for the next stop.
+    waiter: Option<Waiter>,
+    /// What the program was last told to do, to name the next pause.
+    last_action: Action,
+    stop_on_entry: bool,
+    /// Whether any event came after the program was let go (see `script::until_waiting`).
+    started: bool,
+    summary: Arc<Mutex<Value>>,
+    command_line: String,
+    /// When the launch call stops waiting for the first stop.
+    first_deadline: Instant,
+}
+
+impl Session {
+    fn answer(&self, reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
+        match reply.recv_timeout(REQUEST_TIMEOUT) {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
+            Err(_) => Err(Failure::new(
+                "inspector_failed",
+                format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
+            )),
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+        let reply = self.client.send(method, params);
+        self.answer(&reply)
+    }
+
+    /// Enables the domains, installs the probe, sets the breakpoints, and lets the program run.
+    fn setup(&mut self, pause_on_exceptions: &str) -> Result<(), Failure> {
+        let options =
+            json!({"maxHits": 0, "pause": false, "maxChars": VALUE_CHARS, "maxDepth": 20});
+        let install =
+            format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
+        let client = &mut self.client;
+        let replies = [
+            client.send("NodeRuntime.enable", json!({})),
+            client.send("Runtime.enable", json!({})),
+            client.send("Debugger.enable", json!({})),
+            client.send("Debugger.setAsyncCallStackDepth", json!({"maxDepth": 32})),
+            client.send("Debugger.setPauseOnExceptions", json!({"state": pause_on_exceptions})),
+            client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
+            client.send("Runtime.addBinding", json!({"name": self.binding})),
+            client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
+        ];
+        let mut sets = Vec::new();
+        for (index, (_, breakpoint)) in self.breakpoints.iter().enumerate() {
+            for (params, request) in breakpoint.requests() {
+                sets.push((
+                    index,
+                    self.client.send("Debugger.setBreakpointByUrl", params),
+                    request,
+                ));
+            }
+        }
+        for reply in replies {
+            self.answer(&reply)?;
+        }
+        for (index, reply, request) in sets {
+            let answer = self.answer(&reply)?;
+            self.breakpoints[index].1.set(request, &answer, &self.scripts);
+        }
+        self.until_waiting()?;
+        self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
+        self.publish();
+        Ok(())
+    }
+
+    /// Waits for `NodeRuntime.waitingForDebugger` (see `script.rs` for the start-up race).
+    fn until_waiting(&mut self) -> Result<(), Failure> {
+        let events = self.client.events().clone();
+        let gate = crossbeam_channel::after(Duration::from_secs(2));
+        loop {
+            select! {
+                recv(events) -> event => match event {
+                    Ok(event) if event.method == "NodeRuntime.waitingForDebugger" => return Ok(()),
+                    Ok(event) => self.handle_event(event),
+                    Err(_) => return Ok(()),
+                },
+                recv(gate) -> _ => return Ok(()),
+            }
+        }
+    }
+
+    fn serve(&mut self, commands: &Receiver<Command>) {
+        let mut events = self.client.events().clone();
+        let mut exited = self.debuggee.exited().clone();
+        let mut nudge = crossbeam_channel::tick(NUDGE_EVERY);
+        loop {
+            let waiting =
+                self.waiter.as_ref().map_or(never(), |w| crossbeam_channel::at(w.deadline));
+            select! {
+                recv(commands) -> command => match command {
+                    Ok(command) => self.handle_command(command),
+                    Err(_) => break, // the session was stopped, or the server is exiting
+                },
+                recv(events) -> event => match event {
+                    Ok(event) => {
+                        if !self.started {
+                            self.started = true;
+                            nudge = never();
+                        }
+                        self.handle_event(event);
+                    }
+                    Err(_) => {
+                        events = never();
+                        self.ended();
+                    }
+                },
+                recv(exited) -> exit => {
+                    exited = never();
+                    if let Ok(exit) = exit {
+                        self.debuggee.record_exit(exit);
+                    }
+                    self.ended();
+                },
+                recv(waiting) -> _ => self.reply(Ok(self.running_state())),
+                recv(nudge) -> _ => drop(self.client.send("Runtime.runIfWaitingForDebugger", json!({}))),
+            }
+        }
+        self.client.close();
+        self.debuggee.kill();
+    }
+
+    fn reply(&mut self, reply: Reply) {
+        if let Some(waiter) = self.waiter.take() {
+            let _ = waiter.reply.send(reply);
+        }
+    }
+
+    fn handle_event(&mut self, mut event: Event) {
+        match event.method.as_str() {
+            "Debugger.paused" => self.paused(std::mem::take(&mut event.params)),
+            "Debugger.resumed" if !matches!(self.state, State::Exited(_)) => {
+                self.state = State::Running;
+                self.publish();
+            }
+            "Debugger.breakpointResolved" => {
+                let id = event.params["breakpointId"].as_str().unwrap_or_default();
+                for (_, breakpoint) in &mut self.breakpoints {
+                    breakpoint.resolved(id, &event.params["location"], &self.scripts);
+                }
+            }
+            "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
+            "NodeRuntime.waitingForDisconnect" => self.ended(),
+            _ => {}
+        }
+    }
+
+    fn paused(&mut self, params: Value) {
+        let hits: Vec<String> = params["hitBreakpoints"]
+            .as_array()
+            .map(|ids| ids.iter().filter_map(|i| i.as_str().map(String::from)).collect())
+            .unwrap_or_default();
+        // A load-time probe: place the breakpoint from the file's map and go on.
+        if let Some(index) = self
+            .breakpoints
+            .iter()
+            .position(|(_, b)| b.probe_id().is_some_and(|p| hits.iter().any(|h| h == p)))
+        {
+            if let Err(failure) = self.place_at_load(index, &params["callFrames"][0]) {
+                log::warn(format_args!("breakpoint placement at load failed: {failure:?}"));
+            }
+            // The real breakpoint may sit right here; otherwise go on.
+            let here = self.breakpoints[index].1.ids().any(|id| hits.iter().any(|h| h == id));
+            if !here {
+                drop(self.client.send("Debugger.resume", json!({})));
+                return;
+            }
+        }
+        let ours =
+            self.breakpoints.iter().any(|(_, b)| b.ids().any(|id| hits.iter().any(|h| h == id)));
+        let reason = match params["reason"].as_str().unwrap_or_default() {
+            _ if ours => "breakpoint",
+            "exception" | "promiseRejection" => "exception",
+            "Break on start" if !self.stop_on_entry => {
+                drop(self.client.send("Debugger.resume", json!({})));
+                return;
+            }
+            "Break on start" => "entry",
+            _ => match self.last_action {
+                Action::StepOver | Action::StepInto | Action::StepOut => "step",
+                Action::Pause => "pause",
+                Action::Continue => "debugger",
+            },
+        };
+        self.state = State::Paused { reason, params };
+        self.publish();
+        if self.waiter.is_some() {
+            let state = self.stop_state();
+            self.reply(Ok(state));
+        }
+    }
+
+    fn place_at_load(&mut self, index: usize, frame: &Value) -> Result<(), Failure> {
+        let steps = self.breakpoints[index]
+            .1
+            .at_load(frame, &self.scripts)
+            .map_err(|e| Failure::new(e.code, e.message))?;
+        for step in steps {
+            let answer = self.request(step.method, step.params)?;
+            if let Some(request) = step.request {
+                self.breakpoints[index].1.set(request, &answer, &self.scripts);
+            }
+        }
+        Ok(())
+    }
+
+    /// The program finished (or its connection or process went away): let it exit, record how.
+    fn ended(&mut self) {
+        if matches!(self.state, State::Exited(_)) {
+            return;
+        }
+        self.client.close();
+        let exit = self.debuggee.finish(EXIT_GRACE);
+        self.debuggee.settle_output();
+        self.state = State::Exited(exit);
+        self.publish();
+        let state = self.stop_state();
+        self.reply(Ok(state));
+    }
+
+    fn handle_command(&mut self, command: Command) {
+        match command {
+            Command::Resume { action, timeout, reply } => self.resume(action, timeout, reply),
+            Command::Stack { max_frames, reply } => {
+                let _ = reply.send(self.stack(max_frames));
+            }
+            Command::Evaluate { expression, frame, reply } => {
+                let _ = reply.send(self.evaluate(&expression, frame));
+            }
+        }
+    }
+
+    fn resume(&mut self, action: Action, timeout: Duration, reply: Sender<Reply>) {
+        if self.waiter.is_some() {
+            let _ = reply.send(Err(Failure::new(
+                "busy",
+                "another call is already waiting on this session: wait for it, or use debug-pause",
+            )));
+            return;
+        }
+        let method = match (&self.state, action) {
+            (State::Exited(_), _) => {
+                let _ = reply.send(Ok(self.stop_state()));
+                return;
+            }
+            (State::Paused { .. }, Action::Pause) => {
+                let _ = reply.send(Ok(self.stop_state()));
+                return;
+            }
+            (State::Running, Action::Pause) => Some("Debugger.pause"),
+            (State::Running, Action::Continue) => None,
+            (State::Running, _) => {
+                let _ = reply.send(Err(Failure::new(
+                    "running",
+                    "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping",
+                )));
+                return;
+            }
+            (State::Paused { .. }, Action::Continue) => Some("Debugger.resume"),
+            (State::Paused { .. }, Action::StepOver) => Some("Debugger.stepOver"),
+            (State::Paused { .. }, Action::StepInto) => Some("Debugger.stepInto"),
+            (State::Paused { .. }, Action::StepOut) => Some("Debugger.stepOut"),
+        };
+        self.last_action = action;
+        if let Some(method) = method {
+            if let Err(failure) = self.request(method, json!({})) {
+                let _ = reply.send(Err(failure));
+                return;
+            }
+        }
+        self.waiter = Some(Waiter { reply, deadline: Instant::now() + timeout });
+    }
+
+    fn running_state(&self) -> Value {
+        json!({"sessionId": self.id, "state": "running",
+               "message": "still running when the timeout passed: call debug-pause to stop it, or debug-continue to wait longer"})
+    }
+
+    /// The state every waiting call returns: paused (where, why, the source and the locals),
+    /// running, or exited.
+    fn stop_state(&mut self) -> Value {
+        match &self.state {
+            State::Running => self.running_state(),
+            State::Exited(exit) => {
+                let output = self.debuggee.output().to_json();
+                let mut state = json!({"sessionId": self.id, "state": "exited",
+                    "stderr": output["stderr"], "stdout": output["stdout"]});
+                match exit.code {
+                    Some(code) => state["exitCode"] = code.into(),
+                    None => state["signal"] = exit.signal.unwrap_or(0).into(),
+                }
+                state
+            }
+            State::Paused { reason, params } => {
+                let reason = *reason;
+                let params = params.clone();
+                let top = &params["callFrames"][0];
+                let location = self.scripts.location_json(top);
+                let mut state = json!({"sessionId": self.id, "state": "paused", "reason": reason,
+                    "location": location});
+                if let Some(source) = source_lines(&location) {
+                    state["source"] = source;
+                }
+                state["locals"] = self.locals(top);
+                let hits: Vec<&str> = self
+                    .breakpoints
+                    .iter()
+                    .filter(|(_, b)| {
+                        b.ids().any(|id| {
+                            params["hitBreakpoints"]
+                                .as_array()
+                                .is_some_and(|h| h.iter().any(|x| x == id))
+                        })
+                    })
+                    .map(|(id, _)| id.as_str())
+                    .collect();
+                if !hits.is_empty() {
+                    state["hitBreakpoints"] = json!(hits);
+                }
+                if reason == "exception" {
+                    let data = &params["data"];
+                    state["exception"] = json!({
+                        "class": data["className"],
+                        "description": data["description"].as_str().map(|d| clip(d, 2000)),
+                    });
+                }
+                state
+            }
+        }
+    }
+
+    /// The top frame's local scope, compact: `{name, type, value}` each, capped.
+    fn locals(&mut self, frame: &Value) -> Value {
+        let scope = frame["scopeChain"]
+            .as_array()
+            .and_then(|scopes| scopes.iter().find(|s| s["type"] == "local"))
+            .and_then(|s| s.pointer("/object/objectId"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        let Some(object_id) = scope else { return json!([]) };
+        let Ok(properties) = self.request(
+            "Runtime.getProperties",
+            json!({"objectId": object_id, "ownProperties": true}),
+        ) else {
+            return json!([]);
+        };
+        let locals: Vec<Value> = properties["result"]
+            .as_array()
+            .map(|props| {
+                props
+                    .iter()
+                    .take(MAX_LOCALS)
+                    .map(|p| {
+                        let (kind, value) = compact(&p["value"]);
+                        json!({"name": p["name"], "type": kind, "value": value})
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Value::from(locals)
+    }
+
+    fn stack(&mut self, max_frames: usize) -> Reply {
+        let State::Paused { params, .. } = &self.state else {
+            return Err(self.not_paused());
+        };
+        let params = params.clone();
+        let frames: Vec<Value> = params["callFrames"]
+            .as_array()
+            .map(|frames| {
+                frames
+                    .iter()
+                    .take(max_frames)
+                    .enumerate()
+                    .map(|(index, frame)| {
+                        let mut location = self.scripts.location_json(frame);
+                        location["index"] = index.into();
+                        location
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let total = params["callFrames"].as_array().map_or(0, Vec::len);
+        Ok(json!({"sessionId": self.id, "frames": frames, "totalFrames": total}))
+    }
+
+    fn evaluate(&mut self, expression: &str, frame: usize) -> Reply {
+        let wrapped = format!("{}.evaluate(() => ({expression}\n))", self.binding);
+        let answer = match &self.state {
+            State::Exited(_) => return Err(self.not_paused()),
+            State::Paused { params, .. } => {
+                let Some(id) =
+                    params["callFrames"][frame]["callFrameId"].as_str().map(String::from)
+                else {
+                    let count = params["callFrames"].as_array().map_or(0, Vec::len);
+                    return Err(Failure::new(
+                        "invalid_arguments",
+                        format!(
+                            "invalid argument `frame`: there are {count} frames (0 to {})",
+                            count.saturating_sub(1)
+                        ),
+                    )
+                    .with("field", "frame".into()));
+                };
+                self.request(
+                    "Debugger.evaluateOnCallFrame",
+                    json!({"callFrameId": id, "expression": wrapped, "returnByValue": true}),
+                )?
+            }
+            State::Running => self.request(
+                "Runtime.evaluate",
+                json!({"expression": wrapped, "returnByValue": true}),
+            )?,
+        };
+        if let Some(details) = answer.get("exceptionDetails") {
+            let text = details
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .or_else(|| details["text"].as_str())
+                .unwrap_or("error");
+            return Ok(json!({"type": "error", "value": text.lines().next().unwrap_or(text)}));
+        }
+        let text = answer.pointer("/result/value").and_then(Value::as_str).unwrap_or("null");
+        serde_json::from_str(text)
+            .map_err(|e| Failure::new("internal", format!("unreadable value: {e}")))
+    }
+
+    fn not_paused(&self) -> Failure {
+        match &self.state {
+            State::Exited(exit) => Failure::new(
+                "exited",
+                format!("session {} has ended: the program exited ({}); start a new one with debug-launch", self.id, exit.describe()),
+            ),
+            _ => Failure::new(
+                "running",
+                format!("session {} is running: stop it with debug-pause first", self.id),
+            ),
+        }
+    }
+
+    /// Updates the summary `debug-sessions` shows.
+    fn publish(&self) {
+        let state = match &self.state {
+            State::Running => "running",
+            State::Paused { .. } => "paused",
+            State::Exited(_) => "exited",
+        };
+        let mut summary =
+            json!({"sessionId": self.id, "state": state, "command": self.command_line});
+        if let State::Paused { reason, .. } = &self.state {
+            summary["reason"] = (*reason).into();
+        }
+        if let State::Exited(exit) = &self.state {
+            if let Some(code) = exit.code {
+                summary["exitCode"] = code.into();
+            }
+        }
+        *self.summary.lock().expect("session summary poisoned") = summary;
+    }
+}
+
+/// A compact `(type, value)` for a CDP RemoteObject.
+fn compact(remote: &Value) -> (Value, Value) {
+    let kind = match (remote["type"].as_str(), remote["subtype"].as_str()) {
+        (Some("object"), Some("null")) => "object",
+        (Some("object"), Some(sub)) => sub,
+        (Some(kind), _) => kind,
+        _ => "undefined",
+    };
+    let value = if let Some(text) = remote["unserializableValue"].as_str() {
+        text.into()
+    } else if let Some(v) =
+        remote.get("value").filter(|_| kind != "object" || remote["subtype"] == "null")
+    {
+        match v {
+            Value::String(s) => clip(s, VALUE_PREVIEW).into(),
+            other => other.clone(),
+        }
+    } else if kind == "undefined" {
+        Value::Null
+    } else {
+        remote["description"].as_str().map_or(Value::Null, |d| clip(d, VALUE_PREVIEW).into())
+    };
+    (kind.into(), value)
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}… [truncated]")
+}
+
+/// The lines around a location, from the file it names.
+fn source_lines(location: &Value) -> Option<Value> {
+    let file = location["file"].as_str()?;
+    let line = location["line"].as_u64()? as usize;
+    let text = std::fs::read_to_string(file).ok()?;
+    let lines: Vec<Value> = text
+        .lines()
+        .enumerate()
+        .skip(line.saturating_sub(CONTEXT + 1))
+        .take(CONTEXT * 2 + 1)
+        .map(|(i, t)| {
+            let mut entry = json!({"line": i + 1, "text": clip(t, 500)});
+            if i + 1 == line {
+                entry["current"] = true.into();
+            }
+            entry
+        })
+        .collect();
+    Some(lines.into())
+}

@@ -1,0 +1,298 @@
+//! The session tools: debug the way people do, across calls. `debug-launch` starts a program
+//! and stops at a breakpoint; `debug-continue`, `debug-step` and `debug-pause` move it and
+//! return where it stopped; `debug-stack` and `debug-evaluate` look around; `debug-sessions`
+//! lists them; `debug-stop` ends one.
+//!
+//! This file owns the contract (schemas, arguments, result shapes). Each session is a thread in
+//! `cdp/session.rs`; the registry is `sessions.rs`. Every call that waits has a deadline and
+//! returns a state (`paused`, `running` or `exited`) rather than hanging.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crossbeam_channel::{select, Sender};
+use serde_json::{json, Value};
+
+use crate::cdp::session::{self, Action, BreakpointSpec, Command, LaunchSpec, Reply};
+use crate::jsonrpc::Json;
+use crate::shell;
+use crate::tools::script::{
+    check_file, render_failure, Failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS,
+};
+use crate::tools::{ArgError, Args, Call, ToolResult};
+
+pub(crate) const NAMES: [&str; 8] = [
+    "debug-launch",
+    "debug-continue",
+    "debug-step",
+    "debug-pause",
+    "debug-stack",
+    "debug-evaluate",
+    "debug-sessions",
+    "debug-stop",
+];
+
+/// A call waits at most this much longer than its own timeout for the session to answer.
+const MARGIN: Duration = Duration::from_secs(15);
+
+fn session_id() -> Value {
+    json!({"type": "string", "description": "The session (from debug-launch); may be omitted when exactly one is open."})
+}
+
+fn timeout() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS,
+           "description": "Milliseconds to wait for the program to stop; then the state is `running` (not an error)."})
+}
+
+/// Stop states and other answers vary in shape; every one is an object.
+fn any_object() -> Value {
+    json!({"type": "object", "properties": {
+        "sessionId": {"type": "string"},
+        "state": {"type": "string", "enum": ["paused", "running", "exited"]},
+        "error": {"type": "string"}, "code": {"type": "string"}}})
+}
+
+fn declare(
+    name: &str,
+    title: &str,
+    description: &str,
+    properties: Value,
+    required: &[&str],
+    read_only: bool,
+) -> Value {
+    json!({
+        "name": name,
+        "title": title,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties, "required": required, "additionalProperties": false},
+        "outputSchema": any_object(),
+        "annotations": {"title": title, "readOnlyHint": read_only, "destructiveHint": false,
+                        "idempotentHint": read_only, "openWorldHint": false}
+    })
+}
+
+pub(crate) fn declarations() -> Vec<Value> {
+    vec![
+        declare(
+            "debug-launch",
+            "Launch a program under the debugger",
+            "Starts a Node.js command under the debugger, sets `breakpoints` (original source \
+             files and lines work through source maps), and returns the first stop: where it \
+             stopped, the source around it and the local variables. Returns `sessionId` for the \
+             other debug-* tools. If nothing stops it within `timeout`, the state is `running`.",
+            json!({
+                "command": {"type": "string", "description": "e.g. `node app.js`; no inspector flag needed."},
+                "breakpoints": {"type": "array", "items": {"type": "object", "properties": {
+                    "file": {"type": "string"}, "line": {"type": "integer", "minimum": 1},
+                    "condition": {"type": "string"}}, "required": ["file", "line"], "additionalProperties": false}},
+                "stopOnEntry": {"type": "boolean", "default": false},
+                "pauseOnExceptions": {"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"},
+                "timeout": timeout()
+            }),
+            &["command"],
+            false,
+        ),
+        declare(
+            "debug-continue",
+            "Continue to the next stop",
+            "Resumes the program and returns the next stop (breakpoint, exception, `debugger;`), \
+             or `exited` with the exit code, or `running` if `timeout` passes first.",
+            json!({"sessionId": session_id(), "timeout": timeout()}),
+            &[],
+            false,
+        ),
+        declare(
+            "debug-step",
+            "Step over, into or out",
+            "Steps the paused program (`over` the current line, `into` a call, `out` of the \
+             function) and returns where it stopped.",
+            json!({"sessionId": session_id(),
+                   "kind": {"type": "string", "enum": ["over", "into", "out"]},
+                   "timeout": timeout()}),
+            &["kind"],
+            false,
+        ),
+        declare(
+            "debug-pause",
+            "Pause the running program",
+            "Stops a running program wherever it is and returns the stop state.",
+            json!({"sessionId": session_id(), "timeout": timeout()}),
+            &[],
+            false,
+        ),
+        declare(
+            "debug-stack",
+            "Call stack",
+            "The paused program's call stack, top first, in original source coordinates.",
+            json!({"sessionId": session_id(),
+                   "maxFrames": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}}),
+            &[],
+            true,
+        ),
+        declare(
+            "debug-evaluate",
+            "Evaluate an expression",
+            "Evaluates a JavaScript expression in a paused frame (locals and closures visible; \
+             `frame` 0 is the top) or, while running, in the global scope. Returns {type, value} \
+             as debug-script does; a thrown error gives type `error`.",
+            json!({"sessionId": session_id(),
+                   "expression": {"type": "string"},
+                   "frame": {"type": "integer", "minimum": 0, "default": 0}}),
+            &["expression"],
+            false,
+        ),
+        declare(
+            "debug-sessions",
+            "List debug sessions",
+            "Every open session with its state.",
+            json!({}),
+            &[],
+            true,
+        ),
+        declare(
+            "debug-stop",
+            "End a debug session",
+            "Ends the session: kills the program (with its process group) and forgets the session.",
+            json!({"sessionId": session_id()}),
+            &[],
+            false,
+        ),
+    ]
+}
+
+pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
+    let result = match name {
+        "debug-launch" => handle_launch(arguments, call),
+        "debug-continue" => handle_resume(arguments, call, Some(Action::Continue)),
+        "debug-step" => handle_resume(arguments, call, None),
+        "debug-pause" => handle_resume(arguments, call, Some(Action::Pause)),
+        "debug-stack" => handle_stack(arguments, call),
+        "debug-evaluate" => handle_evaluate(arguments, call),
+        "debug-sessions" => Ok(json!({"sessions": call.sessions.list()})),
+        "debug-stop" => handle_stop(arguments, call),
+        _ => Err(Failure::new("internal", format!("no handler for {name}"))),
+    };
+    match result {
+        Ok(value) => Some(ToolResult::ok(Json::from(&value), Vec::new())),
+        Err(failure) => render_failure(failure),
+    }
+}
+
+fn arg_failure(e: ArgError) -> Failure {
+    Failure::new("invalid_arguments", format!("invalid argument `{}`: {}", e.field, e.problem))
+        .with("field", e.field.into())
+}
+
+fn timeout_arg(args: &Args) -> Result<Duration, Failure> {
+    let ms = args
+        .integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))
+        .map_err(arg_failure)?;
+    Ok(Duration::from_millis(ms))
+}
+
+fn handle_launch(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["command", "breakpoints", "stopOnEntry", "pauseOnExceptions", "timeout"])
+        .map_err(arg_failure)?;
+    let command = shell::split(args.string("command").map_err(arg_failure)?)
+        .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
+    let mut breakpoints = Vec::new();
+    for bp in args.objects("breakpoints").map_err(arg_failure)? {
+        bp.deny_unknown(&["file", "line", "condition"]).map_err(arg_failure)?;
+        let file = bp.string("file").map_err(arg_failure)?;
+        let line = bp.integer("line", 1, u64::from(u32::MAX), None).map_err(arg_failure)?;
+        let line = u32::try_from(line).expect("bounded by the range check");
+        let condition = bp.optional_string("condition").map_err(arg_failure)?;
+        let (file, real_file) = check_file(Path::new(file), line)?;
+        breakpoints.push(BreakpointSpec {
+            file,
+            real_file,
+            line,
+            condition: condition.filter(|c| !c.trim().is_empty()).map(String::from),
+        });
+    }
+    let spec = LaunchSpec {
+        command,
+        breakpoints,
+        stop_on_entry: args.boolean("stopOnEntry", false).map_err(arg_failure)?,
+        pause_on_exceptions: args
+            .choice("pauseOnExceptions", &["none", "uncaught", "all"], Some("none"))
+            .map_err(arg_failure)?
+            .to_string(),
+        timeout: timeout_arg(&args)?,
+    };
+    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
+    let (handle, state) = session::launch(&id, spec, &call.cancel)?;
+    call.sessions.insert(id, handle);
+    Ok(state)
+}
+
+/// Sends a command to a session and waits for its reply, or the cancel signal.
+fn ask(
+    call: &Call,
+    id: Option<&str>,
+    limit: Duration,
+    make: impl FnOnce(Sender<Reply>) -> Command,
+) -> Reply {
+    let (id, commands) = call.sessions.find(id).map_err(|m| Failure::new("no_session", m))?;
+    let (reply_tx, reply) = crossbeam_channel::bounded(1);
+    commands
+        .send(make(reply_tx))
+        .map_err(|_| Failure::new("no_session", format!("session {id} has ended")))?;
+    select! {
+        recv(reply) -> answer => answer.unwrap_or_else(|_| Err(Failure::new("no_session", format!("session {id} ended while answering")))),
+        recv(call.cancel) -> _ => Err(Failure::Cancelled),
+        recv(crossbeam_channel::after(limit + MARGIN)) -> _ => Err(Failure::new("internal", format!("session {id} did not answer"))),
+    }
+}
+
+fn handle_resume(arguments: &Value, call: &Call, action: Option<Action>) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    let known: &[&str] = if action.is_none() {
+        &["sessionId", "kind", "timeout"]
+    } else {
+        &["sessionId", "timeout"]
+    };
+    args.deny_unknown(known).map_err(arg_failure)?;
+    let action = match action {
+        Some(action) => action,
+        None => match args.choice("kind", &["over", "into", "out"], None).map_err(arg_failure)? {
+            "over" => Action::StepOver,
+            "into" => Action::StepInto,
+            _ => Action::StepOut,
+        },
+    };
+    let timeout = timeout_arg(&args)?;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, timeout, |reply| Command::Resume { action, timeout, reply })
+}
+
+fn handle_stack(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "maxFrames"]).map_err(arg_failure)?;
+    let max_frames = args.integer("maxFrames", 1, 200, Some(20)).map_err(arg_failure)? as usize;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::Stack { max_frames, reply })
+}
+
+fn handle_evaluate(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "expression", "frame"]).map_err(arg_failure)?;
+    let expression = args.string("expression").map_err(arg_failure)?.to_string();
+    let frame = args.integer("frame", 0, 10_000, Some(0)).map_err(arg_failure)? as usize;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::Evaluate { expression, frame, reply })
+}
+
+fn handle_stop(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId"]).map_err(arg_failure)?;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    let (id, _) = call.sessions.find(id).map_err(|m| Failure::new("no_session", m))?;
+    let last = call.sessions.list().into_iter().find(|s| s["sessionId"] == id.as_str());
+    // Dropping the handle ends the session: its program is killed and its thread joined.
+    drop(call.sessions.remove(&id));
+    Ok(
+        json!({"sessionId": id, "stopped": true, "lastState": last.map_or(Value::Null, |s| s["state"].clone())}),
+    )
+}

@@ -1,0 +1,285 @@
+//! The session tools through the real binary and real node: launch, continue, step, pause,
+//! stack, evaluate, sessions, stop, and the states and failures between them.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::{assert_no_debuggee, eventually, fixture, node, processes_with_tag, root, tag, Server};
+
+/// Calls a session tool and returns its structured content, whether it succeeded or not.
+fn tool(server: &mut Server, name: &str, arguments: Value) -> Value {
+    server.call(name, arguments)["structuredContent"].clone()
+}
+
+fn ts_file(name: &str) -> String {
+    root().join("fixtures/ts").join(name).display().to_string()
+}
+
+#[test]
+fn a_session_from_breakpoint_to_exit() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} node {}", ts_file("dist/app.js"));
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command,
+        "breakpoints": [{"file": ts_file("src/pricing.ts"), "line": 17}]}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["reason"], "breakpoint");
+    assert_eq!(state["hitBreakpoints"], json!(["1"]));
+    let id = state["sessionId"].as_str().unwrap().to_string();
+    // Source-mapped: the location and the source are the TypeScript's.
+    assert_eq!(state["location"]["file"], ts_file("src/pricing.ts"));
+    assert_eq!(state["location"]["line"], 17);
+    assert_eq!(state["location"]["function"], "lineTotal");
+    assert_eq!(state["location"]["generated"]["file"], ts_file("dist/pricing.js"));
+    let current: Vec<&Value> =
+        state["source"].as_array().unwrap().iter().filter(|l| l["current"] == true).collect();
+    assert_eq!(current.len(), 1);
+    assert_eq!(current[0]["line"], 17);
+    assert!(current[0]["text"].as_str().unwrap().contains("const net"), "{state}");
+    let locals = state["locals"].as_array().unwrap();
+    assert!(locals.contains(&json!({"name": "gross", "type": "number", "value": 10})), "{state}");
+    assert!(
+        locals.contains(&json!({"name": "net", "type": "undefined", "value": null})),
+        "{state}"
+    );
+
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "item"}));
+    assert_eq!(value, json!({"type": "object", "value": {"name": "pen", "price": 10, "qty": 1}}));
+    let value = tool(&mut server, "debug-evaluate", json!({"sessionId": id, "expression": "nope"}));
+    assert_eq!(value, json!({"type": "error", "value": "ReferenceError: nope is not defined"}));
+
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!((state["state"].as_str(), state["reason"].as_str()), (Some("paused"), Some("step")));
+    assert_eq!(state["location"]["line"], 18);
+    assert!(state["locals"]
+        .as_array()
+        .unwrap()
+        .contains(&json!({"name": "net", "type": "number", "value": 9})));
+
+    let stack = tool(&mut server, "debug-stack", json!({"maxFrames": 2}));
+    let frames = stack["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 2);
+    assert_eq!(
+        (&frames[0]["index"], &frames[0]["function"], &frames[0]["line"]),
+        (&json!(0), &json!("lineTotal"), &json!(18))
+    );
+    assert_eq!(
+        (&frames[1]["file"], &frames[1]["line"]),
+        (&json!(ts_file("src/app.ts")), &json!(22))
+    );
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "total", "frame": 1}));
+    assert_eq!(value, json!({"type": "number", "value": 0}));
+
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    assert_eq!(sessions["sessions"][0]["sessionId"], id);
+    assert_eq!(sessions["sessions"][0]["state"], "paused");
+
+    for expected in [15, 10] {
+        let state = tool(&mut server, "debug-continue", json!({}));
+        assert_eq!(state["reason"], "breakpoint");
+        assert!(state["locals"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "gross", "type": "number", "value": expected})));
+    }
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited");
+    assert_eq!(state["exitCode"], 0);
+    assert_eq!(state["stdout"], "order A-1: 31.5\n");
+    assert_no_debuggee(&tag);
+
+    // An ended session keeps its final state readable and says what to do.
+    let error = server.call("debug-stack", json!({}));
+    assert_eq!(error["isError"], true);
+    assert!(error["structuredContent"]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("session {id} has ended: the program exited (exit code 0)")));
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited");
+    let stopped = tool(&mut server, "debug-stop", json!({"sessionId": id}));
+    assert_eq!(stopped, json!({"sessionId": id, "stopped": true, "lastState": "exited"}));
+    let error = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(error["code"], "no_session");
+}
+
+#[test]
+fn timeouts_return_running_and_pause_stops_anywhere() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "hang.js", ""), "timeout": 300}),
+    );
+    assert_eq!(state["state"], "running", "{state}");
+    let error = server.call("debug-step", json!({"kind": "over"}));
+    assert_eq!(error["structuredContent"]["code"], "running");
+    let value =
+        tool(&mut server, "debug-evaluate", json!({"expression": "typeof globalThis.lastTick"}));
+    assert_eq!(value, json!({"type": "string", "value": "number"}));
+    let state = tool(&mut server, "debug-pause", json!({}));
+    assert_eq!(
+        (state["state"].as_str(), state["reason"].as_str()),
+        (Some("paused"), Some("pause")),
+        "{state}"
+    );
+    let state = tool(&mut server, "debug-continue", json!({"timeout": 200}));
+    assert_eq!(state["state"], "running");
+    let stopped = tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn stop_on_entry_debugger_statements_and_exceptions() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "debugger_stmt.js", ""), "stopOnEntry": true}),
+    );
+    assert_eq!(
+        (state["reason"].as_str(), state["location"]["line"].as_u64()),
+        (Some("entry"), Some(2)),
+        "{state}"
+    );
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (state["reason"].as_str(), state["location"]["line"].as_u64()),
+        (Some("debugger"), Some(3)),
+        "{state}"
+    );
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+
+    let tag = crate::tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "throws.js", ""), "pauseOnExceptions": "uncaught"}),
+    );
+    assert_eq!(state["reason"], "exception", "{state}");
+    assert_eq!(state["exception"]["class"], "RangeError");
+    assert!(state["exception"]["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("RangeError: n too big: 3"));
+    assert_eq!(state["location"]["line"], 3);
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!((state["state"].as_str(), state["exitCode"].as_u64()), (Some("exited"), Some(1)));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn several_sessions_need_ids_and_server_exit_ends_them() {
+    let mut server = Server::initialized();
+    let (a, b) = (tag(), tag());
+    let first = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&a, "loop.js", ""),
+        "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
+    );
+    let second = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&b, "hang.js", ""), "timeout": 100}),
+    );
+    assert_ne!(first["sessionId"], second["sessionId"]);
+    let error = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(error["code"], "no_session");
+    assert!(error["error"].as_str().unwrap().starts_with("2 sessions are open"), "{error}");
+    let value = tool(
+        &mut server,
+        "debug-evaluate",
+        json!({"sessionId": first["sessionId"], "expression": "total"}),
+    );
+    assert_eq!(value, json!({"type": "number", "value": 0}));
+    let error = tool(&mut server, "debug-stack", json!({"sessionId": "s999"}));
+    assert!(
+        error["error"].as_str().unwrap().starts_with("no session s999: open sessions are"),
+        "{error}"
+    );
+    assert_eq!(
+        tool(&mut server, "debug-sessions", json!({}))["sessions"].as_array().unwrap().len(),
+        2
+    );
+    let (status, took) = server.close();
+    assert_eq!(status.code(), Some(0));
+    assert!(took < Duration::from_secs(2), "exit took {took:?}");
+    assert_no_debuggee(&a);
+    assert_no_debuggee(&b);
+}
+
+#[test]
+fn launch_failures_are_clear() {
+    let mut server = Server::initialized();
+    let error = tool(&mut server, "debug-launch", json!({"command": "no-such-program-x"}));
+    assert_eq!(error["code"], "command_not_found");
+    let error = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "node x.js", "breakpoints": [{"file": fixture("loop.js"), "line": 99}]}),
+    );
+    assert_eq!(error["code"], "line_out_of_range");
+    let error = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "node x.js", "breakpoints": [{"line": 3}]}),
+    );
+    assert_eq!(error["error"], "invalid argument `breakpoints[0].file`: required");
+    let error = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "node x.js", "pauseOnExceptions": "some"}),
+    );
+    assert_eq!(
+        error["error"],
+        "invalid argument `pauseOnExceptions`: expected one of none, uncaught, all, got \"some\""
+    );
+    let error = tool(&mut server, "debug-step", json!({"kind": "sideways"}));
+    assert_eq!(error["code"], "invalid_arguments");
+    // The program ends before any stop: the launch says so with the exit code.
+    let tag = tag();
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": node(&tag, "syntax_error.js", "")}));
+    assert_eq!(
+        (state["state"].as_str(), state["exitCode"].as_u64()),
+        (Some("exited"), Some(1)),
+        "{state}"
+    );
+    assert!(state["stderr"].as_str().unwrap().contains("SyntaxError"));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn cancelling_a_waiting_call_leaves_the_session_usable() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "hang.js", ""), "timeout": 100}),
+    );
+    let waiting = server.start_request(
+        "tools/call",
+        json!({"name": "debug-continue", "arguments": {"timeout": 60000}}),
+    );
+    eventually(Duration::from_secs(5), "the debuggee runs", || {
+        !processes_with_tag(&tag).is_empty()
+    });
+    server.notify("notifications/cancelled", json!({"requestId": waiting}));
+    // The cancelled call gets no answer; the session still answers.
+    let state = tool(&mut server, "debug-sessions", json!({}));
+    assert_eq!(state["sessions"][0]["state"], "running");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
