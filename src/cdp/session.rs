@@ -28,6 +28,8 @@ use crate::tools::script::{Failure, VALUE_CHARS};
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most a program may take to open its inspector and be set up.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 const NUDGE_EVERY: Duration = Duration::from_millis(500);
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Lines of source shown on each side of the current line.
@@ -68,6 +70,19 @@ pub(crate) enum Command {
     Resume { action: Action, timeout: Duration, reply: Sender<Reply> },
     Stack { max_frames: usize, reply: Sender<Reply> },
     Evaluate { expression: String, frame: usize, reply: Sender<Reply> },
+    Variables { query: VariablesQuery, reply: Sender<Reply> },
+    SetVariable { name: String, value: String, frame: usize, scope: String, reply: Sender<Reply> },
+    PauseOnExceptions { state: String, reply: Sender<Reply> },
+}
+
+/// What `debug-variables` asks for.
+pub(crate) struct VariablesQuery {
+    pub(crate) frame: usize,
+    /// `local`, `closure`, `module`, `global` or `all`.
+    pub(crate) scope: String,
+    /// An expression to expand (`order.items[2]`) instead of a scope.
+    pub(crate) path: Option<String>,
+    pub(crate) max_items: usize,
 }
 
 /// Starts a session: spawns the program, sets the breakpoints, lets it run to its first stop
@@ -117,11 +132,12 @@ fn start(
     summary: Arc<Mutex<Value>>,
     abandon: &Receiver<()>,
 ) -> Result<Session, Failure> {
-    let deadline = Instant::now() + spec.timeout;
+    // Starting has its own limit: `timeout` is how long to wait for the first stop.
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
     // --inspect-brk stops at the first line (stopOnEntry); --inspect-wait does not.
     let flag = if spec.stop_on_entry { node::BRK_FLAG } else { node::WAIT_FLAG };
     let (launch, debuggee, url) =
-        script::start_node(&spec.command, flag, spec.timeout, deadline, abandon)?;
+        script::start_node(&spec.command, flag, STARTUP_TIMEOUT, deadline, abandon)?;
     let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
     let client = Client::connect(&url, left).map_err(|m| Failure::new("inspector_failed", m))?;
     let entry = launch.entry.as_deref().map(std::path::Path::new);
@@ -151,6 +167,7 @@ fn start(
         first_deadline: deadline,
     };
     session.setup(&spec.pause_on_exceptions)?;
+    session.first_deadline = Instant::now() + spec.timeout;
     Ok(session)
 }
 
@@ -407,6 +424,18 @@ impl Session {
             Command::Evaluate { expression, frame, reply } => {
                 let _ = reply.send(self.evaluate(&expression, frame));
             }
+            Command::Variables { query, reply } => {
+                let _ = reply.send(self.variables(&query));
+            }
+            Command::SetVariable { name, value, frame, scope, reply } => {
+                let _ = reply.send(self.set_variable(&name, &value, frame, &scope));
+            }
+            Command::PauseOnExceptions { state, reply } => {
+                let answer = self
+                    .request("Debugger.setPauseOnExceptions", json!({"state": state}))
+                    .map(|_| json!({"sessionId": self.id, "pauseOnExceptions": state}));
+                let _ = reply.send(answer);
+            }
         }
     }
 
@@ -518,26 +547,167 @@ impl Session {
             .and_then(Value::as_str)
             .map(String::from);
         let Some(object_id) = scope else { return json!([]) };
-        let Ok(properties) = self.request(
+        let mut items = self.properties(&object_id, MAX_LOCALS).unwrap_or_default();
+        for item in &mut items {
+            if let Some(object) = item.as_object_mut() {
+                object.remove("expandable");
+            }
+        }
+        Value::from(items)
+    }
+
+    /// An object's own properties as `{name, type, value, expandable}`, at most `max`.
+    fn properties(&mut self, object_id: &str, max: usize) -> Result<Vec<Value>, Failure> {
+        let answer = self.request(
             "Runtime.getProperties",
-            json!({"objectId": object_id, "ownProperties": true}),
-        ) else {
-            return json!([]);
-        };
-        let locals: Vec<Value> = properties["result"]
+            json!({"objectId": object_id, "ownProperties": true, "generatePreview": false}),
+        )?;
+        let mut items: Vec<Value> = answer["result"]
             .as_array()
             .map(|props| {
                 props
                     .iter()
-                    .take(MAX_LOCALS)
+                    .filter(|p| p.get("value").is_some())
                     .map(|p| {
                         let (kind, value) = compact(&p["value"]);
-                        json!({"name": p["name"], "type": kind, "value": value})
+                        let expandable = p.pointer("/value/objectId").is_some()
+                            && p["value"]["type"] == "object";
+                        json!({"name": p["name"], "type": kind, "value": value, "expandable": expandable})
                     })
                     .collect()
             })
             .unwrap_or_default();
-        Value::from(locals)
+        if items.len() > max {
+            let more = items.len() - max;
+            items.truncate(max);
+            items.push(json!({"name": "…", "type": "truncated",
+                "value": format!("{more} more: raise maxItems or narrow with path")}));
+        }
+        Ok(items)
+    }
+
+    fn paused_frame(&self, frame: usize) -> Result<Value, Failure> {
+        let State::Paused { params, .. } = &self.state else {
+            return Err(self.not_paused());
+        };
+        params["callFrames"].get(frame).cloned().ok_or_else(|| {
+            let count = params["callFrames"].as_array().map_or(0, Vec::len);
+            Failure::new(
+                "invalid_arguments",
+                format!(
+                    "invalid argument `frame`: there are {count} frames (0 to {})",
+                    count.saturating_sub(1)
+                ),
+            )
+            .with("field", "frame".into())
+        })
+    }
+
+    /// Scope variables of a paused frame, or the children of `path`.
+    fn variables(&mut self, query: &VariablesQuery) -> Reply {
+        let frame = self.paused_frame(query.frame)?;
+        if let Some(path) = &query.path {
+            let id = frame["callFrameId"].as_str().unwrap_or_default().to_string();
+            let answer = self.request(
+                "Debugger.evaluateOnCallFrame",
+                json!({"callFrameId": id, "expression": path, "silent": true}),
+            )?;
+            if let Some(text) = exception_text(&answer) {
+                return Err(Failure::new("invalid_path", format!("`{path}`: {text}")));
+            }
+            let remote = &answer["result"];
+            let Some(object_id) = remote["objectId"].as_str().map(String::from) else {
+                let (kind, value) = compact(remote);
+                return Ok(
+                    json!({"sessionId": self.id, "path": path, "type": kind, "value": value, "variables": []}),
+                );
+            };
+            let variables = self.properties(&object_id, query.max_items)?;
+            return Ok(json!({"sessionId": self.id, "path": path, "variables": variables}));
+        }
+        let wanted = |kind: &str| match query.scope.as_str() {
+            "all" => true,
+            "local" => matches!(kind, "local" | "block" | "catch"),
+            "global" => matches!(kind, "global" | "script"),
+            other => kind == other,
+        };
+        let scopes: Vec<(String, String)> = frame["scopeChain"]
+            .as_array()
+            .map(|scopes| {
+                scopes
+                    .iter()
+                    .filter(|s| wanted(s["type"].as_str().unwrap_or_default()))
+                    .filter_map(|s| {
+                        let kind = s["type"].as_str()?.to_string();
+                        Some((kind, s.pointer("/object/objectId")?.as_str()?.to_string()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for (kind, object_id) in scopes {
+            let variables = self.properties(&object_id, query.max_items)?;
+            out.push(json!({"scope": kind, "variables": variables}));
+        }
+        Ok(json!({"sessionId": self.id, "frame": query.frame, "scopes": out}))
+    }
+
+    /// Sets a variable in a paused frame's scope to the value of a JavaScript expression.
+    fn set_variable(&mut self, name: &str, value: &str, frame: usize, scope: &str) -> Reply {
+        let frame_json = self.paused_frame(frame)?;
+        let id = frame_json["callFrameId"].as_str().unwrap_or_default().to_string();
+        let computed = self.request(
+            "Debugger.evaluateOnCallFrame",
+            json!({"callFrameId": id, "expression": value, "silent": true}),
+        )?;
+        if let Some(text) = exception_text(&computed) {
+            return Err(Failure::new("invalid_expression", format!("`value`: {text}"))
+                .with("field", "value".into()));
+        }
+        let remote = &computed["result"];
+        let argument = match (
+            remote.get("objectId"),
+            remote.get("unserializableValue"),
+            remote.get("value"),
+        ) {
+            (Some(id), _, _) => json!({"objectId": id}),
+            (_, Some(u), _) => json!({"unserializableValue": u}),
+            (_, _, Some(v)) => json!({"value": v}),
+            _ => json!({}),
+        };
+        let scopes = frame_json["scopeChain"].as_array().cloned().unwrap_or_default();
+        let kinds: &[&str] = match scope {
+            "closure" => &["closure"],
+            "module" => &["module"],
+            "global" => &["global", "script"],
+            _ => &["local", "block", "catch"],
+        };
+        // The nearest scope of that kind that has the name (V8 answers a bare "Internal
+        // error" for a name that is not there).
+        for (number, s) in scopes.iter().enumerate() {
+            let Some(object_id) = s.pointer("/object/objectId").and_then(Value::as_str) else {
+                continue;
+            };
+            if !kinds.contains(&s["type"].as_str().unwrap_or_default()) {
+                continue;
+            }
+            let has = self.properties(object_id, usize::MAX)?.iter().any(|p| p["name"] == name);
+            if !has {
+                continue;
+            }
+            let params = json!({"scopeNumber": number, "variableName": name,
+                                "newValue": argument, "callFrameId": id});
+            self.request("Debugger.setVariableValue", params)?;
+            let now = self.evaluate(name, frame)?;
+            return Ok(json!({"sessionId": self.id, "name": name,
+                             "type": now["type"], "value": now["value"]}));
+        }
+        Err(Failure::new(
+            "no_variable",
+            format!(
+                "no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables"
+            ),
+        ))
     }
 
     fn stack(&mut self, max_frames: usize) -> Reply {
@@ -637,6 +807,17 @@ impl Session {
         }
         *self.summary.lock().expect("session summary poisoned") = summary;
     }
+}
+
+/// The first line of the exception in an evaluation's answer, if it threw.
+fn exception_text(answer: &Value) -> Option<String> {
+    let details = answer.get("exceptionDetails")?;
+    let text = details
+        .pointer("/exception/description")
+        .and_then(Value::as_str)
+        .or_else(|| details["text"].as_str())
+        .unwrap_or("error");
+    Some(text.lines().next().unwrap_or(text).to_string())
 }
 
 /// A compact `(type, value)` for a CDP RemoteObject.

@@ -13,7 +13,9 @@ use std::time::Duration;
 use crossbeam_channel::{select, Sender};
 use serde_json::{json, Value};
 
-use crate::cdp::session::{self, Action, BreakpointSpec, Command, LaunchSpec, Reply};
+use crate::cdp::session::{
+    self, Action, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
+};
 use crate::jsonrpc::Json;
 use crate::shell;
 use crate::tools::script::{
@@ -21,13 +23,16 @@ use crate::tools::script::{
 };
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
-pub(crate) const NAMES: [&str; 8] = [
+pub(crate) const NAMES: [&str; 11] = [
     "debug-launch",
     "debug-continue",
     "debug-step",
     "debug-pause",
     "debug-stack",
+    "debug-variables",
     "debug-evaluate",
+    "debug-set-variable",
+    "debug-pause-on-exceptions",
     "debug-sessions",
     "debug-stop",
 ];
@@ -130,6 +135,20 @@ pub(crate) fn declarations() -> Vec<Value> {
             true,
         ),
         declare(
+            "debug-variables",
+            "Variables of a paused frame",
+            "Lists the variables of a scope of a paused frame as {name, type, value, \
+             expandable}, compact and capped; `path` (e.g. `order.items[2]`) lists the members \
+             of that value instead, to open what was cut.",
+            json!({"sessionId": session_id(),
+                   "frame": {"type": "integer", "minimum": 0, "default": 0},
+                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "all"], "default": "local"},
+                   "path": {"type": "string"},
+                   "maxItems": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}}),
+            &[],
+            true,
+        ),
+        declare(
             "debug-evaluate",
             "Evaluate an expression",
             "Evaluates a JavaScript expression in a paused frame (locals and closures visible; \
@@ -139,6 +158,28 @@ pub(crate) fn declarations() -> Vec<Value> {
                    "expression": {"type": "string"},
                    "frame": {"type": "integer", "minimum": 0, "default": 0}}),
             &["expression"],
+            false,
+        ),
+        declare(
+            "debug-set-variable",
+            "Change a variable",
+            "Sets a variable of a paused frame to the value of a JavaScript expression and \
+             returns its new {type, value}.",
+            json!({"sessionId": session_id(),
+                   "name": {"type": "string"},
+                   "value": {"type": "string", "description": "A JavaScript expression, e.g. `42` or `{a: 1}`."},
+                   "frame": {"type": "integer", "minimum": 0, "default": 0},
+                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "default": "local"}}),
+            &["name", "value"],
+            false,
+        ),
+        declare(
+            "debug-pause-on-exceptions",
+            "Pause on exceptions",
+            "Chooses which exceptions stop the program: `none`, `uncaught`, or `all` (caught too).",
+            json!({"sessionId": session_id(),
+                   "state": {"type": "string", "enum": ["none", "uncaught", "all"]}}),
+            &["state"],
             false,
         ),
         declare(
@@ -168,6 +209,9 @@ pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolR
         "debug-pause" => handle_resume(arguments, call, Some(Action::Pause)),
         "debug-stack" => handle_stack(arguments, call),
         "debug-evaluate" => handle_evaluate(arguments, call),
+        "debug-variables" => handle_variables(arguments, call),
+        "debug-set-variable" => handle_set_variable(arguments, call),
+        "debug-pause-on-exceptions" => handle_pause_on_exceptions(arguments, call),
         "debug-sessions" => Ok(json!({"sessions": call.sessions.list()})),
         "debug-stop" => handle_stop(arguments, call),
         _ => Err(Failure::new("internal", format!("no handler for {name}"))),
@@ -282,6 +326,49 @@ fn handle_evaluate(arguments: &Value, call: &Call) -> Reply {
     let frame = args.integer("frame", 0, 10_000, Some(0)).map_err(arg_failure)? as usize;
     let id = args.optional_string("sessionId").map_err(arg_failure)?;
     ask(call, id, Duration::ZERO, |reply| Command::Evaluate { expression, frame, reply })
+}
+
+fn handle_variables(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "frame", "scope", "path", "maxItems"]).map_err(arg_failure)?;
+    let query = VariablesQuery {
+        frame: args.integer("frame", 0, 10_000, Some(0)).map_err(arg_failure)? as usize,
+        scope: args
+            .choice("scope", &["local", "closure", "module", "global", "all"], Some("local"))
+            .map_err(arg_failure)?
+            .to_string(),
+        path: args
+            .optional_string("path")
+            .map_err(arg_failure)?
+            .filter(|p| !p.trim().is_empty())
+            .map(String::from),
+        max_items: args.integer("maxItems", 1, 1000, Some(50)).map_err(arg_failure)? as usize,
+    };
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::Variables { query, reply })
+}
+
+fn handle_set_variable(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "name", "value", "frame", "scope"]).map_err(arg_failure)?;
+    let name = args.string("name").map_err(arg_failure)?.to_string();
+    let value = args.string("value").map_err(arg_failure)?.to_string();
+    let frame = args.integer("frame", 0, 10_000, Some(0)).map_err(arg_failure)? as usize;
+    let scope = args
+        .choice("scope", &["local", "closure", "module", "global"], Some("local"))
+        .map_err(arg_failure)?
+        .to_string();
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::SetVariable { name, value, frame, scope, reply })
+}
+
+fn handle_pause_on_exceptions(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "state"]).map_err(arg_failure)?;
+    let state =
+        args.choice("state", &["none", "uncaught", "all"], None).map_err(arg_failure)?.to_string();
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::PauseOnExceptions { state, reply })
 }
 
 fn handle_stop(arguments: &Value, call: &Call) -> Reply {

@@ -45,7 +45,10 @@ fn tools_list_declares_every_tool() {
             "debug-step",
             "debug-pause",
             "debug-stack",
+            "debug-variables",
             "debug-evaluate",
+            "debug-set-variable",
+            "debug-pause-on-exceptions",
             "debug-sessions",
             "debug-stop"
         ]

@@ -109,6 +109,83 @@ fn a_session_from_breakpoint_to_exit() {
 }
 
 #[test]
+fn variables_paths_and_setting_them() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "closure.js", ""),
+        "breakpoints": [{"file": fixture("closure.js"), "line": 6}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    let local = tool(&mut server, "debug-variables", json!({}));
+    assert_eq!(local["scopes"][0]["scope"], "local");
+    let closure = tool(&mut server, "debug-variables", json!({"scope": "closure"}));
+    let vars = &closure["scopes"][0]["variables"];
+    assert!(
+        vars.as_array()
+            .unwrap()
+            .contains(&json!({"name": "count", "type": "number", "value": 5, "expandable": false})),
+        "{closure}"
+    );
+    assert!(
+        vars.as_array()
+            .unwrap()
+            .contains(&json!({"name": "step", "type": "number", "value": 5, "expandable": false})),
+        "{closure}"
+    );
+
+    let set = tool(
+        &mut server,
+        "debug-set-variable",
+        json!({"name": "count", "value": "100", "scope": "closure"}),
+    );
+    assert_eq!(
+        set,
+        json!({"sessionId": state["sessionId"], "name": "count", "type": "number", "value": 100})
+    );
+    let error = tool(&mut server, "debug-set-variable", json!({"name": "nosuch", "value": "1"}));
+    assert_eq!(error["code"], "no_variable", "{error}");
+    // The program sees the change: the second call returns 105, not 10.
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["reason"], "breakpoint");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "count"}));
+    assert_eq!(value, json!({"type": "number", "value": 105}));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+
+    // Paths open what the compact view cuts.
+    let tag = crate::tag();
+    tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "loop.js", ""),
+        "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
+    );
+    let items = tool(&mut server, "debug-variables", json!({"path": "items", "maxItems": 2}));
+    let vars = items["variables"].as_array().unwrap();
+    assert_eq!(
+        vars[0],
+        json!({"name": "0", "type": "object", "value": "Object", "expandable": true})
+    );
+    assert_eq!(vars[2]["type"], "truncated", "{items}");
+    let item = tool(&mut server, "debug-variables", json!({"path": "items[1]"}));
+    assert_eq!(
+        item["variables"],
+        json!([
+        {"name": "price", "type": "number", "value": 5, "expandable": false},
+        {"name": "qty", "type": "number", "value": 3, "expandable": false}])
+    );
+    let error = tool(&mut server, "debug-variables", json!({"path": "nope.x"}));
+    assert_eq!(error["code"], "invalid_path");
+    let set = tool(&mut server, "debug-pause-on-exceptions", json!({"state": "all"}));
+    assert_eq!(set["pauseOnExceptions"], "all");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
 fn timeouts_return_running_and_pause_stops_anywhere() {
     let mut server = Server::initialized();
     let tag = tag();
