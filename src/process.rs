@@ -54,16 +54,29 @@ impl std::fmt::Display for SpawnError {
 struct Tail {
     bytes: VecDeque<u8>,
     dropped: bool,
+    /// Bytes ever written: a cursor for reading what came since.
+    total: u64,
 }
 
 impl Tail {
     fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
         self.bytes.extend(data);
         if self.bytes.len() > TAIL_BYTES {
             let excess = self.bytes.len() - TAIL_BYTES;
             self.bytes.drain(..excess);
             self.dropped = true;
         }
+    }
+
+    /// What was written since byte `cursor` (as much as the tail still holds), whether some
+    /// of it is gone, and the new cursor.
+    fn since(&self, cursor: u64) -> (String, bool, u64) {
+        let kept_from = self.total - self.bytes.len() as u64;
+        let missed = cursor < kept_from;
+        let skip = cursor.saturating_sub(kept_from).min(self.bytes.len() as u64) as usize;
+        let bytes: Vec<u8> = self.bytes.iter().skip(skip).copied().collect();
+        (String::from_utf8_lossy(&bytes).into_owned(), missed, self.total)
     }
 
     fn text(&self) -> String {
@@ -89,6 +102,15 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// stdout and stderr written since the two cursors: `(stdout, stderr, missed, cursors)`.
+    pub(crate) fn since(&self, stdout: u64, stderr: u64) -> (String, String, bool, (u64, u64)) {
+        let (out, missed_out, out_at) =
+            self.stdout.lock().expect("output lock poisoned").since(stdout);
+        let (err, missed_err, err_at) =
+            self.stderr.lock().expect("output lock poisoned").since(stderr);
+        (out, err, missed_out || missed_err, (out_at, err_at))
+    }
+
     pub(crate) fn stderr_text(&self) -> String {
         self.stderr.lock().expect("output lock poisoned").text()
     }

@@ -78,8 +78,13 @@ pub(crate) struct Breakpoint {
     real_file: PathBuf,
     /// 1-based.
     line: u32,
+    /// 1-based, for a breakpoint set by its own URL (a map places mapped ones by line).
+    column: Option<u32>,
     /// The CDP condition every placed breakpoint carries ("" for none).
     condition: String,
+    /// Appended to every URL regex: V8 refuses two breakpoints with the same URL regex, line
+    /// and column, and a session may hold several on one line.
+    unique: String,
     direct: bool,
     targets: Vec<Target>,
     probe: Probe,
@@ -94,6 +99,7 @@ impl Breakpoint {
         file: &Path,
         real_file: &Path,
         line: u32,
+        column: Option<u32>,
         condition: String,
         entry: Option<&Path>,
     ) -> Result<(Breakpoint, Search), String> {
@@ -127,7 +133,9 @@ impl Breakpoint {
             file: file.to_path_buf(),
             real_file: real_file.to_path_buf(),
             line,
+            column,
             condition,
+            unique: String::new(),
             direct,
             targets,
             probe,
@@ -135,6 +143,12 @@ impl Breakpoint {
             resolution: Resolution::default(),
         };
         Ok((breakpoint, search))
+    }
+
+    /// Makes this breakpoint's URL regexes differ from others' (`n` unique per session), with
+    /// an empty optional group after the end anchor: it matches exactly the same URLs.
+    pub(crate) fn set_unique(&mut self, n: &str) {
+        self.unique = format!("(?:#bp{n})?");
     }
 
     /// Replaces the CDP condition (before the breakpoint is set).
@@ -153,6 +167,7 @@ impl Breakpoint {
     }
 
     fn params(&self, url_regex: String, position: Position, column: bool) -> Value {
+        let url_regex = url_regex + &self.unique;
         let mut params = json!({"urlRegex": url_regex, "lineNumber": position.line});
         if column {
             params["columnNumber"] = position.column.into();
@@ -167,8 +182,10 @@ impl Breakpoint {
     pub(crate) fn requests(&self) -> Vec<(Value, Request)> {
         let mut requests = Vec::new();
         if self.direct {
-            let line = Position { line: self.line - 1, column: 0 };
-            requests.push((self.params(self.file_regex(), line, false), Request::Placed(None)));
+            let column = self.column.map(|c| c.saturating_sub(1));
+            let line = Position { line: self.line - 1, column: column.unwrap_or(0) };
+            let params = self.params(self.file_regex(), line, column.is_some());
+            requests.push((params, Request::Placed(None)));
         }
         for t in &self.targets {
             let regex = node::file_url_regex(&[t.generated.as_path()]);
@@ -176,7 +193,8 @@ impl Breakpoint {
             requests.push((self.params(regex, t.position, true), Request::Placed(map)));
         }
         if self.probe == Probe::Waiting(None) {
-            let start = json!({"urlRegex": self.file_regex(), "lineNumber": 0, "columnNumber": 0});
+            let regex = self.file_regex() + &self.unique;
+            let start = json!({"urlRegex": regex, "lineNumber": 0, "columnNumber": 0});
             requests.push((start, Request::Probe));
         }
         requests

@@ -200,7 +200,21 @@
     return stringify(encoded.message);
   }
 
+  // For logpoints: report `L` + {id, text} and never stop.
+  function log(id, thunk) {
+    let text;
+    try {
+      text = String(thunk());
+    } catch (e) {
+      text = errorText(e);
+    }
+    if (toWellFormed !== undefined) text = apply(toWellFormed, text, []);
+    report('L' + stringify({ id: id, text: text.length > maxChars ? apply(slice, text, [0, maxChars]) + '… [truncated]' : text }));
+    return false;
+  }
+
   Object.defineProperty(report, 'hit', { value: hit });
+  Object.defineProperty(report, 'log', { value: log });
   Object.defineProperty(report, 'evaluate', { value: evaluate });
   return true;
 })

@@ -61,6 +61,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         &plan.file,
         &plan.real_file,
         plan.line,
+        None,
         String::new(),
         launch.entry.as_deref().map(Path::new),
     )

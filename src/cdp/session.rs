@@ -37,13 +37,92 @@ const CONTEXT: usize = 2;
 /// Locals shown in a stop state, and characters of each value.
 const MAX_LOCALS: usize = 50;
 const VALUE_PREVIEW: usize = 200;
+/// Console and logpoint messages kept for `debug-output`.
+const MAX_CONSOLE: usize = 1000;
 
-/// A breakpoint as `debug-launch` takes it.
+/// A breakpoint as `debug-launch` and `debug-set-breakpoint` take it.
 pub(crate) struct BreakpointSpec {
     pub(crate) file: PathBuf,
     pub(crate) real_file: PathBuf,
     pub(crate) line: u32,
+    pub(crate) column: Option<u32>,
     pub(crate) condition: Option<String>,
+    /// A logpoint: `{expr}` parts are evaluated; the program does not stop.
+    pub(crate) log_message: Option<String>,
+}
+
+/// A breakpoint of the session: what was asked, how it is carried, how often it was hit.
+struct UserBreakpoint {
+    id: String,
+    spec: BreakpointSpec,
+    breakpoint: Breakpoint,
+    hits: u64,
+}
+
+impl UserBreakpoint {
+    fn hit_by(&self, hits: &[String]) -> bool {
+        self.breakpoint.ids().any(|id| hits.iter().any(|h| h == id))
+    }
+
+    fn to_json(&self) -> Value {
+        let resolution = &self.breakpoint.resolution;
+        let mut json = json!({"breakpointId": self.id, "file": self.spec.file.display().to_string(),
+            "line": self.spec.line, "verified": resolution.line.is_some(), "hits": self.hits});
+        if let Some(column) = self.spec.column {
+            json["column"] = column.into();
+        }
+        if let Some(condition) = &self.spec.condition {
+            json["condition"] = condition.as_str().into();
+        }
+        if let Some(message) = &self.spec.log_message {
+            json["logMessage"] = message.as_str().into();
+        }
+        match resolution.line {
+            Some(line) => {
+                let file =
+                    resolution.file.clone().unwrap_or_else(|| self.spec.file.display().to_string());
+                json["resolved"] = json!([{"file": file, "line": line}]);
+                if !resolution.generated.is_empty() {
+                    json["generated"] = resolution.generated.clone().into();
+                }
+            }
+            None => {
+                json["resolved"] = json!([]);
+                json["reason"] = format!(
+                    "not bound yet; it binds when its script loads. If the program is past that: {}",
+                    self.breakpoint.never_bound().trim_start_matches("the breakpoint never bound: ")
+                )
+                .into();
+            }
+        }
+        json
+    }
+}
+
+/// The CDP condition for a breakpoint: its condition, and for a logpoint a call that reports
+/// the message through the probe and never stops.
+fn cdp_condition(binding: &str, id: &str, spec: &BreakpointSpec) -> String {
+    let Some(message) = &spec.log_message else {
+        return spec.condition.clone().unwrap_or_default();
+    };
+    // `x is {x}` becomes the template literal `x is ${x}`.
+    let mut template = String::new();
+    for c in message.chars() {
+        match c {
+            '`' | '\\' => {
+                template.push('\\');
+                template.push(c);
+            }
+            '$' => template.push_str("\\$"),
+            '{' => template.push_str("${"),
+            c => template.push(c),
+        }
+    }
+    let log = format!("{binding}.log({}, () => `{template}`)", Value::from(id));
+    match &spec.condition {
+        Some(condition) => format!("(() => ({condition}\n))() && {log}"),
+        None => log,
+    }
 }
 
 pub(crate) struct LaunchSpec {
@@ -71,6 +150,10 @@ pub(crate) enum Command {
     Stack { max_frames: usize, reply: Sender<Reply> },
     Evaluate { expression: String, frame: usize, reply: Sender<Reply> },
     Variables { query: VariablesQuery, reply: Sender<Reply> },
+    SetBreakpoint { spec: BreakpointSpec, reply: Sender<Reply> },
+    RemoveBreakpoint { id: String, reply: Sender<Reply> },
+    ListBreakpoints { reply: Sender<Reply> },
+    Output { since: Option<String>, reply: Sender<Reply> },
     SetVariable { name: String, value: String, frame: usize, scope: String, reply: Sender<Reply> },
     PauseOnExceptions { state: String, reply: Sender<Reply> },
 }
@@ -140,24 +223,18 @@ fn start(
         script::start_node(&spec.command, flag, STARTUP_TIMEOUT, deadline, abandon)?;
     let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
     let client = Client::connect(&url, left).map_err(|m| Failure::new("inspector_failed", m))?;
-    let entry = launch.entry.as_deref().map(std::path::Path::new);
-    let mut breakpoints = Vec::new();
-    for (i, bp) in spec.breakpoints.iter().enumerate() {
-        let condition = bp.condition.clone().unwrap_or_default();
-        let (breakpoint, _) = Breakpoint::plan(&bp.file, &bp.real_file, bp.line, condition, entry)
-            .map_err(|m| {
-                Failure::new("no_code_at_line", m).with("field", format!("breakpoints[{i}]").into())
-            })?;
-        breakpoints.push(((i + 1).to_string(), breakpoint));
-    }
     let mut session = Session {
+        entry: launch.entry.map(PathBuf::from),
+        next_breakpoint: 0,
+        console: Vec::new(),
+        console_seq: 0,
         command_line: shell::join(&spec.command.words),
         binding: format!("__debugMcp_{}_{id}", std::process::id()),
         id,
         client,
         debuggee,
         scripts: Scripts::default(),
-        breakpoints,
+        breakpoints: Vec::new(),
         state: State::Running,
         waiter: None,
         last_action: Action::Continue,
@@ -166,7 +243,7 @@ fn start(
         summary,
         first_deadline: deadline,
     };
-    session.setup(&spec.pause_on_exceptions)?;
+    session.setup(&spec.pause_on_exceptions, spec.breakpoints)?;
     session.first_deadline = Instant::now() + spec.timeout;
     Ok(session)
 }
@@ -187,8 +264,13 @@ struct Session {
     client: Client,
     debuggee: Debuggee,
     scripts: Scripts,
-    /// (user-visible id, breakpoint)
-    breakpoints: Vec<(String, Breakpoint)>,
+    breakpoints: Vec<UserBreakpoint>,
+    next_breakpoint: u32,
+    /// The command's script, where source maps are looked for.
+    entry: Option<PathBuf>,
+    /// Console and logpoint messages with their sequence numbers (the last `MAX_CONSOLE`).
+    console: Vec<(u64, Value)>,
+    console_seq: u64,
     binding: String,
     state: State,
     /// The call waiting for the next stop.
@@ -222,7 +304,11 @@ impl Session {
     }
 
     /// Enables the domains, installs the probe, sets the breakpoints, and lets the program run.
-    fn setup(&mut self, pause_on_exceptions: &str) -> Result<(), Failure> {
+    fn setup(
+        &mut self,
+        pause_on_exceptions: &str,
+        breakpoints: Vec<BreakpointSpec>,
+    ) -> Result<(), Failure> {
         let options =
             json!({"maxHits": 0, "pause": false, "maxChars": VALUE_CHARS, "maxDepth": 20});
         let install =
@@ -238,27 +324,103 @@ impl Session {
             client.send("Runtime.addBinding", json!({"name": self.binding})),
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
         ];
-        let mut sets = Vec::new();
-        for (index, (_, breakpoint)) in self.breakpoints.iter().enumerate() {
-            for (params, request) in breakpoint.requests() {
-                sets.push((
-                    index,
-                    self.client.send("Debugger.setBreakpointByUrl", params),
-                    request,
-                ));
-            }
-        }
         for reply in replies {
             self.answer(&reply)?;
         }
-        for (index, reply, request) in sets {
-            let answer = self.answer(&reply)?;
-            self.breakpoints[index].1.set(request, &answer, &self.scripts);
+        for (i, spec) in breakpoints.into_iter().enumerate() {
+            self.add_breakpoint(spec)
+                .map_err(|f| f.with("field", format!("breakpoints[{i}]").into()))?;
         }
         self.until_waiting()?;
         self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
         self.publish();
         Ok(())
+    }
+
+    /// Plans and sets a breakpoint; returns its description.
+    fn add_breakpoint(&mut self, spec: BreakpointSpec) -> Result<Value, Failure> {
+        self.next_breakpoint += 1;
+        let id = self.next_breakpoint.to_string();
+        let condition = cdp_condition(&self.binding, &id, &spec);
+        let (mut breakpoint, _) = Breakpoint::plan(
+            &spec.file,
+            &spec.real_file,
+            spec.line,
+            spec.column,
+            condition,
+            self.entry.as_deref(),
+        )
+        .map_err(|m| Failure::new("no_code_at_line", m))?;
+        breakpoint.set_unique(&id);
+        for (params, request) in breakpoint.requests() {
+            let answer = self.request("Debugger.setBreakpointByUrl", params)?;
+            breakpoint.set(request, &answer, &self.scripts);
+        }
+        let user = UserBreakpoint { id, spec, breakpoint, hits: 0 };
+        let json = user.to_json();
+        self.breakpoints.push(user);
+        Ok(json)
+    }
+
+    fn remove_breakpoint(&mut self, id: &str) -> Reply {
+        let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
+            let known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
+            return Err(Failure::new(
+                "no_breakpoint",
+                format!(
+                    "no breakpoint {id} in session {}: its breakpoints are [{}]",
+                    self.id,
+                    known.join(", ")
+                ),
+            ));
+        };
+        let user = self.breakpoints.remove(index);
+        let ids: Vec<String> =
+            user.breakpoint.ids().chain(user.breakpoint.probe_id()).map(String::from).collect();
+        for cdp_id in ids {
+            self.request("Debugger.removeBreakpoint", json!({"breakpointId": cdp_id}))?;
+        }
+        Ok(json!({"sessionId": self.id, "removed": id}))
+    }
+
+    fn record_console(&mut self, entry: Value) {
+        self.console_seq += 1;
+        self.console.push((self.console_seq, entry));
+        if self.console.len() > MAX_CONSOLE {
+            self.console.drain(..self.console.len() - MAX_CONSOLE);
+        }
+    }
+
+    /// Output since a cursor (`stdout.stderr.console`, from an earlier answer).
+    fn output(&self, since: Option<&str>) -> Reply {
+        let bad = || {
+            Failure::new(
+                "invalid_arguments",
+                "invalid argument `since`: use the `cursor` of an earlier debug-output answer",
+            )
+            .with("field", "since".into())
+        };
+        let [out_at, err_at, console_at] = match since {
+            None => [0, 0, 0],
+            Some(cursor) => {
+                let parts: Option<Vec<u64>> = cursor.split('.').map(|p| p.parse().ok()).collect();
+                match parts.as_deref() {
+                    Some(&[a, b, c]) => [a, b, c],
+                    _ => return Err(bad()),
+                }
+            }
+        };
+        let (stdout, stderr, missed, (out_now, err_now)) =
+            self.debuggee.output().since(out_at, err_at);
+        let console: Vec<Value> = self
+            .console
+            .iter()
+            .filter(|(seq, _)| *seq > console_at)
+            .map(|(_, e)| e.clone())
+            .collect();
+        let missed = missed || self.console.first().is_some_and(|(seq, _)| *seq > console_at + 1);
+        Ok(json!({"sessionId": self.id, "stdout": stdout, "stderr": stderr, "console": console,
+                  "truncated": missed, "cursor": format!("{out_now}.{err_now}.{}", self.console_seq)}))
     }
 
     /// Waits for `NodeRuntime.waitingForDebugger` (see `script.rs` for the start-up race).
@@ -332,9 +494,30 @@ impl Session {
             }
             "Debugger.breakpointResolved" => {
                 let id = event.params["breakpointId"].as_str().unwrap_or_default();
-                for (_, breakpoint) in &mut self.breakpoints {
-                    breakpoint.resolved(id, &event.params["location"], &self.scripts);
+                for user in &mut self.breakpoints {
+                    user.breakpoint.resolved(id, &event.params["location"], &self.scripts);
                 }
+            }
+            "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
+                let payload = event.params["payload"].as_str().unwrap_or_default();
+                let message = payload.strip_prefix('L').map(serde_json::from_str::<Value>);
+                if let Some(Ok(message)) = message {
+                    let id = message["id"].as_str().unwrap_or_default().to_string();
+                    if let Some(user) = self.breakpoints.iter_mut().find(|b| b.id == id) {
+                        user.hits += 1;
+                    }
+                    let entry =
+                        json!({"type": "logpoint", "breakpointId": id, "text": message["text"]});
+                    self.record_console(entry);
+                }
+            }
+            "Runtime.consoleAPICalled" => {
+                let text: Vec<String> = event.params["args"]
+                    .as_array()
+                    .map(|args| args.iter().map(console_text).collect())
+                    .unwrap_or_default();
+                let kind = event.params["type"].as_str().unwrap_or("log").to_string();
+                self.record_console(json!({"type": kind, "text": clip(&text.join(" "), 4000)}));
             }
             "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
             "NodeRuntime.waitingForDisconnect" => self.ended(),
@@ -348,23 +531,25 @@ impl Session {
             .map(|ids| ids.iter().filter_map(|i| i.as_str().map(String::from)).collect())
             .unwrap_or_default();
         // A load-time probe: place the breakpoint from the file's map and go on.
-        if let Some(index) = self
-            .breakpoints
-            .iter()
-            .position(|(_, b)| b.probe_id().is_some_and(|p| hits.iter().any(|h| h == p)))
-        {
+        let probe_hit = |b: &UserBreakpoint| {
+            b.breakpoint.probe_id().is_some_and(|p| hits.iter().any(|h| h == p))
+        };
+        if let Some(index) = self.breakpoints.iter().position(probe_hit) {
             if let Err(failure) = self.place_at_load(index, &params["callFrames"][0]) {
                 log::warn(format_args!("breakpoint placement at load failed: {failure:?}"));
             }
             // The real breakpoint may sit right here; otherwise go on.
-            let here = self.breakpoints[index].1.ids().any(|id| hits.iter().any(|h| h == id));
+            let here = self.breakpoints[index].hit_by(&hits);
             if !here {
                 drop(self.client.send("Debugger.resume", json!({})));
                 return;
             }
         }
-        let ours =
-            self.breakpoints.iter().any(|(_, b)| b.ids().any(|id| hits.iter().any(|h| h == id)));
+        let mut ours = false;
+        for user in self.breakpoints.iter_mut().filter(|b| b.hit_by(&hits)) {
+            user.hits += 1;
+            ours = true;
+        }
         let reason = match params["reason"].as_str().unwrap_or_default() {
             _ if ours => "breakpoint",
             "exception" | "promiseRejection" => "exception",
@@ -389,13 +574,13 @@ impl Session {
 
     fn place_at_load(&mut self, index: usize, frame: &Value) -> Result<(), Failure> {
         let steps = self.breakpoints[index]
-            .1
+            .breakpoint
             .at_load(frame, &self.scripts)
             .map_err(|e| Failure::new(e.code, e.message))?;
         for step in steps {
             let answer = self.request(step.method, step.params)?;
             if let Some(request) = step.request {
-                self.breakpoints[index].1.set(request, &answer, &self.scripts);
+                self.breakpoints[index].breakpoint.set(request, &answer, &self.scripts);
             }
         }
         Ok(())
@@ -426,6 +611,24 @@ impl Session {
             }
             Command::Variables { query, reply } => {
                 let _ = reply.send(self.variables(&query));
+            }
+            Command::SetBreakpoint { spec, reply } => {
+                let answer = self.add_breakpoint(spec).map(|mut b| {
+                    b["sessionId"] = self.id.as_str().into();
+                    b
+                });
+                let _ = reply.send(answer);
+            }
+            Command::RemoveBreakpoint { id, reply } => {
+                let _ = reply.send(self.remove_breakpoint(&id));
+            }
+            Command::ListBreakpoints { reply } => {
+                let list: Vec<Value> =
+                    self.breakpoints.iter().map(UserBreakpoint::to_json).collect();
+                let _ = reply.send(Ok(json!({"sessionId": self.id, "breakpoints": list})));
+            }
+            Command::Output { since, reply } => {
+                let _ = reply.send(self.output(since.as_deref()));
             }
             Command::SetVariable { name, value, frame, scope, reply } => {
                 let _ = reply.send(self.set_variable(&name, &value, frame, &scope));
@@ -511,17 +714,15 @@ impl Session {
                     state["source"] = source;
                 }
                 state["locals"] = self.locals(top);
+                let cdp_hits: Vec<String> = params["hitBreakpoints"]
+                    .as_array()
+                    .map(|ids| ids.iter().filter_map(|i| i.as_str().map(String::from)).collect())
+                    .unwrap_or_default();
                 let hits: Vec<&str> = self
                     .breakpoints
                     .iter()
-                    .filter(|(_, b)| {
-                        b.ids().any(|id| {
-                            params["hitBreakpoints"]
-                                .as_array()
-                                .is_some_and(|h| h.iter().any(|x| x == id))
-                        })
-                    })
-                    .map(|(id, _)| id.as_str())
+                    .filter(|b| b.hit_by(&cdp_hits))
+                    .map(|b| b.id.as_str())
                     .collect();
                 if !hits.is_empty() {
                     state["hitBreakpoints"] = json!(hits);
@@ -806,6 +1007,21 @@ impl Session {
             }
         }
         *self.summary.lock().expect("session summary poisoned") = summary;
+    }
+}
+
+/// One console argument as text: strings as they are, other values as JSON, objects by their
+/// description.
+fn console_text(arg: &Value) -> String {
+    match arg.get("value") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => arg["unserializableValue"]
+            .as_str()
+            .or_else(|| arg["description"].as_str())
+            .or_else(|| arg["type"].as_str())
+            .unwrap_or_default()
+            .to_string(),
     }
 }
 

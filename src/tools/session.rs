@@ -23,8 +23,11 @@ use crate::tools::script::{
 };
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
-pub(crate) const NAMES: [&str; 11] = [
+pub(crate) const NAMES: [&str; 15] = [
     "debug-launch",
+    "debug-set-breakpoint",
+    "debug-remove-breakpoint",
+    "debug-list-breakpoints",
     "debug-continue",
     "debug-step",
     "debug-pause",
@@ -33,6 +36,7 @@ pub(crate) const NAMES: [&str; 11] = [
     "debug-evaluate",
     "debug-set-variable",
     "debug-pause-on-exceptions",
+    "debug-output",
     "debug-sessions",
     "debug-stop",
 ];
@@ -55,6 +59,16 @@ fn any_object() -> Value {
         "sessionId": {"type": "string"},
         "state": {"type": "string", "enum": ["paused", "running", "exited"]},
         "error": {"type": "string"}, "code": {"type": "string"}}})
+}
+
+fn breakpoint_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "file": {"type": "string", "description": "Absolute or relative to the server's working directory; an original source (.ts) works through source maps."},
+        "line": {"type": "integer", "minimum": 1},
+        "column": {"type": "integer", "minimum": 1},
+        "condition": {"type": "string", "description": "JavaScript; stop only when truthy."},
+        "logMessage": {"type": "string", "description": "A logpoint: log this (with {expression} parts) to debug-output instead of stopping."}},
+        "required": ["file", "line"], "additionalProperties": false})
 }
 
 fn declare(
@@ -87,15 +101,44 @@ pub(crate) fn declarations() -> Vec<Value> {
              other debug-* tools. If nothing stops it within `timeout`, the state is `running`.",
             json!({
                 "command": {"type": "string", "description": "e.g. `node app.js`; no inspector flag needed."},
-                "breakpoints": {"type": "array", "items": {"type": "object", "properties": {
-                    "file": {"type": "string"}, "line": {"type": "integer", "minimum": 1},
-                    "condition": {"type": "string"}}, "required": ["file", "line"], "additionalProperties": false}},
+                "breakpoints": {"type": "array", "items": breakpoint_schema()},
                 "stopOnEntry": {"type": "boolean", "default": false},
                 "pauseOnExceptions": {"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"},
                 "timeout": timeout()
             }),
             &["command"],
             false,
+        ),
+        declare(
+            "debug-set-breakpoint",
+            "Set a breakpoint",
+            "Sets a breakpoint (or, with `logMessage`, a logpoint) in a running or paused \
+             session. A breakpoint in a script not loaded yet binds when it loads; `verified` \
+             and `resolved` say whether and where it is bound.",
+            {
+                let mut properties = breakpoint_schema()["properties"].clone();
+                properties["sessionId"] = session_id();
+                properties
+            },
+            &["file", "line"],
+            false,
+        ),
+        declare(
+            "debug-remove-breakpoint",
+            "Remove a breakpoint",
+            "Removes a breakpoint by the `breakpointId` debug-set-breakpoint or debug-list-breakpoints gave.",
+            json!({"sessionId": session_id(), "breakpointId": {"type": "string"}}),
+            &["breakpointId"],
+            false,
+        ),
+        declare(
+            "debug-list-breakpoints",
+            "List breakpoints",
+            "Every breakpoint of the session: requested and resolved locations, condition, \
+             logMessage, hit count, and why one has not bound.",
+            json!({"sessionId": session_id()}),
+            &[],
+            true,
         ),
         declare(
             "debug-continue",
@@ -183,6 +226,15 @@ pub(crate) fn declarations() -> Vec<Value> {
             false,
         ),
         declare(
+            "debug-output",
+            "Program output",
+            "The program's stdout and stderr, console messages and logpoint messages since \
+             `since` (the `cursor` of the previous answer; omit it for everything kept).",
+            json!({"sessionId": session_id(), "since": {"type": "string"}}),
+            &[],
+            true,
+        ),
+        declare(
             "debug-sessions",
             "List debug sessions",
             "Every open session with its state.",
@@ -204,6 +256,12 @@ pub(crate) fn declarations() -> Vec<Value> {
 pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
     let result = match name {
         "debug-launch" => handle_launch(arguments, call),
+        "debug-set-breakpoint" => handle_set_breakpoint(arguments, call),
+        "debug-remove-breakpoint" => handle_remove_breakpoint(arguments, call),
+        "debug-list-breakpoints" => {
+            handle_simple(arguments, call, |reply| Command::ListBreakpoints { reply })
+        }
+        "debug-output" => handle_output(arguments, call),
         "debug-continue" => handle_resume(arguments, call, Some(Action::Continue)),
         "debug-step" => handle_resume(arguments, call, None),
         "debug-pause" => handle_resume(arguments, call, Some(Action::Pause)),
@@ -240,21 +298,12 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         .map_err(arg_failure)?;
     let command = shell::split(args.string("command").map_err(arg_failure)?)
         .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
-    let mut breakpoints = Vec::new();
-    for bp in args.objects("breakpoints").map_err(arg_failure)? {
-        bp.deny_unknown(&["file", "line", "condition"]).map_err(arg_failure)?;
-        let file = bp.string("file").map_err(arg_failure)?;
-        let line = bp.integer("line", 1, u64::from(u32::MAX), None).map_err(arg_failure)?;
-        let line = u32::try_from(line).expect("bounded by the range check");
-        let condition = bp.optional_string("condition").map_err(arg_failure)?;
-        let (file, real_file) = check_file(Path::new(file), line)?;
-        breakpoints.push(BreakpointSpec {
-            file,
-            real_file,
-            line,
-            condition: condition.filter(|c| !c.trim().is_empty()).map(String::from),
-        });
-    }
+    let breakpoints = args
+        .objects("breakpoints")
+        .map_err(arg_failure)?
+        .iter()
+        .map(breakpoint_spec)
+        .collect::<Result<Vec<_>, _>>()?;
     let spec = LaunchSpec {
         command,
         breakpoints,
@@ -369,6 +418,70 @@ fn handle_pause_on_exceptions(arguments: &Value, call: &Call) -> Reply {
         args.choice("state", &["none", "uncaught", "all"], None).map_err(arg_failure)?.to_string();
     let id = args.optional_string("sessionId").map_err(arg_failure)?;
     ask(call, id, Duration::ZERO, |reply| Command::PauseOnExceptions { state, reply })
+}
+
+/// A breakpoint's fields, checked (the file exists, the line is in it).
+fn breakpoint_spec(bp: &Args) -> Result<BreakpointSpec, Failure> {
+    bp.deny_unknown(&["file", "line", "column", "condition", "logMessage", "sessionId"])
+        .map_err(arg_failure)?;
+    let file = bp.string("file").map_err(arg_failure)?;
+    let line = bp.integer("line", 1, u64::from(u32::MAX), None).map_err(arg_failure)?;
+    let line = u32::try_from(line).expect("bounded by the range check");
+    let column = match bp.integer("column", 1, u64::from(u32::MAX), Some(0)).map_err(arg_failure)? {
+        0 => None,
+        column => Some(u32::try_from(column).expect("bounded by the range check")),
+    };
+    let text = |name| -> Result<Option<String>, Failure> {
+        Ok(bp
+            .optional_string(name)
+            .map_err(arg_failure)?
+            .filter(|c| !c.trim().is_empty())
+            .map(String::from))
+    };
+    let (file, real_file) = check_file(Path::new(file), line)?;
+    Ok(BreakpointSpec {
+        file,
+        real_file,
+        line,
+        column,
+        condition: text("condition")?,
+        log_message: text("logMessage")?,
+    })
+}
+
+fn handle_set_breakpoint(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    let spec = breakpoint_spec(&args)?;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply })
+}
+
+fn handle_remove_breakpoint(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "breakpointId"]).map_err(arg_failure)?;
+    let breakpoint = args.string("breakpointId").map_err(arg_failure)?.to_string();
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::RemoveBreakpoint { id: breakpoint, reply })
+}
+
+fn handle_output(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "since"]).map_err(arg_failure)?;
+    let since = args.optional_string("since").map_err(arg_failure)?.map(String::from);
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::Output { since, reply })
+}
+
+/// A tool whose only argument is `sessionId`.
+fn handle_simple(
+    arguments: &Value,
+    call: &Call,
+    make: impl FnOnce(Sender<Reply>) -> Command,
+) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId"]).map_err(arg_failure)?;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, make)
 }
 
 fn handle_stop(arguments: &Value, call: &Call) -> Reply {

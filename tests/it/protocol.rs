@@ -41,6 +41,9 @@ fn tools_list_declares_every_tool() {
         [
             "debug-script",
             "debug-launch",
+            "debug-set-breakpoint",
+            "debug-remove-breakpoint",
+            "debug-list-breakpoints",
             "debug-continue",
             "debug-step",
             "debug-pause",
@@ -49,6 +52,7 @@ fn tools_list_declares_every_tool() {
             "debug-evaluate",
             "debug-set-variable",
             "debug-pause-on-exceptions",
+            "debug-output",
             "debug-sessions",
             "debug-stop"
         ]

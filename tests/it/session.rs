@@ -186,6 +186,100 @@ fn variables_paths_and_setting_them() {
 }
 
 #[test]
+fn breakpoints_logpoints_and_output() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let command = node(&tag, "count.js", "20");
+    let state = tool(&mut server, "debug-launch", json!({"command": command, "stopOnEntry": true}));
+    assert_eq!(state["reason"], "entry", "{state}");
+    // A logpoint (never stops) and a conditional breakpoint.
+    let logpoint = tool(
+        &mut server,
+        "debug-set-breakpoint",
+        json!({"file": fixture("count.js"), "line": 6,
+        "logMessage": "i={i} square={square}"}),
+    );
+    assert_eq!(logpoint["breakpointId"], "1");
+    assert_eq!(logpoint["verified"], true, "{logpoint}");
+    assert_eq!(logpoint["resolved"], json!([{"file": fixture("count.js"), "line": 6}]));
+    let conditional = tool(
+        &mut server,
+        "debug-set-breakpoint",
+        json!({"file": fixture("count.js"), "line": 6,
+        "condition": "i === 12"}),
+    );
+    assert_eq!(conditional["breakpointId"], "2");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (state["reason"].as_str(), state["hitBreakpoints"].clone()),
+        (Some("breakpoint"), json!(["2"])),
+        "{state}"
+    );
+    let output = tool(&mut server, "debug-output", json!({}));
+    let logs: Vec<&str> =
+        output["console"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();
+    assert_eq!(logs.len(), 13, "{output}");
+    assert_eq!(logs[0], "i=0 square=0");
+    assert_eq!(logs[12], "i=12 square=144");
+    assert_eq!(output["console"][0]["type"], "logpoint");
+    assert_eq!(output["console"][0]["breakpointId"], "1");
+    let cursor = output["cursor"].as_str().unwrap().to_string();
+
+    let list = tool(&mut server, "debug-list-breakpoints", json!({}));
+    let list = list["breakpoints"].as_array().unwrap().clone();
+    assert_eq!(
+        (&list[0]["hits"], &list[0]["logMessage"]),
+        (&json!(13), &json!("i={i} square={square}"))
+    );
+    assert_eq!((&list[1]["hits"], &list[1]["condition"]), (&json!(1), &json!("i === 12")));
+
+    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "2"}));
+    assert_eq!(removed["removed"], "2");
+    let error = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "2"}));
+    assert_eq!(error["code"], "no_breakpoint");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (state["state"].as_str(), state["exitCode"].as_u64()),
+        (Some("exited"), Some(0)),
+        "{state}"
+    );
+    // Only what came after the cursor: the last 7 logpoint messages and the program's output.
+    let output = tool(&mut server, "debug-output", json!({"since": cursor}));
+    let logs: Vec<&str> =
+        output["console"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();
+    assert_eq!(logs.len(), 8, "{output}");
+    assert_eq!(logs[0], "i=13 square=169");
+    assert_eq!(output["stdout"], "sum 2470\n");
+    assert_eq!(output["truncated"], false);
+    let error = tool(&mut server, "debug-output", json!({"since": "x"}));
+    assert_eq!(error["code"], "invalid_arguments");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn breakpoints_that_have_not_bound_say_why() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "hang.js", ""), "timeout": 100}),
+    );
+    assert_eq!(state["state"], "running");
+    let bp =
+        tool(&mut server, "debug-set-breakpoint", json!({"file": fixture("loop.js"), "line": 5}));
+    assert_eq!(bp["verified"], false);
+    assert_eq!(bp["resolved"], json!([]));
+    assert!(
+        bp["reason"].as_str().unwrap().starts_with("not bound yet; it binds when its script loads"),
+        "{bp}"
+    );
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
 fn timeouts_return_running_and_pause_stops_anywhere() {
     let mut server = Server::initialized();
     let tag = tag();
