@@ -59,6 +59,48 @@ impl Scripts {
             .clone()
     }
 
+    /// Loaded scripts, in load order: `{file, url, sourceMap, originalSources}`. Node's own
+    /// (`node:` URLs) and anonymous ones only with `include_internal`.
+    pub(crate) fn list(&mut self, include_internal: bool) -> Vec<Value> {
+        let mut ids: Vec<String> = self.parsed.keys().cloned().collect();
+        ids.sort_by_key(|id| id.parse::<u64>().unwrap_or(u64::MAX));
+        let mut out = Vec::new();
+        for id in ids {
+            let (url, map_url) = self.get(&id);
+            let internal = url.is_empty() || url.starts_with("node:");
+            if internal && !include_internal {
+                continue;
+            }
+            let mut entry = json!({"file": node::file_url_to_path(&url), "url": url});
+            if !map_url.is_empty() {
+                entry["sourceMap"] =
+                    if map_url.starts_with("data:") { "inline".into() } else { map_url.into() };
+                let sources: Vec<String> = self
+                    .map(&id)
+                    .map(|m| {
+                        m.sources()
+                            .iter()
+                            .map(|s| {
+                                s.path.as_ref().map_or(s.name.clone(), |p| p.display().to_string())
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                entry["originalSources"] = sources.into();
+            }
+            out.push(entry);
+        }
+        out
+    }
+
+    /// The id of a loaded script whose file is `path`.
+    pub(crate) fn find(&self, path: &str) -> Option<String> {
+        self.parsed
+            .iter()
+            .find(|(_, (url, _))| node::file_url_to_path(url) == path)
+            .map(|(id, _)| id.clone())
+    }
+
     /// One stack frame: `{function, file, line}` in original coordinates when its script has a
     /// map, with the generated position alongside.
     pub(crate) fn frame_json(&mut self, frame: &Value) -> Value {

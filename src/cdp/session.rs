@@ -146,16 +146,59 @@ pub(crate) enum Action {
 pub(crate) type Reply = Result<Value, Failure>;
 
 pub(crate) enum Command {
-    Resume { action: Action, timeout: Duration, reply: Sender<Reply> },
-    Stack { max_frames: usize, reply: Sender<Reply> },
-    Evaluate { expression: String, frame: usize, reply: Sender<Reply> },
-    Variables { query: VariablesQuery, reply: Sender<Reply> },
-    SetBreakpoint { spec: BreakpointSpec, reply: Sender<Reply> },
-    RemoveBreakpoint { id: String, reply: Sender<Reply> },
-    ListBreakpoints { reply: Sender<Reply> },
-    Output { since: Option<String>, reply: Sender<Reply> },
-    SetVariable { name: String, value: String, frame: usize, scope: String, reply: Sender<Reply> },
-    PauseOnExceptions { state: String, reply: Sender<Reply> },
+    Resume {
+        action: Action,
+        timeout: Duration,
+        reply: Sender<Reply>,
+    },
+    Stack {
+        max_frames: usize,
+        reply: Sender<Reply>,
+    },
+    Evaluate {
+        expression: String,
+        frame: usize,
+        reply: Sender<Reply>,
+    },
+    Variables {
+        query: VariablesQuery,
+        reply: Sender<Reply>,
+    },
+    SetBreakpoint {
+        spec: BreakpointSpec,
+        reply: Sender<Reply>,
+    },
+    RemoveBreakpoint {
+        id: String,
+        reply: Sender<Reply>,
+    },
+    ListBreakpoints {
+        reply: Sender<Reply>,
+    },
+    Output {
+        since: Option<String>,
+        reply: Sender<Reply>,
+    },
+    Scripts {
+        include_internal: bool,
+        reply: Sender<Reply>,
+    },
+    /// The text of a loaded script that is not on disk.
+    ScriptSource {
+        file: String,
+        reply: Sender<Reply>,
+    },
+    SetVariable {
+        name: String,
+        value: String,
+        frame: usize,
+        scope: String,
+        reply: Sender<Reply>,
+    },
+    PauseOnExceptions {
+        state: String,
+        reply: Sender<Reply>,
+    },
 }
 
 /// What `debug-variables` asks for.
@@ -629,6 +672,22 @@ impl Session {
             }
             Command::Output { since, reply } => {
                 let _ = reply.send(self.output(since.as_deref()));
+            }
+            Command::Scripts { include_internal, reply } => {
+                let scripts = self.scripts.list(include_internal);
+                let _ = reply.send(Ok(json!({"sessionId": self.id, "scripts": scripts})));
+            }
+            Command::ScriptSource { file, reply } => {
+                let answer = match self.scripts.find(&file) {
+                    Some(id) => self
+                        .request("Debugger.getScriptSource", json!({"scriptId": id}))
+                        .map(|a| json!({"text": a["scriptSource"]})),
+                    None => Err(Failure::new(
+                        "file_not_found",
+                        format!("{file} is neither on disk nor a script the program loaded: list them with debug-scripts"),
+                    )),
+                };
+                let _ = reply.send(answer);
             }
             Command::SetVariable { name, value, frame, scope, reply } => {
                 let _ = reply.send(self.set_variable(&name, &value, frame, &scope));

@@ -23,7 +23,7 @@ use crate::tools::script::{
 };
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
-pub(crate) const NAMES: [&str; 15] = [
+pub(crate) const NAMES: [&str; 17] = [
     "debug-launch",
     "debug-set-breakpoint",
     "debug-remove-breakpoint",
@@ -37,6 +37,8 @@ pub(crate) const NAMES: [&str; 15] = [
     "debug-set-variable",
     "debug-pause-on-exceptions",
     "debug-output",
+    "debug-scripts",
+    "debug-source",
     "debug-sessions",
     "debug-stop",
 ];
@@ -235,6 +237,27 @@ pub(crate) fn declarations() -> Vec<Value> {
             true,
         ),
         declare(
+            "debug-scripts",
+            "Loaded scripts",
+            "The scripts the program has loaded, with their source maps and the original \
+             sources those list (Node's own `node:` scripts only with includeInternal).",
+            json!({"sessionId": session_id(), "includeInternal": {"type": "boolean", "default": false}}),
+            &[],
+            true,
+        ),
+        declare(
+            "debug-source",
+            "Show source lines",
+            "Lines of a file with their numbers: `context` lines around `line`, or the start of \
+             the file. Works for files on disk (original sources included) and for scripts the \
+             program compiled in memory.",
+            json!({"sessionId": session_id(), "file": {"type": "string"},
+                   "line": {"type": "integer", "minimum": 1},
+                   "context": {"type": "integer", "minimum": 0, "maximum": 200, "default": 5}}),
+            &["file"],
+            true,
+        ),
+        declare(
             "debug-sessions",
             "List debug sessions",
             "Every open session with its state.",
@@ -262,6 +285,8 @@ pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolR
             handle_simple(arguments, call, |reply| Command::ListBreakpoints { reply })
         }
         "debug-output" => handle_output(arguments, call),
+        "debug-scripts" => handle_scripts(arguments, call),
+        "debug-source" => handle_source(arguments, call),
         "debug-continue" => handle_resume(arguments, call, Some(Action::Continue)),
         "debug-step" => handle_resume(arguments, call, None),
         "debug-pause" => handle_resume(arguments, call, Some(Action::Pause)),
@@ -470,6 +495,63 @@ fn handle_output(arguments: &Value, call: &Call) -> Reply {
     let since = args.optional_string("since").map_err(arg_failure)?.map(String::from);
     let id = args.optional_string("sessionId").map_err(arg_failure)?;
     ask(call, id, Duration::ZERO, |reply| Command::Output { since, reply })
+}
+
+fn handle_scripts(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "includeInternal"]).map_err(arg_failure)?;
+    let include_internal = args.boolean("includeInternal", false).map_err(arg_failure)?;
+    let id = args.optional_string("sessionId").map_err(arg_failure)?;
+    ask(call, id, Duration::ZERO, |reply| Command::Scripts { include_internal, reply })
+}
+
+/// Lines of shown at most without a `line`.
+const SOURCE_HEAD: usize = 200;
+
+fn handle_source(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "file", "line", "context"]).map_err(arg_failure)?;
+    let file = args.string("file").map_err(arg_failure)?;
+    let line = args.integer("line", 1, u64::from(u32::MAX), Some(0)).map_err(arg_failure)? as usize;
+    let context = args.integer("context", 0, 200, Some(5)).map_err(arg_failure)? as usize;
+    let path =
+        std::path::absolute(Path::new(file)).unwrap_or_else(|_| Path::new(file).to_path_buf());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(_) => {
+            // Not on disk: maybe code the program compiled in memory.
+            let id = args.optional_string("sessionId").map_err(arg_failure)?;
+            let file = path.display().to_string();
+            let answer =
+                ask(call, id, Duration::ZERO, |reply| Command::ScriptSource { file, reply })?;
+            answer["text"].as_str().unwrap_or_default().to_string()
+        }
+    };
+    let total = text.lines().count();
+    if line > total {
+        return Err(Failure::new(
+            "line_out_of_range",
+            format!("line {line} is past the end of {} ({total} lines)", path.display()),
+        ));
+    }
+    let (start, count) = match line {
+        0 => (0, SOURCE_HEAD),
+        line => (line.saturating_sub(context + 1), context * 2 + 1),
+    };
+    let lines: Vec<Value> = text
+        .lines()
+        .enumerate()
+        .skip(start)
+        .take(count)
+        .map(|(i, t)| {
+            let mut entry = json!({"line": i + 1, "text": t});
+            if i + 1 == line {
+                entry["current"] = true.into();
+            }
+            entry
+        })
+        .collect();
+    Ok(json!({"file": path.display().to_string(), "lines": lines, "totalLines": total}))
 }
 
 /// A tool whose only argument is `sessionId`.

@@ -53,6 +53,8 @@ fn tools_list_declares_every_tool() {
             "debug-set-variable",
             "debug-pause-on-exceptions",
             "debug-output",
+            "debug-scripts",
+            "debug-source",
             "debug-sessions",
             "debug-stop"
         ]

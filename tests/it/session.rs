@@ -75,6 +75,38 @@ fn a_session_from_breakpoint_to_exit() {
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "total", "frame": 1}));
     assert_eq!(value, json!({"type": "number", "value": 0}));
 
+    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    let app = scripts["scripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["file"] == ts_file("dist/app.js"))
+        .unwrap()
+        .clone();
+    assert_eq!(app["sourceMap"], "app.js.map");
+    assert_eq!(app["originalSources"], json!([ts_file("src/app.ts")]));
+    assert!(scripts["scripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| !s["url"].as_str().unwrap().starts_with("node:")));
+    let source = tool(
+        &mut server,
+        "debug-source",
+        json!({"file": ts_file("src/pricing.ts"), "line": 17, "context": 1}),
+    );
+    assert_eq!(
+        source["lines"],
+        json!([
+        {"line": 16, "text": "  const gross: number = item.price * item.qty;"},
+        {"line": 17, "text": "  const net: number = gross * (1 - discount.rate);", "current": true},
+        {"line": 18, "text": "  return Math.round(net * 100) / 100;"}])
+    );
+    assert_eq!(source["totalLines"], 19);
+    let error =
+        tool(&mut server, "debug-source", json!({"file": ts_file("src/pricing.ts"), "line": 90}));
+    assert_eq!(error["code"], "line_out_of_range");
+
     let sessions = tool(&mut server, "debug-sessions", json!({}));
     assert_eq!(sessions["sessions"][0]["sessionId"], id);
     assert_eq!(sessions["sessions"][0]["state"], "paused");
