@@ -44,6 +44,17 @@ fn die_with_parent(command: &mut Command) {
 
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;
 
+/// Asks a running Node process to open its inspector (on 127.0.0.1:9229), as `node inspect -p`
+/// does: Node listens for SIGUSR1 for that.
+pub(crate) fn open_inspector(pid: u32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::other("pid out of range"))?;
+    // SAFETY: kill(2) sends a signal; it touches no memory of ours.
+    if unsafe { libc::kill(pid, libc::SIGUSR1) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The signal that ended a process, if one did.
 pub(crate) fn exit_signal(status: &ExitStatus) -> Option<i32> {
     status.signal()

@@ -157,11 +157,7 @@ fn check_address(value: &str) -> Result<String, String> {
     let port: u16 = port.parse().map_err(|_| {
         format!("inspector port `{port}` in `{value}` is not a port number (0-65535)")
     })?;
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = bare == "localhost"
-        || bare == "::1"
-        || bare.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
-    if !loopback {
+    if !is_loopback(host) {
         return Err(format!(
             "inspector host `{host}` is not a loopback address: an inspector open to the network \
              lets anyone who connects run code as this user. Use 127.0.0.1, or drop the flag and \
@@ -169,6 +165,62 @@ fn check_address(value: &str) -> Result<String, String> {
         ));
     }
     Ok(format!("{host}:{port}"))
+}
+
+/// Whether a host names this machine (`127.x.x.x`, `localhost`, `::1`).
+pub(crate) fn is_loopback(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare == "localhost"
+        || bare == "::1"
+        || bare.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Asks a Node inspector's HTTP endpoint (`GET /json/list`) for its WebSocket URL.
+pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let authority = format!("{host}:{port}");
+    let address = authority
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {authority}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("cannot resolve {authority}"))?;
+    let mut stream = TcpStream::connect_timeout(&address, timeout)
+        .map_err(|e| format!("no inspector answers on {authority} ({e})"))?;
+    stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    let request =
+        format!("GET /json/list HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    // Node keeps the connection open after answering: read the headers, then exactly
+    // Content-Length bytes, rather than waiting for the end of the stream.
+    let mut response = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let body = loop {
+        let n =
+            stream.read(&mut chunk).map_err(|e| format!("reading {authority}/json/list: {e}"))?;
+        response.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&response);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                })
+                .and_then(|(_, v)| v.trim().parse::<usize>().ok());
+            if n == 0 || length.is_none_or(|length| body.len() >= length) {
+                break body.to_string();
+            }
+        } else if n == 0 || response.len() > 1 << 20 {
+            break String::new();
+        }
+    };
+    let targets: serde_json::Value = serde_json::from_str(&body)
+        .map_err(|_| format!("{authority} does not answer like a Node inspector (/json/list)"))?;
+    targets
+        .pointer("/0/webSocketDebuggerUrl")
+        .and_then(serde_json::Value::as_str)
+        .map(String::from)
+        .ok_or_else(|| format!("the inspector on {authority} lists no target"))
 }
 
 /// Removes `--inspect*` and `--debug-port` options from a NODE_OPTIONS value.

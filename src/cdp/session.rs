@@ -222,6 +222,51 @@ pub(crate) fn launch(
     spec: LaunchSpec,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
+    run_session(id, cancel, move |id, summary, abandon| start(id, spec, summary, abandon))
+}
+
+/// Attaches to a running Node process's inspector (`ws://...`). The session never kills it.
+pub(crate) fn attach(
+    id: &str,
+    url: String,
+    cancel: &Receiver<()>,
+) -> Result<(Handle, Value), Failure> {
+    run_session(id, cancel, move |id, summary, _| {
+        let client = Client::connect(&url, REQUEST_TIMEOUT)
+            .map_err(|m| Failure::new("inspector_failed", m))?;
+        let mut session = Session {
+            entry: None,
+            next_breakpoint: 0,
+            console: Vec::new(),
+            console_seq: 0,
+            command_line: format!("attached to {url}"),
+            binding: format!("__debugMcp_{}_{id}", std::process::id()),
+            id,
+            client,
+            debuggee: None,
+            scripts: Scripts::default(),
+            breakpoints: Vec::new(),
+            state: State::Running,
+            waiter: None,
+            last_action: Action::Continue,
+            stop_on_entry: false,
+            started: true,
+            summary,
+            first_deadline: Instant::now(),
+        };
+        session.setup("none", Vec::new())?;
+        Ok(session)
+    })
+}
+
+/// Runs a session thread made by `begin`, and waits for its first state.
+fn run_session(
+    id: &str,
+    cancel: &Receiver<()>,
+    begin: impl FnOnce(String, Arc<Mutex<Value>>, &Receiver<()>) -> Result<Session, Failure>
+        + Send
+        + 'static,
+) -> Result<(Handle, Value), Failure> {
     let summary = Arc::new(Mutex::new(json!({"sessionId": id, "state": "starting"})));
     let (commands_tx, commands) = crossbeam_channel::unbounded();
     let (first_tx, first) = crossbeam_channel::bounded(1);
@@ -229,7 +274,7 @@ pub(crate) fn launch(
     let thread = JoinOnDrop::spawn(&format!("session-{id}"), {
         let id = id.to_string();
         let summary = summary.clone();
-        move || match start(id, spec, summary, &abandon) {
+        move || match begin(id, summary, &abandon) {
             Ok(mut session) => {
                 session.waiter = Some(Waiter { reply: first_tx, deadline: session.first_deadline });
                 session.serve(&commands);
@@ -275,7 +320,7 @@ fn start(
         binding: format!("__debugMcp_{}_{id}", std::process::id()),
         id,
         client,
-        debuggee,
+        debuggee: Some(debuggee),
         scripts: Scripts::default(),
         breakpoints: Vec::new(),
         state: State::Running,
@@ -305,7 +350,8 @@ enum State {
 struct Session {
     id: String,
     client: Client,
-    debuggee: Debuggee,
+    /// `None` when attached to a program we did not start (and must not kill).
+    debuggee: Option<Debuggee>,
     scripts: Scripts,
     breakpoints: Vec<UserBreakpoint>,
     next_breakpoint: u32,
@@ -374,7 +420,10 @@ impl Session {
             self.add_breakpoint(spec)
                 .map_err(|f| f.with("field", format!("breakpoints[{i}]").into()))?;
         }
-        self.until_waiting()?;
+        // A program we attach to is already running (or waits, and then says so at once).
+        if self.debuggee.is_some() {
+            self.until_waiting()?;
+        }
         self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
         self.publish();
         Ok(())
@@ -453,8 +502,11 @@ impl Session {
                 }
             }
         };
-        let (stdout, stderr, missed, (out_now, err_now)) =
-            self.debuggee.output().since(out_at, err_at);
+        let (stdout, stderr, missed, (out_now, err_now)) = match &self.debuggee {
+            Some(debuggee) => debuggee.output().since(out_at, err_at),
+            // Attached: its stdout and stderr are not ours to read.
+            None => (String::new(), String::new(), false, (0, 0)),
+        };
         let console: Vec<Value> = self
             .console
             .iter()
@@ -484,7 +536,7 @@ impl Session {
 
     fn serve(&mut self, commands: &Receiver<Command>) {
         let mut events = self.client.events().clone();
-        let mut exited = self.debuggee.exited().clone();
+        let mut exited = self.debuggee.as_ref().map_or(never(), |d| d.exited().clone());
         let mut nudge = crossbeam_channel::tick(NUDGE_EVERY);
         loop {
             let waiting =
@@ -509,8 +561,8 @@ impl Session {
                 },
                 recv(exited) -> exit => {
                     exited = never();
-                    if let Ok(exit) = exit {
-                        self.debuggee.record_exit(exit);
+                    if let (Ok(exit), Some(debuggee)) = (exit, &mut self.debuggee) {
+                        debuggee.record_exit(exit);
                     }
                     self.ended();
                 },
@@ -519,7 +571,10 @@ impl Session {
             }
         }
         self.client.close();
-        self.debuggee.kill();
+        // An attached program is not ours: closing the connection detaches from it.
+        if let Some(debuggee) = &mut self.debuggee {
+            debuggee.kill();
+        }
     }
 
     fn reply(&mut self, reply: Reply) {
@@ -635,8 +690,15 @@ impl Session {
             return;
         }
         self.client.close();
-        let exit = self.debuggee.finish(EXIT_GRACE);
-        self.debuggee.settle_output();
+        let exit = match &mut self.debuggee {
+            Some(debuggee) => {
+                let exit = debuggee.finish(EXIT_GRACE);
+                debuggee.settle_output();
+                exit
+            }
+            // Attached: the connection closed; how the process ended is not ours to know.
+            None => Exit { code: None, signal: None },
+        };
         self.state = State::Exited(exit);
         self.publish();
         let state = self.stop_state();
@@ -753,7 +815,11 @@ impl Session {
         match &self.state {
             State::Running => self.running_state(),
             State::Exited(exit) => {
-                let output = self.debuggee.output().to_json();
+                let Some(debuggee) = &self.debuggee else {
+                    return json!({"sessionId": self.id, "state": "exited",
+                        "message": "the attached program ended or closed its inspector"});
+                };
+                let output = debuggee.output().to_json();
                 let mut state = json!({"sessionId": self.id, "state": "exited",
                     "stderr": output["stderr"], "stdout": output["stdout"]});
                 match exit.code {

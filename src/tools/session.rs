@@ -13,6 +13,7 @@ use std::time::Duration;
 use crossbeam_channel::{select, Sender};
 use serde_json::{json, Value};
 
+use crate::cdp::node;
 use crate::cdp::session::{
     self, Action, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
 };
@@ -23,8 +24,9 @@ use crate::tools::script::{
 };
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
-pub(crate) const NAMES: [&str; 17] = [
+pub(crate) const NAMES: [&str; 18] = [
     "debug-launch",
+    "debug-attach",
     "debug-set-breakpoint",
     "debug-remove-breakpoint",
     "debug-list-breakpoints",
@@ -109,6 +111,20 @@ pub(crate) fn declarations() -> Vec<Value> {
                 "timeout": timeout()
             }),
             &["command"],
+            false,
+        ),
+        declare(
+            "debug-attach",
+            "Attach to a running Node process",
+            "Attaches to a Node process that is already running: by inspector WebSocket `url`, \
+             by inspector `port` (started with --inspect), or by `pid` (its inspector is opened \
+             with SIGUSR1, on port 9229). Only this machine's inspectors unless the host is in \
+             DEBUG_MCP_ALLOWED_HOSTS. debug-stop detaches; the process is never killed.",
+            json!({"url": {"type": "string", "description": "ws://127.0.0.1:9229/<id>"},
+                   "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                   "pid": {"type": "integer", "minimum": 1},
+                   "host": {"type": "string", "default": "127.0.0.1"}}),
+            &[],
             false,
         ),
         declare(
@@ -279,6 +295,7 @@ pub(crate) fn declarations() -> Vec<Value> {
 pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
     let result = match name {
         "debug-launch" => handle_launch(arguments, call),
+        "debug-attach" => handle_attach(arguments, call),
         "debug-set-breakpoint" => handle_set_breakpoint(arguments, call),
         "debug-remove-breakpoint" => handle_remove_breakpoint(arguments, call),
         "debug-list-breakpoints" => {
@@ -342,6 +359,112 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
     let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
     let (handle, state) = session::launch(&id, spec, &call.cancel)?;
     call.sessions.insert(id, handle);
+    Ok(state)
+}
+
+/// Whether `host` may be attached to: this machine, or listed in DEBUG_MCP_ALLOWED_HOSTS
+/// (comma-separated).
+fn host_allowed(host: &str) -> bool {
+    node::is_loopback(host)
+        || std::env::var("DEBUG_MCP_ALLOWED_HOSTS")
+            .is_ok_and(|list| list.split(',').any(|h| h.trim() == host))
+}
+
+fn refuse_host(host: &str) -> Failure {
+    Failure::new(
+        "host_not_allowed",
+        format!(
+            "{host} is not this machine: an inspector lets whoever connects run code there. \
+             Add it to DEBUG_MCP_ALLOWED_HOSTS (comma-separated) in the server's environment to allow it"
+        ),
+    )
+}
+
+/// How long attaching by pid waits for the inspector SIGUSR1 opens.
+const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
+
+fn handle_attach(arguments: &Value, call: &Call) -> Reply {
+    let args = Args::new(arguments).map_err(arg_failure)?;
+    args.deny_unknown(&["url", "port", "pid", "host"]).map_err(arg_failure)?;
+    let url = args.optional_string("url").map_err(arg_failure)?;
+    let port = args.integer("port", 1, 65535, Some(0)).map_err(arg_failure)?;
+    let pid = args.integer("pid", 1, u64::from(u32::MAX), Some(0)).map_err(arg_failure)?;
+    let host = args.optional_string("host").map_err(arg_failure)?.unwrap_or("127.0.0.1");
+    let given = [url.is_some(), port != 0, pid != 0].iter().filter(|g| **g).count();
+    if given != 1 {
+        return Err(arg_failure(ArgError {
+            field: "url".into(),
+            problem: "give exactly one of `url`, `port` or `pid`".into(),
+        }));
+    }
+    let ws_url = if let Some(url) = url {
+        let authority =
+            url.strip_prefix("ws://").and_then(|r| r.split('/').next()).ok_or_else(|| {
+                arg_failure(ArgError {
+                    field: "url".into(),
+                    problem: "expected ws://HOST:PORT/ID".into(),
+                })
+            })?;
+        let url_host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+        if !host_allowed(url_host) {
+            return Err(refuse_host(url_host));
+        }
+        url.to_string()
+    } else if port != 0 {
+        if !host_allowed(host) {
+            return Err(refuse_host(host));
+        }
+        node::websocket_url(host, port as u16, Duration::from_secs(5))
+            .map_err(|m| Failure::new("no_inspector", m))?
+    } else {
+        let pid = u32::try_from(pid).expect("bounded by the range check");
+        crate::sys::open_inspector(pid).map_err(|e| {
+            Failure::new(
+                "no_process",
+                format!("cannot signal process {pid}: {e} (is it running, and yours?)"),
+            )
+        })?;
+        let deadline = std::time::Instant::now() + OPEN_INSPECTOR_WAIT;
+        loop {
+            match node::websocket_url("127.0.0.1", 9229, Duration::from_millis(500)) {
+                Ok(url) => break url,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    select! {
+                        recv(call.cancel) -> _ => return Err(Failure::Cancelled),
+                        default(Duration::from_millis(50)) => {}
+                    }
+                }
+                Err(m) => {
+                    return Err(Failure::new(
+                        "no_inspector",
+                        format!("process {pid} did not open its inspector on 127.0.0.1:9229 after SIGUSR1 ({m}); is it a Node process?"),
+                    ))
+                }
+            }
+        }
+    };
+    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
+    let (handle, mut state) = session::attach(&id, ws_url.clone(), &call.cancel)?;
+    call.sessions.insert(id.clone(), handle);
+    if pid != 0 {
+        // Port 9229 might belong to another process: make sure it is the one asked for.
+        let seen = ask(call, Some(&id), Duration::ZERO, |reply| Command::Evaluate {
+            expression: "process.pid".into(),
+            frame: 0,
+            reply,
+        })?;
+        if seen["value"] != pid {
+            drop(call.sessions.remove(&id));
+            return Err(Failure::new(
+                "wrong_process",
+                format!(
+                    "the inspector on 127.0.0.1:9229 belongs to process {}, not {pid}",
+                    seen["value"]
+                ),
+            ));
+        }
+    }
+    state["attached"] = json!({"url": ws_url});
     Ok(state)
 }
 

@@ -41,6 +41,7 @@ fn tools_list_declares_every_tool() {
         [
             "debug-script",
             "debug-launch",
+            "debug-attach",
             "debug-set-breakpoint",
             "debug-remove-breakpoint",
             "debug-list-breakpoints",

@@ -486,3 +486,105 @@ fn cancelling_a_waiting_call_leaves_the_session_usable() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+/// A program started outside the server; killed when dropped, even by a failing test.
+struct Program(std::process::Child);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `node [flags] fixtures/hang.js` outside the server, as a program to attach to.
+fn running_program(tag: &str, flags: &[&str]) -> (Program, Option<String>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("node")
+        .args(flags)
+        .arg(fixture("hang.js"))
+        .env("DMCP_TAG", tag)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut url = None;
+    if !flags.is_empty() {
+        let stderr = child.stderr.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(stderr).read_line(&mut line).unwrap();
+        url = line.trim().strip_prefix("Debugger listening on ").map(String::from);
+        assert!(url.is_some(), "{line}");
+    }
+    (Program(child), url)
+}
+
+#[test]
+fn attach_by_url_and_port_never_kills_the_program() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let (mut program, url) = running_program(&tag, &["--inspect=127.0.0.1:0"]);
+    let child = &mut program.0;
+    let url = url.unwrap();
+    let state = tool(&mut server, "debug-attach", json!({"url": url}));
+    assert_eq!(state["state"], "running", "{state}");
+    assert_eq!(state["attached"]["url"], url.as_str());
+    let state = tool(&mut server, "debug-pause", json!({}));
+    assert_eq!(state["state"], "paused", "{state}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "process.pid"}));
+    assert_eq!(value, json!({"type": "number", "value": child.id()}));
+    let stopped = tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true);
+    // Detached, not killed; and it runs on (not left paused).
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(child.try_wait().unwrap().is_none(), "attach must never kill the target");
+
+    let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().parse::<u64>().unwrap();
+    let state = tool(&mut server, "debug-attach", json!({"port": port}));
+    assert_eq!(state["state"], "running", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert!(child.try_wait().unwrap().is_none());
+    drop(program);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn attach_by_pid_opens_the_inspector() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let (mut program, _) = running_program(&tag, &[]);
+    let child = &mut program.0;
+    // Give node a moment to install its SIGUSR1 handler: wait until it runs the program.
+    eventually(Duration::from_secs(10), "node starts", || {
+        std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            .is_ok_and(|s| s.contains("Threads:\t") && !s.contains("Threads:\t1\n"))
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let state = tool(&mut server, "debug-attach", json!({"pid": child.id()}));
+    assert_eq!(state["state"], "running", "{state}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "process.pid"}));
+    assert_eq!(value["value"], child.id());
+    tool(&mut server, "debug-stop", json!({}));
+    assert!(child.try_wait().unwrap().is_none());
+    drop(program);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn attach_refuses_other_hosts_and_explains_misses() {
+    let mut server = Server::initialized();
+    let error = tool(&mut server, "debug-attach", json!({"url": "ws://10.1.2.3:9229/abc"}));
+    assert_eq!(error["code"], "host_not_allowed");
+    assert!(error["error"].as_str().unwrap().contains("DEBUG_MCP_ALLOWED_HOSTS"));
+    let error = tool(&mut server, "debug-attach", json!({"port": 9, "host": "example.com"}));
+    assert_eq!(error["code"], "host_not_allowed");
+    let error = tool(&mut server, "debug-attach", json!({"url": "ws://127.0.0.1:1/x", "port": 3}));
+    assert_eq!(
+        error["error"],
+        "invalid argument `url`: give exactly one of `url`, `port` or `pid`"
+    );
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let error = tool(&mut server, "debug-attach", json!({"port": free}));
+    assert_eq!(error["code"], "no_inspector", "{error}");
+}
