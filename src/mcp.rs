@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::jsonrpc::{self, Request};
+use crate::sessions::{Sessions, SESSIONS_URI};
 use crate::tools;
 
 /// Protocol versions this server speaks, newest first.
@@ -47,13 +48,24 @@ pub(crate) enum Dispatch {
     },
 }
 
-pub(crate) fn handle_request(state: &State, request: &Request) -> Dispatch {
+pub(crate) fn handle_request(state: &State, sessions: &Sessions, request: &Request) -> Dispatch {
     let params = &request.params;
     let reply = match request.method.as_str() {
         "initialize" => Ok(initialize(params)),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools::list()})),
         "logging/setLevel" => set_level(state, params),
+        "resources/list" => Ok(resources_list(sessions)),
+        "resources/templates/list" => Ok(json!({"resourceTemplates": [{
+            "uriTemplate": format!("{SESSIONS_URI}/{{id}}"), "name": "session",
+            "title": "A debug session", "mimeType": "application/json",
+            "description": "One session: state, location when paused, breakpoints."}]})),
+        "resources/read" => resources_read(sessions, params),
+        "resources/subscribe" | "resources/unsubscribe" => {
+            subscribe(sessions, params, request.method == "resources/subscribe")
+        }
+        "prompts/list" => Ok(prompts_list()),
+        "prompts/get" => prompts_get(params),
         "tools/call" => return tool_call(params),
         // The 2026 handshake-free revision probes with this; -32601 says "use initialize".
         method => Err(jsonrpc::Error::new(
@@ -71,7 +83,9 @@ fn initialize(params: &Value) -> Value {
     let version = VERSIONS.iter().find(|v| **v == asked).unwrap_or(&VERSIONS[0]);
     json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+        "capabilities": {"tools": {"listChanged": false}, "logging": {},
+                         "resources": {"subscribe": true, "listChanged": true},
+                         "prompts": {"listChanged": false}},
         "serverInfo": {"name": "debug-mcp", "title": "debug-mcp: debugger for AI agents", "version": env!("CARGO_PKG_VERSION")},
         "instructions": INSTRUCTIONS,
     })
@@ -90,6 +104,113 @@ fn set_level(state: &State, params: &Value) -> Result<Value, jsonrpc::Error> {
     })?;
     state.log_level.store(index as u8, Ordering::Relaxed);
     Ok(json!({}))
+}
+
+/// MCP's error code for a resource that does not exist (2025-06-18, "Resources").
+const RESOURCE_NOT_FOUND: i64 = -32002;
+
+fn resources_list(sessions: &Sessions) -> Value {
+    let mut resources =
+        vec![json!({"uri": SESSIONS_URI, "name": "sessions", "title": "Debug sessions",
+        "mimeType": "application/json", "description": "Every open debug session and its state."})];
+    for session in sessions.list() {
+        let id = session["sessionId"].as_str().unwrap_or_default();
+        resources.push(json!({"uri": format!("{SESSIONS_URI}/{id}"), "name": format!("session {id}"),
+            "mimeType": "application/json",
+            "description": format!("Session {id}: {}", session["command"].as_str().unwrap_or_default())}));
+    }
+    json!({"resources": resources})
+}
+
+fn resources_read(sessions: &Sessions, params: &Value) -> Result<Value, jsonrpc::Error> {
+    let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
+    let content = if uri == SESSIONS_URI {
+        json!({"sessions": sessions.list()})
+    } else {
+        let id = uri.strip_prefix(SESSIONS_URI).and_then(|r| r.strip_prefix('/'));
+        id.and_then(|id| sessions.get(id)).ok_or_else(|| {
+            jsonrpc::Error::new(
+                RESOURCE_NOT_FOUND,
+                format!("resource not found: {uri} (list them with resources/list)"),
+            )
+        })?
+    };
+    Ok(
+        json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": content.to_string()}]}),
+    )
+}
+
+fn subscribe(sessions: &Sessions, params: &Value, on: bool) -> Result<Value, jsonrpc::Error> {
+    let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
+        jsonrpc::Error::new(jsonrpc::INVALID_PARAMS, "a string `uri` is required")
+    })?;
+    if !uri.starts_with(SESSIONS_URI) {
+        return Err(jsonrpc::Error::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}")));
+    }
+    sessions.subscribe(uri, on);
+    Ok(json!({}))
+}
+
+fn prompts_list() -> Value {
+    json!({"prompts": [
+        {"name": "analyze-crash", "title": "Analyze a crash",
+         "description": "Find why a debugged program threw: stop at the exception, read the stack and the values that led to it.",
+         "arguments": [{"name": "sessionId", "description": "The session (from debug-launch).", "required": true}]},
+        {"name": "investigate-condition", "title": "Investigate when a condition holds",
+         "description": "Find where and when an expression becomes true, and what the state is then.",
+         "arguments": [{"name": "sessionId", "description": "The session (from debug-launch).", "required": true},
+                       {"name": "expression", "description": "A JavaScript expression, e.g. `order.total < 0`.", "required": true}]}
+    ]})
+}
+
+fn prompts_get(params: &Value) -> Result<Value, jsonrpc::Error> {
+    let argument = |name: &str| {
+        params.pointer(&format!("/arguments/{name}")).and_then(Value::as_str).ok_or_else(|| {
+            jsonrpc::Error::new(
+                jsonrpc::INVALID_PARAMS,
+                format!("the prompt needs the argument `{name}`"),
+            )
+        })
+    };
+    let (description, text) = match params.get("name").and_then(Value::as_str).unwrap_or_default() {
+        "analyze-crash" => {
+            let id = argument("sessionId")?;
+            (
+                "Analyze a crash",
+                format!(
+                "Debug session {id} runs a program that crashes. 1. Call debug-pause-on-exceptions \
+                 with state `uncaught` (or `all` if the error is caught and rethrown). 2. Call \
+                 debug-continue until the state is `paused` with reason `exception`; read \
+                 `exception` (class and message) and `location`. 3. Call debug-stack, then \
+                 debug-variables (and debug-evaluate) on the frames that passed the bad value \
+                 down. 4. Explain the root cause from those values, not from the message alone, \
+                 and propose the fix. Finish with debug-stop."),
+            )
+        }
+        "investigate-condition" => {
+            let id = argument("sessionId")?;
+            let expression = argument("expression")?;
+            (
+                "Investigate when a condition holds",
+                format!(
+                "In debug session {id}, find when `{expression}` becomes true. 1. Set breakpoints \
+                 (debug-set-breakpoint) with condition `{expression}` on the lines that change \
+                 the values it reads; use a logpoint (logMessage) to trace them without \
+                 stopping. 2. debug-continue until a stop; read `location`, `locals` and \
+                 debug-stack. 3. Use debug-variables with `path` to open nested values, and \
+                 debug-output for the logpoint trace. 4. Report the first place and moment the \
+                 condition holds and why. Finish with debug-stop."),
+            )
+        }
+        other => {
+            return Err(jsonrpc::Error::new(
+                jsonrpc::INVALID_PARAMS,
+                format!("unknown prompt {other:?}: analyze-crash or investigate-condition"),
+            ))
+        }
+    };
+    Ok(json!({"description": description,
+              "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}))
 }
 
 fn tool_call(params: &Value) -> Dispatch {
@@ -122,7 +243,7 @@ mod tests {
     fn reply(method: &str, params: Value) -> Result<Value, jsonrpc::Error> {
         let request =
             Request { id: RequestId::from_value(json!(1)), method: method.into(), params };
-        match handle_request(&State::new(), &request) {
+        match handle_request(&State::new(), &Sessions::default(), &request) {
             Dispatch::Reply(reply) => reply,
             Dispatch::Tool { name, .. } => Ok(json!({"tool": name})),
         }

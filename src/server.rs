@@ -45,6 +45,7 @@ pub(crate) fn run() -> std::io::Result<()> {
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
     let state = mcp::State::new();
     let sessions = Sessions::default();
+    sessions.notify_to(out.clone());
     let mut workers: HashMap<String, Worker> = HashMap::new();
 
     loop {
@@ -97,7 +98,7 @@ fn handle_request(
     sessions: &Sessions,
     workers: &mut HashMap<String, Worker>,
 ) {
-    let (name, arguments, progress_token) = match mcp::handle_request(state, &request) {
+    let (name, arguments, progress_token) = match mcp::handle_request(state, sessions, &request) {
         Dispatch::Tool { name, arguments, progress_token } => (name, arguments, progress_token),
         Dispatch::Reply(result) => {
             let result = result.map(|value| Json::from(&value));

@@ -7,13 +7,14 @@
 //! which ends the session (its program is killed) and joins the thread; dropping the registry
 //! does that for every session, which is how server exit ends them all.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::Sender;
 use serde_json::Value;
 
 use crate::cdp::session::Command;
+use crate::jsonrpc::{Message, Notification};
 use crate::thread::JoinOnDrop;
 
 /// At most this many sessions at once.
@@ -28,7 +29,44 @@ pub(crate) struct Handle {
 }
 
 #[derive(Clone, Default)]
-pub(crate) struct Sessions(Arc<Mutex<Registry>>);
+pub(crate) struct Sessions(Arc<Mutex<Registry>>, Arc<Watch>);
+
+/// Resource subscriptions (`debug://...` URIs) and where to send their updates; session
+/// threads call [`Watch::changed`] when their state changes.
+#[derive(Default)]
+pub(crate) struct Watch {
+    subscribed: Mutex<HashSet<String>>,
+    out: Mutex<Option<Sender<Message>>>,
+}
+
+pub(crate) const SESSIONS_URI: &str = "debug://sessions";
+
+impl Watch {
+    fn send(&self, notification: Notification) {
+        if let Some(out) = self.out.lock().expect("watch poisoned").as_ref() {
+            let _ = out.send(notification.into());
+        }
+    }
+
+    /// Session `id` changed: tell subscribers of it and of the list.
+    pub(crate) fn changed(&self, id: &str) {
+        let uris = [format!("{SESSIONS_URI}/{id}"), SESSIONS_URI.to_string()];
+        let subscribed: Vec<String> = {
+            let set = self.subscribed.lock().expect("watch poisoned");
+            uris.into_iter().filter(|u| set.contains(u)).collect()
+        };
+        for uri in subscribed {
+            self.send(Notification::new(
+                "notifications/resources/updated",
+                serde_json::json!({"uri": uri}),
+            ));
+        }
+    }
+
+    fn list_changed(&self) {
+        self.send(Notification::new("notifications/resources/list_changed", Value::Null));
+    }
+}
 
 #[derive(Default)]
 struct Registry {
@@ -51,7 +89,33 @@ impl Sessions {
     }
 
     pub(crate) fn insert(&self, id: String, handle: Handle) {
-        self.0.lock().expect("session registry poisoned").live.insert(id, handle);
+        self.0.lock().expect("session registry poisoned").live.insert(id.clone(), handle);
+        self.1.list_changed();
+        self.1.changed(&id);
+    }
+
+    pub(crate) fn watch(&self) -> Arc<Watch> {
+        self.1.clone()
+    }
+
+    /// Where resource notifications go (the server's stdout channel).
+    pub(crate) fn notify_to(&self, out: Sender<Message>) {
+        *self.1.out.lock().expect("watch poisoned") = Some(out);
+    }
+
+    pub(crate) fn subscribe(&self, uri: &str, on: bool) {
+        let mut set = self.1.subscribed.lock().expect("watch poisoned");
+        if on {
+            set.insert(uri.to_string());
+        } else {
+            set.remove(uri);
+        }
+    }
+
+    /// The summary of one session.
+    pub(crate) fn get(&self, id: &str) -> Option<Value> {
+        let registry = self.0.lock().expect("session registry poisoned");
+        registry.live.get(id).map(|h| h.summary.lock().expect("session summary poisoned").clone())
     }
 
     /// The session `id`, or the only one when `id` is `None`; with its command channel.
@@ -82,7 +146,12 @@ impl Sessions {
 
     /// Removes a session; dropping what comes back ends it.
     pub(crate) fn remove(&self, id: &str) -> Option<Handle> {
-        self.0.lock().expect("session registry poisoned").live.remove(id)
+        let handle = self.0.lock().expect("session registry poisoned").live.remove(id);
+        if handle.is_some() {
+            self.1.list_changed();
+            self.1.changed(id);
+        }
+        handle
     }
 
     /// Every session's summary, by id.
@@ -99,5 +168,7 @@ impl Sessions {
     pub(crate) fn end_all(&self) {
         let live = std::mem::take(&mut self.0.lock().expect("session registry poisoned").live);
         drop(live);
+        // The stdout channel must close for the writer to finish.
+        self.1.out.lock().expect("watch poisoned").take();
     }
 }

@@ -21,7 +21,7 @@ use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, script, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit};
-use crate::sessions::Handle;
+use crate::sessions::{Handle, Watch};
 use crate::shell::{self, CommandLine};
 use crate::thread::JoinOnDrop;
 use crate::tools::script::{Failure, VALUE_CHARS};
@@ -220,15 +220,17 @@ pub(crate) struct VariablesQuery {
 pub(crate) fn launch(
     id: &str,
     spec: LaunchSpec,
+    watch: Arc<Watch>,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
-    run_session(id, cancel, move |id, summary, abandon| start(id, spec, summary, abandon))
+    run_session(id, cancel, move |id, summary, abandon| start(id, spec, summary, watch, abandon))
 }
 
 /// Attaches to a running Node process's inspector (`ws://...`). The session never kills it.
 pub(crate) fn attach(
     id: &str,
     url: String,
+    watch: Arc<Watch>,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     run_session(id, cancel, move |id, summary, _| {
@@ -253,6 +255,7 @@ pub(crate) fn attach(
             started: true,
             summary,
             first_deadline: Instant::now(),
+            watch,
         };
         session.setup("none", Vec::new())?;
         Ok(session)
@@ -301,6 +304,7 @@ fn start(
     id: String,
     spec: LaunchSpec,
     summary: Arc<Mutex<Value>>,
+    watch: Arc<Watch>,
     abandon: &Receiver<()>,
 ) -> Result<Session, Failure> {
     // Starting has its own limit: `timeout` is how long to wait for the first stop.
@@ -330,6 +334,7 @@ fn start(
         started: false,
         summary,
         first_deadline: deadline,
+        watch,
     };
     session.setup(&spec.pause_on_exceptions, spec.breakpoints)?;
     session.first_deadline = Instant::now() + spec.timeout;
@@ -373,6 +378,8 @@ struct Session {
     command_line: String,
     /// When the launch call stops waiting for the first stop.
     first_deadline: Instant,
+    /// Tells resource subscribers when the state changes.
+    watch: Arc<Watch>,
 }
 
 impl Session {
@@ -1115,7 +1122,7 @@ impl Session {
     }
 
     /// Updates the summary `debug-sessions` shows.
-    fn publish(&self) {
+    fn publish(&mut self) {
         let state = match &self.state {
             State::Running => "running",
             State::Paused { .. } => "paused",
@@ -1131,7 +1138,13 @@ impl Session {
                 summary["exitCode"] = code.into();
             }
         }
+        if let State::Paused { params, .. } = &self.state {
+            let top = params["callFrames"][0].clone();
+            summary["location"] = self.scripts.location_json(&top);
+        }
+        summary["breakpoints"] = self.breakpoints.iter().map(UserBreakpoint::to_json).collect();
         *self.summary.lock().expect("session summary poisoned") = summary;
+        self.watch.changed(&self.id);
     }
 }
 

@@ -357,7 +357,7 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         timeout: timeout_arg(&args)?,
     };
     let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
-    let (handle, state) = session::launch(&id, spec, &call.cancel)?;
+    let (handle, state) = session::launch(&id, spec, call.sessions.watch(), &call.cancel)?;
     call.sessions.insert(id, handle);
     Ok(state)
 }
@@ -444,7 +444,8 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
         }
     };
     let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
-    let (handle, mut state) = session::attach(&id, ws_url.clone(), &call.cancel)?;
+    let (handle, mut state) =
+        session::attach(&id, ws_url.clone(), call.sessions.watch(), &call.cancel)?;
     call.sessions.insert(id.clone(), handle);
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.

@@ -25,7 +25,12 @@ fn handshake_negotiates_versions() {
         assert_eq!(result["serverInfo"]["name"], "debug-mcp");
         assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert!(result["serverInfo"]["title"].is_string());
-        assert_eq!(result["capabilities"], json!({"tools": {"listChanged": false}, "logging": {}}));
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": false}, "logging": {},
+                   "resources": {"subscribe": true, "listChanged": true},
+                   "prompts": {"listChanged": false}})
+        );
         assert!(result["instructions"].as_str().unwrap().contains("debug-script"));
     }
 }
@@ -86,7 +91,7 @@ fn errors_use_the_right_codes_and_the_server_keeps_reading() {
             json!({"code": -32601, "id": 7}),
         ),
         (
-            br#"{"jsonrpc":"2.0","id":8,"method":"resources/list"}"#,
+            br#"{"jsonrpc":"2.0","id":8,"method":"completion/complete"}"#,
             json!({"code": -32601, "id": 8}),
         ),
         (

@@ -588,3 +588,94 @@ fn attach_refuses_other_hosts_and_explains_misses() {
     let error = tool(&mut server, "debug-attach", json!({"port": free}));
     assert_eq!(error["code"], "no_inspector", "{error}");
 }
+
+#[test]
+fn resources_and_subscriptions_follow_sessions() {
+    let mut server = Server::initialized();
+    let listed = server.request("resources/list", json!({}))["result"].clone();
+    assert_eq!(listed["resources"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["resources"][0]["uri"], "debug://sessions");
+    let templates = server.request("resources/templates/list", json!({}))["result"].clone();
+    assert_eq!(templates["resourceTemplates"][0]["uriTemplate"], "debug://sessions/{id}");
+    let subscribed = server.request("resources/subscribe", json!({"uri": "debug://sessions/s1"}));
+    assert_eq!(subscribed["result"], json!({}));
+
+    let tag = tag();
+    tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "loop.js", ""),
+        "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
+    );
+    let updates = server
+        .notifications
+        .iter()
+        .filter(|n| {
+            n["method"] == "notifications/resources/updated"
+                && n["params"]["uri"] == "debug://sessions/s1"
+        })
+        .count();
+    assert!(updates >= 1, "{:?}", server.notifications);
+    assert!(server
+        .notifications
+        .iter()
+        .any(|n| n["method"] == "notifications/resources/list_changed"));
+
+    let read =
+        server.request("resources/read", json!({"uri": "debug://sessions/s1"}))["result"].clone();
+    let content: Value =
+        serde_json::from_str(read["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(read["contents"][0]["mimeType"], "application/json");
+    assert_eq!(content["state"], "paused");
+    assert_eq!(content["location"]["line"], 5);
+    assert_eq!(content["breakpoints"][0]["breakpointId"], "1");
+    let all =
+        server.request("resources/read", json!({"uri": "debug://sessions"}))["result"].clone();
+    assert!(all["contents"][0]["text"].as_str().unwrap().contains("\"sessionId\":\"s1\""));
+    assert_eq!(
+        server.request("resources/list", json!({}))["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let missing = server.request("resources/read", json!({"uri": "debug://sessions/s9"}));
+    assert_eq!(missing["error"]["code"], -32002);
+
+    server.notifications.clear();
+    tool(&mut server, "debug-continue", json!({}));
+    assert!(server.notifications.iter().any(|n| n["params"]["uri"] == "debug://sessions/s1"));
+    server.request("resources/unsubscribe", json!({"uri": "debug://sessions/s1"}));
+    server.notifications.clear();
+    tool(&mut server, "debug-continue", json!({}));
+    assert!(!server.notifications.iter().any(|n| n["params"]["uri"] == "debug://sessions/s1"));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn prompts_tell_agents_which_tools_to_call() {
+    let mut server = Server::initialized();
+    let prompts = server.request("prompts/list", json!({}))["result"]["prompts"].clone();
+    let names: Vec<&str> =
+        prompts.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["analyze-crash", "investigate-condition"]);
+    let got = server.request(
+        "prompts/get",
+        json!({"name": "investigate-condition",
+        "arguments": {"sessionId": "s1", "expression": "total > 20"}}),
+    )["result"]
+        .clone();
+    let text = got["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("session s1")
+            && text.contains("`total > 20`")
+            && text.contains("debug-set-breakpoint"),
+        "{text}"
+    );
+    let missing = server.request("prompts/get", json!({"name": "analyze-crash", "arguments": {}}));
+    assert_eq!(missing["error"]["code"], -32602);
+    assert_eq!(missing["error"]["message"], "the prompt needs the argument `sessionId`");
+    let unknown = server.request("prompts/get", json!({"name": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602);
+}
