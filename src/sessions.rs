@@ -17,8 +17,22 @@ use crate::cdp::session::Command;
 use crate::jsonrpc::{Message, Notification};
 use crate::thread::JoinOnDrop;
 
-/// At most this many sessions at once.
-pub(crate) const MAX_SESSIONS: usize = 10;
+/// At most this many sessions at once, unless `DEBUG_MCP_MAX_SESSIONS` says otherwise.
+const MAX_SESSIONS: usize = 10;
+
+fn max_sessions() -> usize {
+    std::env::var("DEBUG_MCP_MAX_SESSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MAX_SESSIONS)
+}
+
+/// A session with no call for this long ends (its program is killed), unless
+/// `DEBUG_MCP_SESSION_IDLE_MS` says otherwise.
+pub(crate) fn idle_limit() -> std::time::Duration {
+    let ms = std::env::var("DEBUG_MCP_SESSION_IDLE_MS").ok().and_then(|v| v.parse().ok());
+    std::time::Duration::from_millis(ms.unwrap_or(30 * 60 * 1000))
+}
 
 pub(crate) struct Handle {
     pub(crate) commands: Sender<Command>,
@@ -78,7 +92,7 @@ impl Sessions {
     /// Reserves the next id, or says why no session can start.
     pub(crate) fn next_id(&self) -> Result<String, String> {
         let mut registry = self.0.lock().expect("session registry poisoned");
-        if registry.live.len() >= MAX_SESSIONS {
+        if registry.live.len() >= max_sessions() {
             return Err(format!(
                 "{} sessions are already open (the most at once): end one with debug-stop",
                 registry.live.len()

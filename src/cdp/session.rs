@@ -153,6 +153,7 @@ pub(crate) enum Command {
     },
     Stack {
         max_frames: usize,
+        include_async: bool,
         reply: Sender<Reply>,
     },
     Evaluate {
@@ -256,6 +257,7 @@ pub(crate) fn attach(
             summary,
             first_deadline: Instant::now(),
             watch,
+            idle_ended: false,
         };
         session.setup("none", Vec::new())?;
         Ok(session)
@@ -335,6 +337,7 @@ fn start(
         summary,
         first_deadline: deadline,
         watch,
+        idle_ended: false,
     };
     session.setup(&spec.pause_on_exceptions, spec.breakpoints)?;
     session.first_deadline = Instant::now() + spec.timeout;
@@ -380,6 +383,8 @@ struct Session {
     first_deadline: Instant,
     /// Tells resource subscribers when the state changes.
     watch: Arc<Watch>,
+    /// Ended because no call came for the idle limit.
+    idle_ended: bool,
 }
 
 impl Session {
@@ -545,13 +550,31 @@ impl Session {
         let mut events = self.client.events().clone();
         let mut exited = self.debuggee.as_ref().map_or(never(), |d| d.exited().clone());
         let mut nudge = crossbeam_channel::tick(NUDGE_EVERY);
+        let idle_limit = crate::sessions::idle_limit();
+        let mut last_call = Instant::now();
         loop {
             let waiting =
                 self.waiter.as_ref().map_or(never(), |w| crossbeam_channel::at(w.deadline));
+            // A session nobody calls (and nobody waits on) ends, so nothing runs for ever.
+            let idle = match (&self.state, &self.waiter) {
+                (State::Exited(_), _) | (_, Some(_)) => never(),
+                _ => crossbeam_channel::at(last_call + idle_limit),
+            };
             select! {
                 recv(commands) -> command => match command {
-                    Ok(command) => self.handle_command(command),
+                    Ok(command) => {
+                        last_call = Instant::now();
+                        self.handle_command(command);
+                    }
                     Err(_) => break, // the session was stopped, or the server is exiting
+                },
+                recv(idle) -> _ => {
+                    log::info(format_args!("session {} idle for {} s: ending it", self.id, idle_limit.as_secs()));
+                    self.idle_ended = true;
+                    if let Some(debuggee) = &mut self.debuggee {
+                        debuggee.kill();
+                    }
+                    self.ended();
                 },
                 recv(events) -> event => match event {
                     Ok(event) => {
@@ -715,8 +738,8 @@ impl Session {
     fn handle_command(&mut self, command: Command) {
         match command {
             Command::Resume { action, timeout, reply } => self.resume(action, timeout, reply),
-            Command::Stack { max_frames, reply } => {
-                let _ = reply.send(self.stack(max_frames));
+            Command::Stack { max_frames, include_async, reply } => {
+                let _ = reply.send(self.stack(max_frames, include_async));
             }
             Command::Evaluate { expression, frame, reply } => {
                 let _ = reply.send(self.evaluate(&expression, frame));
@@ -829,6 +852,9 @@ impl Session {
                 let output = debuggee.output().to_json();
                 let mut state = json!({"sessionId": self.id, "state": "exited",
                     "stderr": output["stderr"], "stdout": output["stdout"]});
+                if self.idle_ended {
+                    state["message"] = "ended by debug-mcp: no call came for the idle limit (DEBUG_MCP_SESSION_IDLE_MS)".into();
+                }
                 match exit.code {
                     Some(code) => state["exitCode"] = code.into(),
                     None => state["signal"] = exit.signal.unwrap_or(0).into(),
@@ -1043,7 +1069,7 @@ impl Session {
         ))
     }
 
-    fn stack(&mut self, max_frames: usize) -> Reply {
+    fn stack(&mut self, max_frames: usize, include_async: bool) -> Reply {
         let State::Paused { params, .. } = &self.state else {
             return Err(self.not_paused());
         };
@@ -1063,7 +1089,27 @@ impl Session {
                     .collect()
             })
             .unwrap_or_default();
+        let mut frames = frames;
         let total = params["callFrames"].as_array().map_or(0, Vec::len);
+        // Awaited callers: each `asyncStackTrace` link names why it continues (e.g. `await`).
+        let mut link = params.get("asyncStackTrace").filter(|_| include_async).cloned();
+        while let Some(trace) = link {
+            let reason = trace["description"].as_str().unwrap_or("async").to_string();
+            for frame in trace["callFrames"].as_array().into_iter().flatten() {
+                if frames.len() >= max_frames {
+                    break;
+                }
+                // Async frames carry their location flat; shape it like a paused frame's.
+                let shaped = json!({"functionName": frame["functionName"], "url": frame["url"],
+                    "location": {"scriptId": frame["scriptId"], "lineNumber": frame["lineNumber"],
+                                 "columnNumber": frame["columnNumber"]}});
+                let mut location = self.scripts.location_json(&shaped);
+                location["index"] = frames.len().into();
+                location["async"] = reason.as_str().into();
+                frames.push(location);
+            }
+            link = trace.get("parent").cloned();
+        }
         Ok(json!({"sessionId": self.id, "frames": frames, "totalFrames": total}))
     }
 

@@ -191,7 +191,8 @@ pub(crate) fn declarations() -> Vec<Value> {
             "Call stack",
             "The paused program's call stack, top first, in original source coordinates.",
             json!({"sessionId": session_id(),
-                   "maxFrames": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}}),
+                   "maxFrames": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+                   "includeAsync": {"type": "boolean", "default": true, "description": "Also the awaiting callers (frames marked `async`)."}}),
             &[],
             true,
         ),
@@ -511,10 +512,11 @@ fn handle_resume(arguments: &Value, call: &Call, action: Option<Action>) -> Repl
 
 fn handle_stack(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
-    args.deny_unknown(&["sessionId", "maxFrames"]).map_err(arg_failure)?;
+    args.deny_unknown(&["sessionId", "maxFrames", "includeAsync"]).map_err(arg_failure)?;
     let max_frames = args.integer("maxFrames", 1, 200, Some(20)).map_err(arg_failure)? as usize;
+    let include_async = args.boolean("includeAsync", true).map_err(arg_failure)?;
     let id = args.optional_string("sessionId").map_err(arg_failure)?;
-    ask(call, id, Duration::ZERO, |reply| Command::Stack { max_frames, reply })
+    ask(call, id, Duration::ZERO, |reply| Command::Stack { max_frames, include_async, reply })
 }
 
 fn handle_evaluate(arguments: &Value, call: &Call) -> Reply {

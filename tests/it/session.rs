@@ -679,3 +679,96 @@ fn prompts_tell_agents_which_tools_to_call() {
     let unknown = server.request("prompts/get", json!({"name": "nope"}));
     assert_eq!(unknown["error"]["code"], -32602);
 }
+
+#[test]
+fn ten_sessions_at_once_and_no_more() {
+    let mut server = Server::initialized();
+    let tags: Vec<String> = (0..10).map(|_| tag()).collect();
+    for tag in &tags {
+        let state = tool(
+            &mut server,
+            "debug-launch",
+            json!({"command": node(tag, "hang.js", ""), "timeout": 50}),
+        );
+        assert_eq!(state["state"], "running", "{state}");
+    }
+    let extra = tag();
+    let error = tool(&mut server, "debug-launch", json!({"command": node(&extra, "hang.js", "")}));
+    assert_eq!(error["code"], "too_many_sessions");
+    assert_eq!(
+        error["error"],
+        "10 sessions are already open (the most at once): end one with debug-stop"
+    );
+    assert_eq!(
+        tool(&mut server, "debug-sessions", json!({}))["sessions"].as_array().unwrap().len(),
+        10
+    );
+    for i in 1..=10 {
+        let value = tool(
+            &mut server,
+            "debug-evaluate",
+            json!({"sessionId": format!("s{i}"), "expression": "typeof setInterval"}),
+        );
+        assert_eq!(value["value"], "function");
+    }
+    let (status, _) = server.close();
+    assert_eq!(status.code(), Some(0));
+    for tag in tags.iter().chain([&extra]) {
+        assert_no_debuggee(tag);
+    }
+}
+
+#[test]
+fn limits_are_configurable_and_idle_sessions_end() {
+    let mut server = Server::start_with(&[
+        ("DEBUG_MCP_MAX_SESSIONS", "1"),
+        ("DEBUG_MCP_SESSION_IDLE_MS", "400"),
+    ]);
+    server.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "hang.js", ""), "timeout": 50}),
+    );
+    assert_eq!(state["state"], "running");
+    let error =
+        tool(&mut server, "debug-launch", json!({"command": node(&crate::tag(), "hang.js", "")}));
+    assert_eq!(error["code"], "too_many_sessions");
+    // No call for 400 ms: the program is killed, the session says why.
+    eventually(Duration::from_secs(10), "the idle session ends", || {
+        processes_with_tag(&tag).is_empty()
+    });
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert!(state["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("ended by debug-mcp: no call came for the idle limit"));
+}
+
+#[test]
+fn async_callers_appear_in_the_stack() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "async.js", ""),
+        "breakpoints": [{"file": fixture("async.js"), "line": 7}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let frames = stack["frames"].as_array().unwrap();
+    assert_eq!((&frames[0]["function"], &frames[0]["line"]), (&json!("fetchAll"), &json!(7)));
+    // After `await sleep(1)`, the only synchronous frame is fetchAll; its caller is async.
+    assert_eq!(
+        frames[1],
+        json!({"function": "(anonymous)", "file": fixture("async.js"), "line": 11,
+        "column": 1, "index": 1, "async": "await"})
+    );
+    let without = tool(&mut server, "debug-stack", json!({"includeAsync": false}));
+    assert!(without["frames"].as_array().unwrap().iter().all(|f| f.get("async").is_none()));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
