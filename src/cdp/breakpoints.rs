@@ -68,6 +68,8 @@ pub(crate) struct LoadError {
 #[derive(Debug, Default)]
 pub(crate) struct Resolution {
     pub(crate) line: Option<u32>,
+    /// 1-based, in the same coordinates as `line`.
+    pub(crate) column: Option<u32>,
     pub(crate) file: Option<String>,
     pub(crate) generated: Vec<Value>,
 }
@@ -236,7 +238,10 @@ impl Breakpoint {
         let resolution = &mut self.resolution;
         match &placed.map {
             None => {
-                resolution.line.get_or_insert(generated.line + 1);
+                if resolution.line.is_none() {
+                    resolution.line = Some(generated.line + 1);
+                    resolution.column = Some(generated.column + 1);
+                }
             }
             Some((map, source)) => {
                 resolution.generated.push(scripts::generated_json(&file, generated));
@@ -245,6 +250,7 @@ impl Breakpoint {
                 }
                 if let Some((found, original)) = map.original_for(generated) {
                     resolution.line = Some(original.line + 1);
+                    resolution.column = Some(original.column + 1);
                     if found != *source {
                         let other = &map.sources()[found];
                         let name = other

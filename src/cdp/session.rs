@@ -81,7 +81,8 @@ impl UserBreakpoint {
             Some(line) => {
                 let file =
                     resolution.file.clone().unwrap_or_else(|| self.spec.file.display().to_string());
-                json["resolved"] = json!([{"file": file, "line": line}]);
+                json["resolved"] =
+                    json!([{"file": file, "line": line, "column": resolution.column}]);
                 if !resolution.generated.is_empty() {
                     json["generated"] = resolution.generated.clone().into();
                 }
@@ -887,9 +888,17 @@ impl Session {
                 }
                 if reason == "exception" {
                     let data = &params["data"];
+                    // V8's description is the message, then the stack ("    at ...").
+                    let description = data["description"].as_str().unwrap_or_default();
+                    let (message, stack) = description
+                        .split_once("\n    at ")
+                        .map_or((description.to_string(), String::new()), |(m, s)| {
+                            (m.to_string(), format!("    at {s}"))
+                        });
                     state["exception"] = json!({
                         "class": data["className"],
-                        "description": data["description"].as_str().map(|d| clip(d, 2000)),
+                        "message": clip(&message, 2000),
+                        "stack": clip(&stack, 4000),
                     });
                 }
                 state

@@ -233,7 +233,10 @@ fn breakpoints_logpoints_and_output() {
     );
     assert_eq!(logpoint["breakpointId"], "1");
     assert_eq!(logpoint["verified"], true, "{logpoint}");
-    assert_eq!(logpoint["resolved"], json!([{"file": fixture("count.js"), "line": 6}]));
+    assert_eq!(
+        logpoint["resolved"],
+        json!([{"file": fixture("count.js"), "line": 6, "column": 3}])
+    );
     let conditional = tool(
         &mut server,
         "debug-set-breakpoint",
@@ -370,10 +373,8 @@ fn stop_on_entry_debugger_statements_and_exceptions() {
     );
     assert_eq!(state["reason"], "exception", "{state}");
     assert_eq!(state["exception"]["class"], "RangeError");
-    assert!(state["exception"]["description"]
-        .as_str()
-        .unwrap()
-        .starts_with("RangeError: n too big: 3"));
+    assert_eq!(state["exception"]["message"], "RangeError: n too big: 3");
+    assert!(state["exception"]["stack"].as_str().unwrap().starts_with("    at check ("), "{state}");
     assert_eq!(state["location"]["line"], 3);
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!((state["state"].as_str(), state["exitCode"].as_u64()), (Some("exited"), Some(1)));
