@@ -12,15 +12,21 @@ Figures:
     written at once, as clients do);
   - peak RSS of the server process (VmHWM, after all the calls above);
   - size of the stripped release binary, and the number of crates in `cargo tree`;
+  - session latency: median `debug-continue` to the next breakpoint hit and median
+    `debug-step`, against the same cycles driven by a bare CDP client (stdlib Python, no
+    debug-mcp) and a bare `Runtime.evaluate` round trip, all in the same run;
   - a breakpoint through a large source map: a generated 5 MB bundle with a ~20 MB map
     (target/bench/), the same call with the breakpoint set in the bundle itself, and the
     difference (finding, reading, decoding, indexing and looking up the map).
 Targets are printed next to each figure; nothing here asserts, CI machines are noisy.
 """
 
+import base64
 import json
 import os
+import socket
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -108,6 +114,120 @@ def spawn_to_tools_list():
     return elapsed
 
 
+class RawCdp:
+    """A bare Chrome DevTools Protocol client: stdlib sockets, a minimal WebSocket, with
+    TCP_NODELAY and TCP_QUICKACK (as debug-mcp's own client), for baseline round trips."""
+
+    def __init__(self, url):
+        host_port, path = url[len("ws://"):].split("/", 1)
+        host, port = host_port.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\n"
+                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        response = b""
+        while b"\r\n\r\n" not in response:
+            response += self.sock.recv(1)
+        self.next_id = 1
+        self.buffer = b""
+
+    def _read(self, n):
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if hasattr(socket, "TCP_QUICKACK"):
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+            if not chunk:
+                raise SystemExit("inspector closed")
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def send(self, method, params=None):
+        payload = json.dumps({"id": self.next_id, "method": method, "params": params or {}}).encode()
+        self.next_id += 1
+        header = bytes([0x81])
+        if len(payload) < 126:
+            header += bytes([0x80 | len(payload)])
+        elif len(payload) < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", len(payload))
+        mask = os.urandom(4)
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+        return self.next_id - 1
+
+    def recv(self):
+        first, second = self._read(2)
+        length = second & 0x7F
+        if length == 126:
+            length = struct.unpack(">H", self._read(2))[0]
+        elif length == 127:
+            length = struct.unpack(">Q", self._read(8))[0]
+        return json.loads(self._read(length))
+
+    def until(self, predicate):
+        while True:
+            message = self.recv()
+            if predicate(message):
+                return message
+
+    def call(self, method, params=None):
+        rid = self.send(method, params)
+        return self.until(lambda m: m.get("id") == rid)
+
+
+def raw_cycles(runs):
+    """Resume-to-next-hit, step and evaluate round trips with a bare CDP client."""
+    proc = subprocess.Popen(["node", "--inspect-brk=0", COUNT, "100000000"], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL)
+    try:
+        url = proc.stderr.readline().decode().split("listening on ")[1].strip()
+        cdp = RawCdp(url)
+        cdp.call("Debugger.enable")
+        cdp.call("Debugger.setBreakpointByUrl", {"urlRegex": ".*count\\.js$", "lineNumber": 5})
+        cdp.call("Runtime.runIfWaitingForDebugger")
+        paused = lambda m: m.get("method") == "Debugger.paused"
+        cdp.until(paused)  # break on start
+        cdp.send("Debugger.resume")
+        cdp.until(paused)  # first hit
+        resume, step, evaluate = [], [], []
+        for _ in range(runs):
+            elapsed, _ = timed(lambda: (cdp.send("Debugger.resume"), cdp.until(paused)))
+            resume.append(elapsed)
+            elapsed, _ = timed(lambda: (cdp.send("Debugger.stepOver"), cdp.until(paused)))
+            step.append(elapsed)
+            elapsed, _ = timed(lambda: cdp.call("Runtime.evaluate", {"expression": "1"}))
+            evaluate.append(elapsed)
+        return statistics.median(resume), statistics.median(step), statistics.median(evaluate)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def session_cycles(server, runs):
+    """The same cycles through debug-mcp's session tools."""
+    def tool(name, arguments):
+        result = server.request("tools/call", {"name": name, "arguments": arguments})["result"]
+        if result.get("isError"):
+            raise SystemExit(f"{name} failed: {result['structuredContent']}")
+        return result["structuredContent"]
+    state = tool("debug-launch", {"command": f"node {COUNT} 100000000",
+                                  "breakpoints": [{"file": COUNT, "line": 6}]})
+    assert state["state"] == "paused", state
+    resume, step = [], []
+    for _ in range(runs):
+        elapsed, state = timed(lambda: tool("debug-continue", {}))
+        assert state["reason"] == "breakpoint", state
+        resume.append(elapsed)
+        elapsed, state = timed(lambda: tool("debug-step", {"kind": "over"}))
+        assert state["reason"] == "step", state
+        step.append(elapsed)
+    tool("debug-stop", {})
+    return statistics.median(resume), statistics.median(step)
+
+
 def big_bundle():
     """Writes target/bench/bundle.js (~5 MB, 200 modules) and its ~20 MB map; returns the
     bundle path, an original file with a line in it, and the generated line it maps to."""
@@ -182,6 +302,8 @@ def main():
     hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
     assert len(hits["results"]) == 10000
     rss = server.peak_rss_kib()
+    session_resume, session_step = session_cycles(server, 30)
+    raw_resume, raw_step, raw_evaluate = raw_cycles(30)
 
     bundle, original, line, generated_line = big_bundle()
     bundle_mb = os.path.getsize(bundle) / 1e6
@@ -214,6 +336,11 @@ def main():
         ("node fixture.js alone, output to /dev/null", ms(med_null), f"ratio {med_script / med_null:.2f}x"),
         ("debug-script, 10,000 hits", ms(hits_time), "target < 2000 ms"),
         ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
+        ("debug-continue to the next hit (median of 30)", ms(session_resume), "with stop state: location, source, locals"),
+        ("bare CDP: resume to the next Debugger.paused", ms(raw_resume), f"debug-mcp adds {ms(session_resume - raw_resume)}"),
+        ("debug-step over (median of 30)", ms(session_step), ""),
+        ("bare CDP: stepOver to Debugger.paused", ms(raw_step), f"debug-mcp adds {ms(session_step - raw_step)}"),
+        ("bare CDP: Runtime.evaluate round trip", ms(raw_evaluate), ""),
         ("server peak RSS (VmHWM), after the calls above", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
         (f"breakpoint via a {map_mb:.0f} MB map in a {bundle_mb:.0f} MB bundle", ms(statistics.median(mapped)), ""),
         ("same bundle, breakpoint set in the bundle itself", ms(statistics.median(plain)),

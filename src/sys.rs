@@ -60,14 +60,17 @@ pub(crate) fn exit_signal(status: &ExitStatus) -> Option<i32> {
     status.signal()
 }
 
-/// Limits glibc to two malloc arenas. By default every thread that allocates may get an arena
-/// of its own, and freed memory stays in them: a server with a thread per call and per pipe
-/// would hold several times the memory it uses. A no-op on other C libraries.
+/// Limits glibc to two malloc arenas, and keeps allocations of 1 MiB and more in their own
+/// mappings. By default every thread that allocates may get an arena of its own, and freed
+/// memory stays in them; and once a large block is freed glibc raises its mmap threshold, so
+/// the next large source map comes from the heap and is never given back. A server with a
+/// thread per call would hold several times the memory it uses. A no-op on other C libraries.
 pub(crate) fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator tunable; called before any thread starts.
+    // SAFETY: mallopt only sets allocator tunables; called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
     }
 }
 
