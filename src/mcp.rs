@@ -23,7 +23,11 @@ expression: you get the value at every hit, in order, typed, plus the exit code 
 Use `breakpoint.condition` to keep only interesting hits and `maxHits` to cap long loops. If \
 `resolvedLine` differs from your line, the breakpoint moved to the nearest line with code. A \
 result of type `error` means the expression threw at that hit. `Process exited before \
-breakpoint was hit` means the line never ran: check the stderr tail and the hint.";
+breakpoint was hit` means the line never ran: check the stderr tail and the hint. To explore \
+interactively, debug-launch with breakpoints returns where the program stopped with its \
+locals; then debug-step, debug-continue, debug-variables (with `path` to open values), \
+debug-evaluate and debug-stack; end with debug-stop. Breakpoints in TypeScript work through \
+source maps.";
 
 pub(crate) struct State {
     /// Minimum level for `notifications/message`, an index into `tools::LOG_LEVELS`.
