@@ -115,6 +115,11 @@ fn collect_scripts(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The map a JavaScript file on disk points to, if any.
+pub(crate) fn map_of(script: &Path) -> Result<Option<Arc<SourceMap>>, String> {
+    map_of_script(script, "")
+}
+
 /// The map a JavaScript file on disk points to, if any. A map that does not mention
 /// `wanted_name` (the breakpoint file's name) is not parsed: it cannot cover it.
 fn map_of_script(script: &Path, wanted_name: &str) -> Result<Option<Arc<SourceMap>>, String> {

@@ -1012,12 +1012,20 @@ impl Session {
                     .collect()
             })
             .unwrap_or_default();
-        let mut out = Vec::new();
+        // One flat list; each variable names its scope when several were asked for.
+        let several = query.scope == "all" || scopes.len() > 1;
+        let mut variables = Vec::new();
         for (kind, object_id) in scopes {
-            let variables = self.properties(&object_id, query.max_items)?;
-            out.push(json!({"scope": kind, "variables": variables}));
+            for mut variable in self.properties(&object_id, query.max_items)? {
+                if several {
+                    variable["scope"] = kind.as_str().into();
+                }
+                variables.push(variable);
+            }
         }
-        Ok(json!({"sessionId": self.id, "frame": query.frame, "scopes": out}))
+        Ok(
+            json!({"sessionId": self.id, "frame": query.frame, "scope": query.scope, "variables": variables}),
+        )
     }
 
     /// Sets a variable in a paused frame's scope to the value of a JavaScript expression.

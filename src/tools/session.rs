@@ -640,8 +640,25 @@ fn handle_source(arguments: &Value, call: &Call) -> Reply {
     let file = args.string("file").map_err(arg_failure)?;
     let line = args.integer("line", 1, u64::from(u32::MAX), Some(0)).map_err(arg_failure)? as usize;
     let context = args.integer("context", 0, 200, Some(5)).map_err(arg_failure)? as usize;
-    let path =
+    let mut path =
         std::path::absolute(Path::new(file)).unwrap_or_else(|_| Path::new(file).to_path_buf());
+    let mut line = line;
+    let mut mapped_from = None;
+    // A generated file with a source map: show the original source around the mapped line.
+    if line > 0 && crate::cdp::maps::is_javascript(&path) {
+        if let Ok(Some(map)) = crate::cdp::maps::map_of(&path) {
+            let at = |column| crate::sourcemap::Position { line: line as u32 - 1, column };
+            let original = map.original_for(at(u32::MAX)).or_else(|| map.original_for(at(0)));
+            if let Some((source, position)) = original {
+                if let Some(source_path) = map.sources()[source].path.clone().filter(|p| p.exists())
+                {
+                    mapped_from = Some(json!({"file": path.display().to_string(), "line": line}));
+                    path = source_path;
+                    line = position.line as usize + 1;
+                }
+            }
+        }
+    }
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(_) => {
@@ -677,7 +694,12 @@ fn handle_source(arguments: &Value, call: &Call) -> Reply {
             entry
         })
         .collect();
-    Ok(json!({"file": path.display().to_string(), "lines": lines, "totalLines": total}))
+    let mut answer =
+        json!({"file": path.display().to_string(), "lines": lines, "totalLines": total});
+    if let Some(from) = mapped_from {
+        answer["mappedFrom"] = from;
+    }
+    Ok(answer)
 }
 
 /// A tool whose only argument is `sessionId`.

@@ -103,6 +103,18 @@ fn a_session_from_breakpoint_to_exit() {
         {"line": 18, "text": "  return Math.round(net * 100) / 100;"}])
     );
     assert_eq!(source["totalLines"], 19);
+    // A generated line shows the original source around it.
+    let source = tool(
+        &mut server,
+        "debug-source",
+        json!({"file": ts_file("dist/pricing.js"), "line": 8, "context": 0}),
+    );
+    assert_eq!(source["file"], ts_file("src/pricing.ts"));
+    assert_eq!(
+        source["lines"],
+        json!([{"line": 17, "text": "  const net: number = gross * (1 - discount.rate);", "current": true}])
+    );
+    assert_eq!(source["mappedFrom"], json!({"file": ts_file("dist/pricing.js"), "line": 8}));
     let error =
         tool(&mut server, "debug-source", json!({"file": ts_file("src/pricing.ts"), "line": 90}));
     assert_eq!(error["code"], "line_out_of_range");
@@ -152,9 +164,19 @@ fn variables_paths_and_setting_them() {
     );
     assert_eq!(state["reason"], "breakpoint", "{state}");
     let local = tool(&mut server, "debug-variables", json!({}));
-    assert_eq!(local["scopes"][0]["scope"], "local");
+    assert_eq!(local["scope"], "local");
+    assert!(local["variables"].is_array());
+    let all = tool(&mut server, "debug-variables", json!({"scope": "all"}));
+    assert!(
+        all["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["scope"] == "closure" && v["name"] == "count"),
+        "{all}"
+    );
     let closure = tool(&mut server, "debug-variables", json!({"scope": "closure"}));
-    let vars = &closure["scopes"][0]["variables"];
+    let vars = &closure["variables"];
     assert!(
         vars.as_array()
             .unwrap()
@@ -770,6 +792,34 @@ fn async_callers_appear_in_the_stack() {
     );
     let without = tool(&mut server, "debug-stack", json!({"includeAsync": false}));
     assert!(without["frames"].as_array().unwrap().iter().all(|f| f.get("async").is_none()));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn step_into_and_out_of_a_call() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} node {}", ts_file("dist/app.js"));
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command,
+        "breakpoints": [{"file": ts_file("src/app.ts"), "line": 22}]}),
+    );
+    assert_eq!(state["location"]["line"], 22, "{state}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    assert_eq!(
+        (state["reason"].as_str(), state["location"]["function"].as_str()),
+        (Some("step"), Some("lineTotal")),
+        "{state}"
+    );
+    assert_eq!(state["location"]["file"], ts_file("src/pricing.ts"));
+    assert_eq!(state["location"]["line"], 16);
+    // Out of lineTotal: back in the caller, at its next statement (the call on line 22 is done).
+    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    assert_eq!(state["location"]["file"], ts_file("src/app.ts"), "{state}");
+    assert_eq!(state["location"]["line"], 23);
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
