@@ -129,12 +129,24 @@ fn stack_frames_speak_original_coordinates() {
     assert_eq!(stack[1]["generated"]["file"], ts_file("dist/app.js"));
 }
 
+/// Installs tsx from fixtures/package.json (the lockfile pins it) on first use, so that
+/// `cargo test` works on a fresh clone; .ci/run does the same up front.
 fn require_tsx() {
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let tsx = root().join("fixtures/node_modules/tsx/package.json");
-    assert!(
-        Path::new(&tsx).exists(),
-        "tsx is not installed: run `npm ci --prefix fixtures` (what .ci/run does)"
-    );
+    if !Path::new(&tsx).exists() {
+        let status = std::process::Command::new("npm")
+            .args(["ci", "--prefix", "fixtures", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(root())
+            .status()
+            .expect("npm is needed to install tsx for these tests");
+        assert!(
+            status.success(),
+            "`npm ci --prefix fixtures` failed: tsx is needed for these tests"
+        );
+    }
+    assert!(Path::new(&tsx).exists(), "tsx is not installed: run `npm ci --prefix fixtures`");
 }
 
 #[test]
