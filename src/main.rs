@@ -5,6 +5,7 @@
 //! `debug-mcp run ...` runs the `debug-script` tool once and prints its result.
 
 mod cdp;
+mod dap;
 mod jsonrpc;
 mod log;
 mod mcp;

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Read};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -111,6 +111,12 @@ impl Output {
         (out, err, missed_out || missed_err, (out_at, err_at))
     }
 
+    /// Adds program output that arrived another way (a debug adapter's `output` events).
+    pub(crate) fn push(&self, stderr: bool, text: &str) {
+        let tail = if stderr { &self.stderr } else { &self.stdout };
+        tail.lock().expect("output lock poisoned").push(text.as_bytes());
+    }
+
     pub(crate) fn stderr_text(&self) -> String {
         self.stderr.lock().expect("output lock poisoned").text()
     }
@@ -165,8 +171,27 @@ impl Debuggee {
     /// Spawns `spec` in a new process group with stdin closed and stdout/stderr captured.
     /// `claim` picks the stderr lines that are the runtime's rather than the program's.
     pub(crate) fn spawn(spec: &Spec, claim: fn(&str) -> bool) -> Result<Debuggee, SpawnError> {
+        Ok(Debuggee::spawn_with(spec, claim, false)?.0)
+    }
+
+    /// Spawns a debug adapter: its stdin and stdout are the protocol and come back to the
+    /// caller; its stderr is kept like a program's.
+    pub(crate) fn spawn_adapter(
+        spec: &Spec,
+    ) -> Result<(Debuggee, ChildStdin, ChildStdout), SpawnError> {
+        let (debuggee, pipes) = Debuggee::spawn_with(spec, |_| false, true)?;
+        let (stdin, stdout) = pipes.expect("asked for the protocol pipes");
+        Ok((debuggee, stdin, stdout))
+    }
+
+    fn spawn_with(
+        spec: &Spec,
+        claim: fn(&str) -> bool,
+        protocol: bool,
+    ) -> Result<(Debuggee, Option<(ChildStdin, ChildStdout)>), SpawnError> {
         let mut command = Command::new(&spec.program);
-        command.args(&spec.args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let stdin = if protocol { Stdio::piped() } else { Stdio::null() };
+        command.args(&spec.args).stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
         for name in &spec.env_remove {
             command.env_remove(name);
         }
@@ -181,13 +206,18 @@ impl Debuggee {
         let (notice_tx, notices) = crossbeam_channel::unbounded();
         let stdout = child.stdout.take().expect("stdout was piped");
         let stderr = child.stderr.take().expect("stderr was piped");
-        let drains = vec![
-            drain_stdout(pid, stdout, output.stdout.clone()),
-            drain_stderr(pid, stderr, output.stderr.clone(), claim, notice_tx),
-        ];
+        let mut drains = vec![drain_stderr(pid, stderr, output.stderr.clone(), claim, notice_tx)];
+        let pipes = if protocol {
+            Some((child.stdin.take().expect("stdin was piped"), stdout))
+        } else {
+            drains.push(drain_stdout(pid, stdout, output.stdout.clone()));
+            None
+        };
         let (exit_tx, exited) = crossbeam_channel::bounded(1);
         let watcher = JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx));
-        Ok(Debuggee { pid, exited, exit: None, notices, output, watcher: Some(watcher), drains })
+        let debuggee =
+            Debuggee { pid, exited, exit: None, notices, output, watcher: Some(watcher), drains };
+        Ok((debuggee, pipes))
     }
 
     /// Receives the exit once; select on it, then call [`Debuggee::record_exit`].

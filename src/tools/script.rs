@@ -42,6 +42,24 @@ pub(crate) struct Plan {
     pub(crate) timeout: Duration,
     pub(crate) max_hits: u64,
     pub(crate) include_stack: bool,
+    /// Which debugger runs it.
+    pub(crate) language: Language,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Language {
+    Node,
+    Python,
+}
+
+/// The language a command runs: `language` when given, else from the program's name.
+pub(crate) fn language_of(command: &CommandLine, given: Option<&str>) -> Language {
+    match given {
+        Some("python") => Language::Python,
+        Some(_) => Language::Node,
+        None if crate::dap::python::is_python(&command.words[0]) => Language::Python,
+        None => Language::Node,
+    }
 }
 
 /// How a run that produced an answer ended.
@@ -116,7 +134,8 @@ pub(crate) fn declaration() -> Value {
                 "expression": {"type": "string", "description": "JavaScript expression evaluated in the paused frame at each hit."},
                 "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS, "description": "Milliseconds for the whole run; the program is killed after it."},
                 "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
-                "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."}
+                "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."},
+                "language": {"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python: Python through debugpy; else Node)."}
             },
             "required": ["command", "breakpoint", "expression"],
             "additionalProperties": false
@@ -164,7 +183,11 @@ pub(crate) fn handle_debug_script(arguments: &Value, call: &Call) -> Option<Tool
         Err(PlanError::Argument(e)) => return Some(e.into_result()),
         Err(PlanError::Failure(f)) => return render_failure(f),
     };
-    match crate::cdp::script::run(&plan, call) {
+    let outcome = match plan.language {
+        Language::Node => crate::cdp::script::run(&plan, call),
+        Language::Python => crate::dap::script::run(&plan, call),
+    };
+    match outcome {
         Ok(outcome) => Some(render(&plan, outcome)),
         Err(failure) => render_failure(failure),
     }
@@ -190,6 +213,7 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
         "timeout",
         "maxHits",
         "includeStack",
+        "language",
     ])?;
     let command_text = args.string("command")?;
     let breakpoint = args.object("breakpoint")?;
@@ -201,8 +225,13 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
+    let language = match args.optional_string("language")? {
+        Some(_) => Some(args.choice("language", &["node", "python"], None)?),
+        None => None,
+    };
     let command = shell::split(command_text)
         .map_err(|problem| PlanError::Argument(ArgError { field: "command".into(), problem }))?;
+    let language = language_of(&command, language);
     let line = u32::try_from(line).expect("bounded by the range check");
     let (file, real_file) = check_file(Path::new(file), line).map_err(PlanError::Failure)?;
     Ok(Plan {
@@ -213,6 +242,7 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
         condition: condition.map(String::from),
         expression: expression.to_string(),
         timeout: Duration::from_millis(timeout),
+        language,
         max_hits,
         include_stack,
     })

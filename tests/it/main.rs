@@ -8,6 +8,7 @@
 
 mod cli;
 mod protocol;
+mod python;
 mod script;
 mod session;
 mod sourcemaps;

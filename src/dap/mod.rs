@@ -1,0 +1,180 @@
+//! A Debug Adapter Protocol client over a debug adapter's stdin and stdout (debugpy's adapter).
+//!
+//! Messages are `Content-Length: N\r\n\r\n` + N bytes of JSON. A reader thread owns the
+//! adapter's stdout: it routes responses to their request by `request_seq` and sends events
+//! (and the adapter's rare reverse requests) to one channel in arrival order. Requests are
+//! written by the caller, who owns the adapter's stdin. When the adapter's stdout closes, every
+//! pending request fails at once and the event channel closes.
+//!
+//! `python.rs` prepares debugpy and the program; `script.rs` runs `debug-script` over this.
+
+pub(crate) mod python;
+pub(crate) mod script;
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Write};
+use std::process::{ChildStdin, ChildStdout};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::{json, Value};
+
+use crate::log;
+use crate::thread::JoinOnDrop;
+
+/// A response: its `body` when `success`, else the adapter's message.
+pub(crate) type Reply = Result<Value, String>;
+
+type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
+
+pub(crate) struct Client {
+    stdin: Option<ChildStdin>,
+    seq: u64,
+    pending: Pending,
+    events: Receiver<Value>,
+    reader: Option<JoinOnDrop>,
+}
+
+impl Client {
+    pub(crate) fn new(stdin: ChildStdin, stdout: ChildStdout) -> Client {
+        let pending: Pending = Arc::default();
+        let (events_tx, events) = crossbeam_channel::unbounded();
+        let reader = JoinOnDrop::spawn("dap-reader", {
+            let pending = pending.clone();
+            move || read_messages(stdout, &pending, &events_tx)
+        });
+        Client { stdin: Some(stdin), seq: 0, pending, events, reader: Some(reader) }
+    }
+
+    /// Events (and reverse requests) in arrival order; disconnects when the adapter is gone.
+    pub(crate) fn events(&self) -> &Receiver<Value> {
+        &self.events
+    }
+
+    /// Sends a request; its answer arrives on the returned channel.
+    pub(crate) fn send(&mut self, command: &str, arguments: Value) -> Receiver<Reply> {
+        self.seq += 1;
+        let (reply_tx, reply) = crossbeam_channel::bounded(1);
+        self.pending.lock().expect("pending poisoned").insert(self.seq, reply_tx);
+        let message =
+            json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments});
+        if let Err(e) = self.write(&message) {
+            if let Some(tx) = self.pending.lock().expect("pending poisoned").remove(&self.seq) {
+                let _ = tx.send(Err(format!("the debug adapter is gone ({e})")));
+            }
+        }
+        reply
+    }
+
+    /// Answers a reverse request (we declare none, so refuse any).
+    pub(crate) fn refuse(&mut self, request: &Value) {
+        self.seq += 1;
+        let message = json!({"seq": self.seq, "type": "response", "request_seq": request["seq"],
+            "command": request["command"], "success": false, "message": "not supported"});
+        let _ = self.write(&message);
+    }
+
+    fn write(&mut self, message: &Value) -> io::Result<()> {
+        let body = message.to_string();
+        if log::enabled_debug() {
+            log::debug(format_args!("dap -> {}", log::clip(&body)));
+        }
+        let stdin = self.stdin.as_mut().ok_or_else(|| io::Error::other("closed"))?;
+        stdin.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())?;
+        stdin.flush()
+    }
+
+    /// Closes the adapter's stdin (debugpy's adapter exits when it does) and joins the reader
+    /// once the adapter's stdout closes, which the caller ensures by ending the adapter.
+    pub(crate) fn close_input(&mut self) {
+        self.stdin.take();
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.stdin.take();
+        // The reader ends when the adapter's stdout closes: the owner kills the adapter first.
+        self.reader.take();
+    }
+}
+
+fn read_messages(stdout: ChildStdout, pending: &Pending, events: &Sender<Value>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        match read_message(&mut reader) {
+            Ok(Some(message)) => route(message, pending, events),
+            Ok(None) => break,
+            Err(e) => {
+                log::warn(format_args!("reading the debug adapter: {e}"));
+                break;
+            }
+        }
+    }
+    for (_, reply) in pending.lock().expect("pending poisoned").drain() {
+        let _ = reply.send(Err("the debug adapter closed its connection".into()));
+    }
+}
+
+/// One framed message, or `None` at end of stream.
+fn read_message(reader: &mut impl BufRead) -> io::Result<Option<Value>> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+    }
+    let length = length.ok_or_else(|| io::Error::other("a message without Content-Length"))?;
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    if log::enabled_debug() {
+        log::debug(format_args!("dap <- {}", log::clip(&String::from_utf8_lossy(&body))));
+    }
+    serde_json::from_slice(&body).map(Some).map_err(io::Error::other)
+}
+
+fn route(message: Value, pending: &Pending, events: &Sender<Value>) {
+    if message["type"] == "response" {
+        let seq = message["request_seq"].as_u64().unwrap_or(0);
+        if let Some(reply) = pending.lock().expect("pending poisoned").remove(&seq) {
+            let answer = if message["success"] == true {
+                Ok(message.get("body").cloned().unwrap_or(Value::Null))
+            } else {
+                Err(message["message"].as_str().unwrap_or("the request failed").to_string())
+            };
+            let _ = reply.send(answer);
+        }
+    } else {
+        let _ = events.send(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_framed_messages() {
+        let input =
+            b"Content-Length: 10\r\n\r\n{\"seq\": 1}content-length:2\r\nX-Other: y\r\n\r\n{}";
+        let mut reader = BufReader::new(&input[..]);
+        assert_eq!(read_message(&mut reader).unwrap(), Some(json!({"seq": 1})));
+        assert_eq!(read_message(&mut reader).unwrap(), Some(json!({})));
+        assert_eq!(read_message(&mut reader).unwrap(), None);
+        let mut reader = BufReader::new(&b"X: 1\r\n\r\n{}"[..]);
+        assert_eq!(
+            read_message(&mut reader).unwrap_err().to_string(),
+            "a message without Content-Length"
+        );
+    }
+}

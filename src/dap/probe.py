@@ -1,0 +1,48 @@
+"""debug-mcp's probe for Python programs (written next to sitecustomize.py, first on PYTHONPATH).
+
+A logpoint's message calls `hit` with the expression, Base64-encoded so that no `{` or `}`
+reaches debugpy's message parser. `hit` evaluates it in the caller's frame (the one the
+logpoint evaluates in: the program's globals and locals) and returns a marker and the JSON of
+{type, value}: the value itself when JSON can hold it, else its repr, cut to a budget.
+"""
+
+import base64
+import json
+import sys
+
+MARKER = "\x1edmcp:"
+MAX_CHARS = 65536
+
+
+def _cut(text):
+    if len(text) <= MAX_CHARS:
+        return text, False
+    return text[:MAX_CHARS] + "… [truncated: %d chars]" % len(text), True
+
+
+def encode(value):
+    """`T` or `F` (was the value cut?) and the JSON of {type, value}."""
+    kind = type(value).__name__
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        if len(text) <= MAX_CHARS:
+            return "F" + '{"type": %s, "value": %s}' % (json.dumps(kind), text)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    try:
+        shown = repr(value)
+    except BaseException as e:  # a broken __repr__
+        shown = "<unrepresentable: %s: %s>" % (type(e).__name__, e)
+    shown, cut = _cut(shown if text is None else text)
+    return ("T" if cut else "F") + json.dumps({"type": kind, "value": shown}, ensure_ascii=False)
+
+
+def hit(expression_b64):
+    expression = base64.b64decode(expression_b64).decode("utf-8")
+    frame = sys._getframe(1)
+    try:
+        value = eval(expression, frame.f_globals, frame.f_locals)
+    except BaseException as e:
+        message = "%s: %s" % (type(e).__name__, e)
+        return MARKER + "F" + json.dumps({"type": "error", "value": message}, ensure_ascii=False)
+    return MARKER + encode(value)

@@ -1,0 +1,180 @@
+//! Python programs under debugpy: recognising a Python command line, the files debug-mcp puts
+//! first on the debuggee's `PYTHONPATH` (the value probe and a `sitecustomize.py` that turns
+//! on TCP_NODELAY), and the `launch` arguments debugpy's adapter takes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+use crate::shell::CommandLine;
+
+const PROBE: &str = include_str!("probe.py");
+const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
+
+/// What `launch` runs: a script or a module, with its arguments.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Target {
+    Program(PathBuf),
+    Module(String),
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct Program {
+    pub(crate) interpreter: String,
+    pub(crate) python_args: Vec<String>,
+    pub(crate) target: Target,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// Whether a program is a Python interpreter: `python`, `python3`, `python3.11`, a venv's
+/// `bin/python`.
+pub(crate) fn is_python(program: &str) -> bool {
+    let name = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    name.strip_prefix("python")
+        .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// Interpreter options that take the next word as their value.
+const OPTIONS_WITH_VALUE: &[&str] = &["-W", "-X", "--check-hash-based-pycs"];
+
+pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
+    let CommandLine { env, words } = command;
+    let mut words = words.into_iter();
+    let interpreter = words.next().expect("shell::split never returns an empty command");
+    let mut python_args = Vec::new();
+    let mut target = None;
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "-m" => {
+                let module = words.next().ok_or("`-m` needs a module name")?;
+                target = Some(Target::Module(module));
+                break;
+            }
+            "-c" => {
+                return Err(
+                    "`python -c` is not supported: put the code in a file and run that".into()
+                )
+            }
+            option if OPTIONS_WITH_VALUE.contains(&option) => {
+                python_args.push(word);
+                python_args.extend(words.next());
+            }
+            option if option.starts_with('-') && option != "-" => python_args.push(word),
+            _ => {
+                let path = std::path::absolute(&word).unwrap_or_else(|_| PathBuf::from(&word));
+                target = Some(Target::Program(path));
+                break;
+            }
+        }
+    }
+    let target = target.ok_or("the command names no script or module: e.g. `python app.py`")?;
+    Ok(Program { interpreter, python_args, target, args: words.collect(), env })
+}
+
+/// The directory holding the probe and sitecustomize.py, written once per server.
+pub(crate) fn helper_dir() -> Result<&'static Path, String> {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("debug-mcp-{}-python", std::process::id()));
+        fs::create_dir_all(&dir)
+            .and_then(|()| fs::write(dir.join("debug_mcp_probe.py"), PROBE))
+            .and_then(|()| fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE))
+            .map_err(|e| {
+                format!("cannot write debug-mcp's Python helpers in {}: {e}", dir.display())
+            })?;
+        Ok(dir)
+    })
+    .as_ref()
+    .map(PathBuf::as_path)
+    .map_err(Clone::clone)
+}
+
+/// The arguments of debugpy's `launch` request.
+pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
+    let mut env: serde_json::Map<String, Value> =
+        program.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+    let inherited = program
+        .env
+        .iter()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PYTHONPATH").ok())
+        .filter(|p| !p.is_empty());
+    let python_path = match inherited {
+        Some(rest) => format!("{}:{rest}", helpers.display()),
+        None => helpers.display().to_string(),
+    };
+    env.insert("PYTHONPATH".into(), python_path.into());
+    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    let mut arguments = json!({
+        "name": "debug-mcp",
+        "type": "python",
+        "request": "launch",
+        "python": [program.interpreter],
+        "pythonArgs": program.python_args,
+        "args": program.args,
+        "cwd": cwd,
+        "env": env,
+        "console": "internalConsole",
+        "justMyCode": false,
+        "subProcess": false,
+        "stopOnEntry": false,
+        "redirectOutput": true,
+    });
+    match &program.target {
+        Target::Program(path) => arguments["program"] = path.display().to_string().into(),
+        Target::Module(module) => arguments["module"] = module.as_str().into(),
+    }
+    arguments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell;
+
+    #[test]
+    fn recognises_interpreters() {
+        for (program, python) in [
+            ("python", true),
+            ("python3", true),
+            ("python3.11", true),
+            ("/v/.venv/bin/python", true),
+            ("pythonw", false),
+            ("node", false),
+            ("ipython", false),
+        ] {
+            assert_eq!(is_python(program), python, "{program}");
+        }
+    }
+
+    #[test]
+    fn parses_command_lines() {
+        let check = |line: &str, expected: &str| {
+            let got = match parse(shell::split(line).unwrap()) {
+                Ok(p) => {
+                    let target = match p.target {
+                        Target::Program(path) => {
+                            path.file_name().unwrap().to_string_lossy().into_owned()
+                        }
+                        Target::Module(m) => format!("-m {m}"),
+                    };
+                    format!("{} {:?} {target} {:?}", p.interpreter, p.python_args, p.args)
+                }
+                Err(e) => format!("error: {e}"),
+            };
+            assert_eq!(got, expected, "{line}");
+        };
+        check("python3 app.py --x 1", r#"python3 [] app.py ["--x", "1"]"#);
+        check("python -u -X dev app.py", r#"python ["-u", "-X", "dev"] app.py []"#);
+        check("python -m pkg.main a", r#"python [] -m pkg.main ["a"]"#);
+        check(
+            "python -c 'print(1)'",
+            "error: `python -c` is not supported: put the code in a file and run that",
+        );
+        check("python -u", "error: the command names no script or module: e.g. `python app.py`");
+    }
+}

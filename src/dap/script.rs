@@ -1,0 +1,446 @@
+//! One `debug-script` run against a Python program, through debugpy's adapter.
+//!
+//! Hits do not stop the program: the breakpoint is a logpoint whose message calls debug-mcp's
+//! probe (`probe.py`), which evaluates the expression in the frame and returns the JSON of
+//! {type, value} after a marker. debugpy sends each message as an `output` event (with a
+//! `source` key, which the program's own output lacks), in order and before `exited`. When the
+//! expression raises, the probe reports the error; when the message itself fails, debugpy
+//! sends the exception's text instead, which becomes an error for that hit.
+//!
+//! The ordering follows notes/dap.md: `initialize`, then `launch` (answered only after
+//! `configurationDone`), the `initialized` event, breakpoints, `configurationDone`. The adapter
+//! does not exit on `disconnect`, and the program runs in its own process group: both are
+//! killed at the end.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver};
+use serde_json::{json, Value};
+
+use crate::dap::{python, Client, Reply};
+use crate::log;
+use crate::process::{self, Debuggee, Exit, SpawnError};
+use crate::sys;
+use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET};
+use crate::tools::Call;
+
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the adapter may take to leave after its stdin closes (debugpy #672).
+const ADAPTER_GRACE: Duration = Duration::from_secs(2);
+/// Frames reported per hit with `includeStack`.
+const STACK_FRAMES: usize = 10;
+
+pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+    let deadline = Instant::now() + plan.timeout;
+    let program = python::parse(plan.command.clone())
+        .map_err(|message| Failure::new("invalid_command", message))?;
+    let helpers = python::helper_dir().map_err(|m| Failure::new("internal", m))?;
+    let adapter_python =
+        std::env::var("DEBUG_MCP_DEBUGPY_PYTHON").unwrap_or_else(|_| program.interpreter.clone());
+    let spec = process::Spec {
+        program: adapter_python.clone(),
+        args: vec!["-m".into(), "debugpy.adapter".into()],
+        // The command's NAME=value words reach the adapter and its launcher too.
+        env: program.env.clone(),
+        env_remove: Vec::new(),
+    };
+    let (adapter, stdin, stdout) = Debuggee::spawn_adapter(&spec).map_err(|e| match e {
+        SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
+        SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+    })?;
+    let client = Client::new(stdin, stdout);
+    let mut run = Run {
+        plan,
+        call,
+        client,
+        adapter,
+        adapter_python,
+        deadline,
+        debuggee_pid: None,
+        exit_code: None,
+        outcome: Outcome::default(),
+        results_bytes: 0,
+        output: process::Output::default(),
+        cancelled: false,
+    };
+    let result = run.setup(&program, helpers).and_then(|()| run.collect());
+    run.finish(result)
+}
+
+struct Run<'a> {
+    plan: &'a Plan,
+    call: &'a Call,
+    client: Client,
+    adapter: Debuggee,
+    adapter_python: String,
+    deadline: Instant,
+    /// The program's pid (it runs in its own process group), from the `process` event.
+    debuggee_pid: Option<u32>,
+    exit_code: Option<i32>,
+    outcome: Outcome,
+    results_bytes: usize,
+    /// The program's stdout and stderr, from `output` events.
+    output: process::Output,
+    cancelled: bool,
+}
+
+enum End {
+    Finished,
+    TimedOut,
+}
+
+impl Run<'_> {
+    fn answer(&mut self, reply: &Receiver<Reply>) -> Result<Value, Failure> {
+        let limit = self.deadline.min(Instant::now() + REQUEST_TIMEOUT);
+        let exited = self.adapter.exited().clone();
+        select! {
+            recv(reply) -> answer => match answer {
+                Ok(Ok(body)) => Ok(body),
+                // A request fails when the adapter ends, too: then say why it ended.
+                Ok(Err(_)) | Err(_) if self.adapter_ended() => Err(self.adapter_gone()),
+                Ok(Err(message)) => Err(Failure::new("adapter_failed", format!("debugpy: {message}"))),
+                Err(_) => Err(self.adapter_gone()),
+            },
+            recv(exited) -> exit => {
+                if let Ok(exit) = exit {
+                    self.adapter.record_exit(exit);
+                }
+                Err(self.adapter_gone())
+            },
+            recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
+            recv(crossbeam_channel::at(limit)) -> _ => Err(Failure::new(
+                "adapter_failed",
+                "debugpy did not answer in time",
+            )),
+        }
+    }
+
+    fn adapter_ended(&mut self) -> bool {
+        if self.adapter.try_exit().is_some() {
+            return true;
+        }
+        match self.adapter.exited().recv_timeout(Duration::from_millis(300)) {
+            Ok(exit) => {
+                self.adapter.record_exit(exit);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The adapter ended early: most often debugpy is not installed for that interpreter.
+    fn adapter_gone(&mut self) -> Failure {
+        let _ = self.adapter.finish(Duration::from_millis(500));
+        self.adapter.settle_output();
+        let stderr = self.adapter.output().stderr_text();
+        if stderr.contains("No module named") && stderr.contains("debugpy") {
+            let python = &self.adapter_python;
+            return Failure::new(
+                "no_debugpy",
+                format!(
+                    "debugpy is not installed for {python}: run `{python} -m pip install debugpy` \
+                     (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"
+                ),
+            );
+        }
+        Failure::new("adapter_failed", format!("debugpy's adapter ended: {}", stderr.trim()))
+    }
+
+    fn setup(
+        &mut self,
+        program: &python::Program,
+        helpers: &std::path::Path,
+    ) -> Result<(), Failure> {
+        let initialize = self.client.send(
+            "initialize",
+            json!({"clientID": "debug-mcp", "clientName": "debug-mcp", "adapterID": "debugpy",
+                   "pathFormat": "path", "linesStartAt1": true, "columnsStartAt1": true,
+                   "supportsVariableType": true}),
+        );
+        self.answer(&initialize)?;
+        // debugpy answers `launch` only after `configurationDone`.
+        let launch = self.client.send("launch", python::launch_arguments(program, helpers));
+        self.until_initialized(&launch)?;
+        let expression = base64(self.plan.expression.as_bytes());
+        let mut breakpoint = json!({"line": self.plan.line});
+        if let Some(condition) = &self.plan.condition {
+            breakpoint["condition"] = condition.as_str().into();
+        }
+        if self.plan.include_stack {
+            // A stopping breakpoint: each hit is read at the stop, then continued.
+        } else {
+            breakpoint["logMessage"] =
+                format!("{{__import__('debug_mcp_probe').hit('{expression}')}}").into();
+        }
+        let set = self.client.send(
+            "setBreakpoints",
+            json!({"source": {"path": self.plan.real_file.display().to_string()},
+                   "breakpoints": [breakpoint]}),
+        );
+        let set = self.answer(&set)?;
+        self.breakpoint_changed(&set["breakpoints"][0]);
+        let exceptions = self.client.send("setExceptionBreakpoints", json!({"filters": []}));
+        self.answer(&exceptions)?;
+        let done = self.client.send("configurationDone", json!({}));
+        self.answer(&done)?;
+        self.answer(&launch)?;
+        Ok(())
+    }
+
+    /// Waits for the `initialized` event; a failed `launch` answer before it aborts.
+    fn until_initialized(&mut self, launch: &Receiver<Reply>) -> Result<(), Failure> {
+        let events = self.client.events().clone();
+        let limit = crossbeam_channel::at(self.deadline.min(Instant::now() + REQUEST_TIMEOUT));
+        loop {
+            select! {
+                recv(events) -> event => match event {
+                    Ok(event) if event["event"] == "initialized" => return Ok(()),
+                    Ok(event) => self.handle_event(event)?,
+                    Err(_) => return Err(self.adapter_gone()),
+                },
+                recv(launch) -> answer => {
+                    let message = match answer {
+                        Ok(Err(message)) => message,
+                        _ => "launch ended early".into(),
+                    };
+                    return Err(Failure::new("launch_failed", format!("debugpy could not launch the program: {message}")));
+                },
+                recv(limit) -> _ => return Err(Failure::new("adapter_failed", "debugpy did not get ready in time")),
+                recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
+            }
+        }
+    }
+
+    fn breakpoint_changed(&mut self, breakpoint: &Value) {
+        if breakpoint["verified"] == true {
+            if let Some(line) = breakpoint["line"].as_u64() {
+                self.outcome.resolved_line = u32::try_from(line).ok();
+            }
+        }
+    }
+
+    fn collect(&mut self) -> Result<End, Failure> {
+        let events = self.client.events().clone();
+        let timeout = crossbeam_channel::at(self.deadline);
+        loop {
+            select! {
+                recv(events) -> event => match event {
+                    Ok(event) if event["event"] == "terminated" => return Ok(End::Finished),
+                    Ok(event) => self.handle_event(event)?,
+                    Err(_) => return Ok(End::Finished),
+                },
+                recv(timeout) -> _ => return Ok(End::TimedOut),
+                recv(self.call.cancel) -> _ => {
+                    self.cancelled = true;
+                    return Err(Failure::Cancelled);
+                },
+            }
+        }
+    }
+
+    fn handle_event(&mut self, event: Value) -> Result<(), Failure> {
+        if event["type"] == "request" {
+            self.client.refuse(&event);
+            return Ok(());
+        }
+        let body = &event["body"];
+        match event["event"].as_str().unwrap_or_default() {
+            "output" => {
+                let text = body["output"].as_str().unwrap_or_default();
+                match body["category"].as_str().unwrap_or("console") {
+                    // A logpoint's message carries a `source`; the program's output does not.
+                    _ if body.get("source").is_some() => self.record_hit(text),
+                    "stdout" => self.output.push(false, text),
+                    "stderr" => self.output.push(true, text),
+                    _ => {}
+                }
+            }
+            "process" => {
+                self.debuggee_pid =
+                    body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok())
+            }
+            "exited" => {
+                self.exit_code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())
+            }
+            "breakpoint" => self.breakpoint_changed(&body["breakpoint"]),
+            "stopped" => self.stopped(body)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// With `includeStack`: read the hit at the stop (value and frames), then continue.
+    fn stopped(&mut self, body: &Value) -> Result<(), Failure> {
+        let thread = body["threadId"].clone();
+        if body["reason"] == "breakpoint" && self.plan.include_stack {
+            let trace =
+                self.client.send("stackTrace", json!({"threadId": thread, "levels": STACK_FRAMES}));
+            let trace = self.answer(&trace)?;
+            let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
+            let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
+            let expression = format!(
+                "__import__('debug_mcp_probe').hit('{}')",
+                base64(self.plan.expression.as_bytes())
+            );
+            let evaluated = self.client.send(
+                "evaluate",
+                json!({"expression": expression, "frameId": frame_id, "context": "watch",
+                       "format": {"rawString": true}}),
+            );
+            match self.answer(&evaluated) {
+                Ok(value) => self.record_hit(value["result"].as_str().unwrap_or_default()),
+                Err(Failure::Error { message, .. }) => self.record_hit(&message),
+                Err(cancelled) => return Err(cancelled),
+            }
+            let stack: Vec<Value> = frames
+                .iter()
+                .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
+                .collect();
+            if let Some(last) = self.outcome.results.last_mut() {
+                if last.ends_with('}') {
+                    last.pop();
+                    last.push_str(&format!(r#","stack":{}}}"#, Value::from(stack)));
+                }
+            }
+        }
+        // Anything else (an exception we did not ask for) just goes on.
+        let resumed = self.client.send("continue", json!({"threadId": thread}));
+        self.answer(&resumed)?;
+        Ok(())
+    }
+
+    /// One hit: the probe's marker and payload, or (when the message itself failed) the
+    /// exception text debugpy put in its place.
+    fn record_hit(&mut self, text: &str) {
+        if self.outcome.hits_capped {
+            return; // in flight when the breakpoint was removed
+        }
+        let text = text.trim_end_matches('\n');
+        let payload = text.find("\x1edmcp:").map(|at| &text[at + "\x1edmcp:".len()..]);
+        let (truncated, json) = match payload.and_then(|p| p.split_at_checked(1)) {
+            Some(("T", json)) => (true, json.to_string()),
+            Some(("F", json)) => (false, json.to_string()),
+            _ => (false, json!({"type": "error", "value": text}).to_string()),
+        };
+        let well_formed = serde_json::from_str::<Value>(&json).is_ok_and(|v| v["type"].is_string());
+        let mut result = if well_formed {
+            json
+        } else {
+            json!({"type": "error", "value": format!("unreadable report: {}", log::clip(text))})
+                .to_string()
+        };
+        self.outcome.values_truncated |= truncated;
+        self.results_bytes += result.len();
+        if self.results_bytes > RESULTS_BUDGET {
+            let omitted = format!(
+                "[omitted: the values so far exceed the {} MiB answer budget]",
+                RESULTS_BUDGET / (1024 * 1024)
+            );
+            let kind = serde_json::from_str::<Value>(&result)
+                .map(|v| v["type"].clone())
+                .unwrap_or_default();
+            result = json!({"type": kind, "value": omitted}).to_string();
+            self.outcome.values_truncated = true;
+        }
+        self.outcome.results.push(result);
+        let hits = self.outcome.results.len() as u64;
+        self.call.progress.report(hits, || format!("hit {hits}"));
+        if hits == self.plan.max_hits {
+            self.outcome.hits_capped = true;
+            let source = json!({"path": self.plan.real_file.display().to_string()});
+            drop(self.client.send("setBreakpoints", json!({"source": source, "breakpoints": []})));
+        }
+    }
+
+    /// Ends the run with nothing left: the program (its process group) and the adapter.
+    fn finish(mut self, result: Result<End, Failure>) -> Result<Outcome, Failure> {
+        let end = match result {
+            Ok(end) => Some(end),
+            Err(Failure::Cancelled) => None,
+            Err(failure) => {
+                self.kill_all();
+                return Err(failure);
+            }
+        };
+        let timed_out = matches!(end, Some(End::TimedOut));
+        if end.is_none() || timed_out {
+            let disconnect = self.client.send("disconnect", json!({"terminateDebuggee": true}));
+            let _ = disconnect.recv_timeout(Duration::from_millis(500));
+        }
+        // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
+        self.client.close_input();
+        let _ = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
+        self.kill_all();
+        if end.is_none() {
+            return Err(Failure::Cancelled);
+        }
+        self.outcome.timed_out = timed_out;
+        let exit = match (timed_out, self.exit_code) {
+            (false, Some(code)) => Exit { code: Some(code), signal: None },
+            _ => Exit { code: None, signal: Some(sys::SIGKILL) },
+        };
+        log::debug(format_args!("python program ended ({})", exit.describe()));
+        self.outcome.exit = Some(exit);
+        self.outcome.output = self.output.to_json();
+        if !self.outcome.results.is_empty() {
+            return Ok(self.outcome);
+        }
+        let mut failure = if timed_out {
+            Failure::new(
+                "timeout",
+                format!("Timeout waiting for breakpoint after {}ms", self.plan.timeout.as_millis()),
+            )
+        } else {
+            Failure::new("exited", "Process exited before breakpoint was hit")
+                .with("exit", exit.describe().into())
+        };
+        failure = failure.with("output", self.outcome.output.clone());
+        if let Some(code) = exit.code {
+            failure = failure.with("exitCode", code.into());
+        }
+        let hint = match (self.outcome.resolved_line, exit.code) {
+            (_, Some(code)) if code != 0 => format!("the program failed (exit code {code}) before the breakpoint was reached: see its stderr"),
+            (None, _) => format!("the breakpoint was not verified: debugpy did not load {} (is it the file the command runs or imports?)", self.plan.file.display()),
+            (Some(line), _) => format!("the breakpoint was set at line {line} but that line never ran (or its condition was never true)"),
+        };
+        Err(failure.with("hint", hint.into()))
+    }
+
+    fn kill_all(&mut self) {
+        if let Some(pid) = self.debuggee_pid {
+            sys::kill_group(pid);
+        }
+        self.adapter.kill();
+    }
+}
+
+/// Standard Base64, so that an expression reaches the probe without `{` or `}`.
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_base64() {
+        for (input, expected) in
+            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("{x}", "e3h9")]
+        {
+            assert_eq!(base64(input.as_bytes()), expected);
+        }
+    }
+}

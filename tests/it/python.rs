@@ -1,0 +1,245 @@
+//! `debug-script` for Python programs through real debugpy.
+//!
+//! The interpreter comes from `DEBUG_MCP_TEST_PYTHON` (.ci/run sets it), else from
+//! `target/venv`, which is created with `pip install debugpy` on first use: so `cargo test`
+//! works on a fresh machine with Python 3 and pip.
+
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+
+use crate::{assert_no_debuggee, err, fixture, ok, root, tag, values, Server};
+
+/// An interpreter that has debugpy.
+fn python() -> String {
+    static READY: Mutex<Option<String>> = Mutex::new(None);
+    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(python) = ready.as_ref() {
+        return python.clone();
+    }
+    let python = match std::env::var("DEBUG_MCP_TEST_PYTHON") {
+        Ok(python) => python,
+        Err(_) => {
+            let venv = root().join("target/venv");
+            let python = venv.join("bin/python");
+            if !python.exists() {
+                let made = std::process::Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv)
+                    .status()
+                    .unwrap();
+                assert!(made.success(), "python3 -m venv target/venv failed");
+            }
+            let has = std::process::Command::new(&python)
+                .args(["-c", "import debugpy"])
+                .status()
+                .unwrap();
+            if !has.success() {
+                let installed = std::process::Command::new(&python)
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                        "debugpy",
+                    ])
+                    .status()
+                    .unwrap();
+                assert!(installed.success(), "pip install debugpy into target/venv failed");
+            }
+            python.display().to_string()
+        }
+    };
+    *ready = Some(python.clone());
+    python
+}
+
+fn py(name: &str) -> String {
+    fixture(&format!("py/{name}"))
+}
+
+fn run(arguments: Value) -> Value {
+    let tag = arguments["command"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("DMCP_TAG=")
+        .map(|c| c.split(' ').next().unwrap().to_string());
+    let mut server = Server::initialized();
+    let result = server.debug_script(arguments);
+    if let Some(tag) = tag {
+        assert_no_debuggee(&tag);
+    }
+    result
+}
+
+fn script(name: &str, args: &str, line: u64, expression: &str) -> Value {
+    run(json!({
+        "command": format!("DMCP_TAG={} {} '{}' {args}", tag(), python(), py(name)),
+        "breakpoint": {"file": py(name), "line": line},
+        "expression": expression,
+    }))
+}
+
+#[test]
+fn hits_in_order_with_exit_and_output() {
+    let result = script("loop.py", "", 5, "total");
+    let s = ok(&result);
+    assert_eq!(
+        s["results"],
+        json!([{"type": "int", "value": 0}, {"type": "int", "value": 10}, {"type": "int", "value": 25}])
+    );
+    assert_eq!(s["breakpoint"], json!({"file": py("loop.py"), "line": 5, "resolvedLine": 5}));
+    assert_eq!(s["exitCode"], 0);
+    assert_eq!(s["output"], json!({"stdout": "total 35.0\n", "stderr": "", "truncated": false}));
+}
+
+#[test]
+fn python_values_by_type() {
+    let cases: &[(&str, Value)] = &[
+        ("number", json!({"type": "int", "value": 42})),
+        ("text", json!({"type": "str", "value": "hello"})),
+        ("nothing", json!({"type": "NoneType", "value": null})),
+        ("nan", json!({"type": "float", "value": "nan"})),
+        ("mapping", json!({"type": "dict", "value": {"a": [1, 2], "b": null}})),
+        ("point", json!({"type": "Point", "value": "Point(x=1, y=2)"})),
+        ("pair", json!({"type": "tuple", "value": [1, "two"]})),
+        ("unique", json!({"type": "set", "value": "{3}"})),
+        ("loop", json!({"type": "list", "value": "[[...]]"})),
+        ("{'k': number, 'f': 1.5}", json!({"type": "dict", "value": {"k": 42, "f": 1.5}})),
+        ("nope", json!({"type": "error", "value": "NameError: name 'nope' is not defined"})),
+        ("1/0", json!({"type": "error", "value": "ZeroDivisionError: division by zero"})),
+        ("'x' * 100000", json!({"type": "str", "value": null})),
+    ];
+    let mut server = Server::initialized();
+    for (expression, expected) in cases {
+        let tag = tag();
+        let result = server.debug_script(json!({
+            "command": format!("DMCP_TAG={tag} {} {}", python(), py("values.py")),
+            "breakpoint": {"file": py("values.py"), "line": 23},
+            "expression": expression,
+        }));
+        let got = &ok(&result)["results"][0];
+        if expected["value"].is_null() && expected["type"] == "str" {
+            // Large values are cut and say so.
+            let value = got["value"].as_str().unwrap();
+            assert!(
+                value.ends_with("… [truncated: 100002 chars]"),
+                "{}",
+                &value[value.len() - 40..]
+            );
+            assert_eq!(ok(&result)["valuesTruncated"], true);
+        } else {
+            assert_eq!(got, expected, "expression: {expression}");
+        }
+        assert_no_debuggee(&tag);
+    }
+}
+
+#[test]
+fn many_hits_caps_and_conditions() {
+    let result = script("count.py", "2000", 7, "i");
+    let got = values(ok(&result));
+    assert_eq!(got.len(), 2000);
+    assert!(got.iter().enumerate().all(|(i, v)| *v == json!(i)), "hits out of order");
+    assert_eq!(ok(&result)["output"]["stdout"], "sum 2664667000\n");
+
+    let result = run(json!({
+        "command": format!("DMCP_TAG={} {} {} 500", tag(), python(), py("count.py")),
+        "breakpoint": {"file": py("count.py"), "line": 7, "condition": "i % 100 == 0"},
+        "expression": "i", "maxHits": 3,
+    }));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(0), json!(100), json!(200)]);
+    assert_eq!(s["hitsCapped"], true);
+    assert_eq!(s["output"]["stdout"], "sum 41541750\n", "the program runs to its end");
+}
+
+#[test]
+fn exit_mid_run_modules_and_stacks() {
+    let result = script("exit_mid.py", "", 7, "i");
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(0), json!(1), json!(2)]);
+    assert_eq!(s["exitCode"], 3);
+
+    // `python -m pkg`, from the package's parent directory.
+    let mut server = Server::start_in(&root().join("fixtures/py"), &[]);
+    server.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    let module_tag = tag();
+    let result = server.debug_script(json!({
+        "command": format!("DMCP_TAG={module_tag} {} -m pkg", python()),
+        "breakpoint": {"file": "pkg/__main__.py", "line": 4}, "expression": "word"}));
+    assert_eq!(values(ok(&result)), [json!("a"), json!("bb")]);
+    assert_no_debuggee(&module_tag);
+
+    let result = run(json!({
+        "command": format!("DMCP_TAG={} {} {}", tag(), python(), py("values.py")),
+        "breakpoint": {"file": py("values.py"), "line": 23}, "expression": "number", "includeStack": true}));
+    let s = ok(&result);
+    assert_eq!(s["results"][0]["type"], "int");
+    assert_eq!(
+        s["results"][0]["stack"][0],
+        json!({"function": "inspect", "file": py("values.py"), "line": 23})
+    );
+    assert_eq!(s["results"][0]["stack"][1]["function"], "<module>");
+}
+
+#[test]
+fn failures_say_what_to_do() {
+    let result = script("syntax_error.py", "", 3, "1");
+    let e = err(&result);
+    assert_eq!(e["error"], "Process exited before breakpoint was hit");
+    assert_eq!(e["exitCode"], 1);
+    assert!(e["output"]["stderr"].as_str().unwrap().contains("SyntaxError"), "{e}");
+
+    let result = script("loop.py", "", 99, "1");
+    assert_eq!(err(&result)["code"], "line_out_of_range");
+
+    // An interpreter without debugpy (isolated mode sees no site-packages).
+    let dir = std::env::temp_dir().join(format!("dmcp-nodebugpy-{}", tag()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("python3");
+    std::fs::write(&fake, "#!/bin/sh\nexec python3 -I -S \"$@\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let result = run(json!({
+        "command": format!("{} {}", fake.display(), py("loop.py")),
+        "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "1"}));
+    let e = err(&result);
+    assert_eq!(e["code"], "no_debugpy");
+    assert_eq!(e["error"], format!("debugpy is not installed for {}: run `{} -m pip install debugpy` (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)", fake.display(), fake.display()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn timeouts_kill_the_program_and_the_adapter() {
+    let hang = std::env::temp_dir().join(format!("dmcp-hang-{}.py", tag()));
+    std::fs::write(
+        &hang,
+        "import time\nticks = 0\nwhile True:\n    ticks += 1\n    time.sleep(0.01)\n",
+    )
+    .unwrap();
+    let tag = tag();
+    let result = run(json!({
+        "command": format!("DMCP_TAG={tag} {} {}", python(), hang.display()),
+        "breakpoint": {"file": hang.display().to_string(), "line": 4}, "expression": "ticks", "timeout": 3000}));
+    let s = ok(&result);
+    assert_eq!(s["timedOut"], true);
+    assert!(!values(s).is_empty());
+    assert_no_debuggee(&tag);
+    std::fs::remove_file(&hang).unwrap();
+}
+
+#[test]
+fn the_language_can_be_named() {
+    let result = run(json!({
+        "command": format!("DMCP_TAG={} {} {}", tag(), python(), py("loop.py")),
+        "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "total", "language": "python"}));
+    assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)]);
+    let bad = Server::initialized()
+        .debug_script(json!({"command": "x", "breakpoint": {"file": py("loop.py"), "line": 5},
+        "expression": "1", "language": "ruby"}));
+    assert_eq!(
+        err(&bad)["error"],
+        "invalid argument `language`: expected one of node, python, got \"ruby\""
+    );
+}
