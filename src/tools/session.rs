@@ -341,6 +341,13 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         .map_err(arg_failure)?;
     let command = shell::split(args.string("command").map_err(arg_failure)?)
         .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
+    if crate::tools::script::language_of(&command, None) == crate::tools::script::Language::Python {
+        return Err(Failure::new(
+            "unsupported",
+            "sessions for Python programs are not available yet: use debug-script, which \
+             supports Python (debugpy)",
+        ));
+    }
     let breakpoints = args
         .objects("breakpoints")
         .map_err(arg_failure)?
