@@ -35,6 +35,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "debug-mcp")
 FIXTURE = os.path.join(ROOT, "fixtures", "loop.js")
 COUNT = os.path.join(ROOT, "fixtures", "count.js")
+COUNT_PY = os.path.join(ROOT, "fixtures", "py", "count.py")
+# An interpreter with debugpy: .ci/run's venv, or DEBUG_MCP_TEST_PYTHON.
+PYTHON = os.environ.get("DEBUG_MCP_TEST_PYTHON", os.path.join(ROOT, "target", "venv", "bin", "python"))
 EXTRA_ENV = {}
 
 
@@ -302,6 +305,10 @@ def main():
     hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
     assert len(hits["results"]) == 10000
     rss = server.peak_rss_kib()
+    python_hits = None
+    if os.path.exists(PYTHON):
+        python_hits, result = timed(lambda: debug_script(server, f"{PYTHON} {COUNT_PY} 2000", COUNT_PY, 7, "i"))
+        assert len(result["results"]) == 2000, result
     session_resume, session_step = session_cycles(server, 30)
     raw_resume, raw_step, raw_evaluate = raw_cycles(30)
 
@@ -335,6 +342,8 @@ def main():
         ("node fixture.js alone, output piped", ms(med_piped), f"ratio {med_script / med_piped:.2f}x (target <= 1.3x)"),
         ("node fixture.js alone, output to /dev/null", ms(med_null), f"ratio {med_script / med_null:.2f}x"),
         ("debug-script, 10,000 hits", ms(hits_time), "target < 2000 ms"),
+        ("debug-script, Python, 2,000 hits (debugpy)",
+         ms(python_hits) if python_hits else "no debugpy", "target < 3000 ms"),
         ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
         ("debug-continue to the next hit (median of 30)", ms(session_resume), "with stop state: location, source, locals"),
         ("bare CDP: resume to the next Debugger.paused", ms(raw_resume), f"debug-mcp adds {ms(session_resume - raw_resume)}"),

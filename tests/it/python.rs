@@ -235,7 +235,11 @@ fn the_language_can_be_named() {
         "command": format!("DMCP_TAG={} {} {}", tag(), python(), py("loop.py")),
         "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "total", "language": "python"}));
     assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)]);
-    let bad = Server::initialized()
+    let mut server = Server::initialized();
+    let session =
+        server.call("debug-launch", json!({"command": format!("{} {}", python(), py("loop.py"))}));
+    assert_eq!(session["structuredContent"]["code"], "unsupported");
+    let bad = server
         .debug_script(json!({"command": "x", "breakpoint": {"file": py("loop.py"), "line": 5},
         "expression": "1", "language": "ruby"}));
     assert_eq!(
