@@ -33,7 +33,7 @@ use crate::cdp::{self, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
 use crate::shell::CommandLine;
-use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET, VALUE_CHARS};
+use crate::tools::script::{Failure, Outcome, Plan, VALUE_CHARS};
 use crate::tools::Call;
 
 const PROBE: &str = include_str!("probe.js");
@@ -84,7 +84,6 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         breakpoint,
         search,
         outcome: Outcome::default(),
-        results_bytes: 0,
         scripts: Scripts::default(),
     };
     let outcome = run.setup().and_then(|()| run.collect());
@@ -213,7 +212,6 @@ struct Run<'a> {
     breakpoint: Breakpoint,
     search: Search,
     outcome: Outcome,
-    results_bytes: usize,
     scripts: Scripts,
 }
 
@@ -462,30 +460,15 @@ impl Run<'_> {
                 && v.get("value").is_some()
                 && v.as_object().is_some_and(|o| o.len() == 2)
         });
-        let mut result = if well_formed {
+        let result = if well_formed {
             json.to_string()
         } else {
             let message = format!("unreadable report from the probe: {}", log::clip(&payload));
             json!({"type": "error", "value": message}).to_string()
         };
-        self.outcome.values_truncated |= truncated;
-        self.results_bytes += result.len();
-        if self.results_bytes > RESULTS_BUDGET {
-            let omitted = format!(
-                "[omitted: the values so far exceed the {} MiB answer budget]",
-                RESULTS_BUDGET / (1024 * 1024)
-            );
-            let kind = serde_json::from_str::<Value>(&result)
-                .map(|v| v["type"].clone())
-                .unwrap_or_default();
-            result = json!({"type": kind, "value": omitted}).to_string();
-            self.outcome.values_truncated = true;
-        }
-        self.outcome.results.push(result);
-        let hits = self.outcome.results.len() as u64;
-        self.call.progress.report(hits, || format!("hit {hits}"));
-        if hits == self.plan.max_hits {
-            self.outcome.hits_capped = true;
+        let capped =
+            self.outcome.record_hit(result, truncated, self.plan.max_hits, &self.call.progress);
+        if capped {
             for id in self.breakpoint.ids() {
                 let params = json!({"breakpointId": id});
                 drop(self.client.send("Debugger.removeBreakpoint", params));

@@ -21,7 +21,7 @@ use crate::dap::{python, Client, Reply};
 use crate::log;
 use crate::process::{self, Debuggee, Exit, SpawnError};
 use crate::sys;
-use crate::tools::script::{Failure, Outcome, Plan, RESULTS_BUDGET};
+use crate::tools::script::{Failure, Outcome, Plan};
 use crate::tools::Call;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -59,7 +59,6 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         debuggee_pid: None,
         exit_code: None,
         outcome: Outcome::default(),
-        results_bytes: 0,
         output: process::Output::default(),
         cancelled: false,
     };
@@ -78,7 +77,6 @@ struct Run<'a> {
     debuggee_pid: Option<u32>,
     exit_code: Option<i32>,
     outcome: Outcome,
-    results_bytes: usize,
     /// The program's stdout and stderr, from `output` events.
     output: process::Output,
     cancelled: bool,
@@ -323,30 +321,15 @@ impl Run<'_> {
             _ => (false, json!({"type": "error", "value": text}).to_string()),
         };
         let well_formed = serde_json::from_str::<Value>(&json).is_ok_and(|v| v["type"].is_string());
-        let mut result = if well_formed {
+        let result = if well_formed {
             json
         } else {
             json!({"type": "error", "value": format!("unreadable report: {}", log::clip(text))})
                 .to_string()
         };
-        self.outcome.values_truncated |= truncated;
-        self.results_bytes += result.len();
-        if self.results_bytes > RESULTS_BUDGET {
-            let omitted = format!(
-                "[omitted: the values so far exceed the {} MiB answer budget]",
-                RESULTS_BUDGET / (1024 * 1024)
-            );
-            let kind = serde_json::from_str::<Value>(&result)
-                .map(|v| v["type"].clone())
-                .unwrap_or_default();
-            result = json!({"type": kind, "value": omitted}).to_string();
-            self.outcome.values_truncated = true;
-        }
-        self.outcome.results.push(result);
-        let hits = self.outcome.results.len() as u64;
-        self.call.progress.report(hits, || format!("hit {hits}"));
-        if hits == self.plan.max_hits {
-            self.outcome.hits_capped = true;
+        let capped =
+            self.outcome.record_hit(result, truncated, self.plan.max_hits, &self.call.progress);
+        if capped {
             let source = json!({"path": self.plan.real_file.display().to_string()});
             drop(self.client.send("setBreakpoints", json!({"source": source, "breakpoints": []})));
         }

@@ -80,6 +80,41 @@ pub(crate) struct Outcome {
     pub(crate) values_truncated: bool,
     /// `{stdout, stderr, truncated}`.
     pub(crate) output: Value,
+    /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
+    results_bytes: usize,
+}
+
+impl Outcome {
+    /// Adds one hit's `{type, value}` JSON text (the value replaced by a marker once the
+    /// answer's budget is spent) and reports progress. True when this hit is the `max_hits`th.
+    pub(crate) fn record_hit(
+        &mut self,
+        mut result: String,
+        truncated: bool,
+        max_hits: u64,
+        progress: &crate::tools::Progress,
+    ) -> bool {
+        self.values_truncated |= truncated;
+        self.results_bytes += result.len();
+        if self.results_bytes > RESULTS_BUDGET {
+            let omitted = format!(
+                "[omitted: the values so far exceed the {} MiB answer budget]",
+                RESULTS_BUDGET / (1024 * 1024)
+            );
+            let kind = serde_json::from_str::<Value>(&result)
+                .map(|v| v["type"].clone())
+                .unwrap_or_default();
+            result = json!({"type": kind, "value": omitted}).to_string();
+            self.values_truncated = true;
+        }
+        self.results.push(result);
+        let hits = self.results.len() as u64;
+        progress.report(hits, || format!("hit {hits}"));
+        if hits == max_hits {
+            self.hits_capped = true;
+        }
+        hits == max_hits
+    }
 }
 
 /// Why a run produced no answer.
