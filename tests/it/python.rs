@@ -247,3 +247,27 @@ fn the_language_can_be_named() {
         "invalid argument `language`: expected one of node, python, got \"ruby\""
     );
 }
+
+#[test]
+fn generators_async_recursion_floods_and_children() {
+    assert_eq!(
+        values(ok(&script("generators.py", "", 5, "value"))),
+        [json!(0), json!(1), json!(4), json!(9)]
+    );
+    assert_eq!(values(ok(&script("async_fn.py", "", 9, "i"))), [json!(1), json!(2), json!(3)]);
+    let result = script("recursion.py", "", 3, "n");
+    assert_eq!(values(ok(&result)), [json!(5), json!(4), json!(3), json!(2), json!(1)]);
+    assert_eq!(ok(&result)["output"]["stdout"], "120\n");
+
+    let result = script("flood.py", "", 7, "i");
+    let s = ok(&result);
+    assert_eq!(values(s).len(), 200);
+    assert!(values(s).iter().enumerate().all(|(i, v)| *v == json!(i)));
+    assert_eq!(s["output"]["truncated"], true);
+    assert!(s["output"]["stdout"].as_str().unwrap().ends_with(" 199\nflood done\n"));
+    assert!(s["output"]["stderr"].as_str().unwrap().ends_with("err 199\n"));
+
+    // The child runs undebugged (subProcess: false) and does not hang waiting for a debugger.
+    let result = script("spawns.py", "", 8, "out");
+    assert_eq!(values(ok(&result)), [json!("child ran")]);
+}
