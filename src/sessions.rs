@@ -9,8 +9,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{never, Receiver, Sender};
 use serde_json::Value;
 
 use crate::cdp::session::Command;
@@ -29,9 +30,41 @@ fn max_sessions() -> usize {
 
 /// A session with no call for this long ends (its program is killed), unless
 /// `DEBUG_MCP_SESSION_IDLE_MS` says otherwise.
-pub(crate) fn idle_limit() -> std::time::Duration {
+fn idle_limit() -> Duration {
     let ms = std::env::var("DEBUG_MCP_SESSION_IDLE_MS").ok().and_then(|v| v.parse().ok());
-    std::time::Duration::from_millis(ms.unwrap_or(30 * 60 * 1000))
+    Duration::from_millis(ms.unwrap_or(30 * 60 * 1000))
+}
+
+/// The two clocks a session thread selects on besides its channels: the deadline of the
+/// call waiting for an answer, and the idle limit, so that a session nobody calls (and
+/// nobody waits on) ends and nothing runs for ever.
+pub(crate) struct Clocks {
+    pub(crate) idle_limit: Duration,
+    last_call: Instant,
+}
+
+impl Clocks {
+    pub(crate) fn start() -> Clocks {
+        Clocks { idle_limit: idle_limit(), last_call: Instant::now() }
+    }
+
+    pub(crate) fn called(&mut self) {
+        self.last_call = Instant::now();
+    }
+
+    /// `(waiting, idle)` for one turn of the loop: `waiting` fires at the waiting call's
+    /// deadline; `idle` only while no call waits and the program has not exited.
+    pub(crate) fn turn(
+        &self,
+        waiting: Option<Instant>,
+        exited: bool,
+    ) -> (Receiver<Instant>, Receiver<Instant>) {
+        let idle = match (exited, waiting) {
+            (true, _) | (_, Some(_)) => never(),
+            _ => crossbeam_channel::at(self.last_call + self.idle_limit),
+        };
+        (waiting.map_or(never(), crossbeam_channel::at), idle)
+    }
 }
 
 pub(crate) struct Handle {

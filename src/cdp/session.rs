@@ -21,7 +21,7 @@ use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, script, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit};
-use crate::sessions::{Handle, Watch};
+use crate::sessions::{Clocks, Handle, Watch};
 use crate::shell::{self, CommandLine};
 use crate::thread::JoinOnDrop;
 use crate::tools::script::{Failure, VALUE_CHARS};
@@ -35,10 +35,8 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Lines of source shown on each side of the current line.
 const CONTEXT: usize = 2;
 /// Locals shown in a stop state, and characters of each value.
-const MAX_LOCALS: usize = 50;
+pub(crate) const MAX_LOCALS: usize = 50;
 const VALUE_PREVIEW: usize = 200;
-/// Console and logpoint messages kept for `debug-output`.
-const MAX_CONSOLE: usize = 1000;
 
 /// A breakpoint as `debug-launch` and `debug-set-breakpoint` take it.
 pub(crate) struct BreakpointSpec {
@@ -241,8 +239,7 @@ pub(crate) fn attach(
         let mut session = Session {
             entry: None,
             next_breakpoint: 0,
-            console: Vec::new(),
-            console_seq: 0,
+            console: Console::default(),
             command_line: format!("attached to {url}"),
             binding: format!("__debugMcp_{}_{id}", std::process::id()),
             id,
@@ -266,12 +263,24 @@ pub(crate) fn attach(
 }
 
 /// Runs a session thread made by `begin`, and waits for its first state.
-fn run_session(
+/// A session's run loop, whichever debugger it speaks.
+pub(crate) trait Serve: Send + 'static {
+    /// Serves commands until the channel closes; `first` is the launch call, waiting for the
+    /// first stop.
+    fn serve(self, first: Sender<Reply>, commands: &Receiver<Command>);
+}
+
+impl Serve for Session {
+    fn serve(mut self, first: Sender<Reply>, commands: &Receiver<Command>) {
+        self.waiter = Some(Waiter { reply: first, deadline: self.first_deadline });
+        self.serve_commands(commands);
+    }
+}
+
+pub(crate) fn run_session<S: Serve>(
     id: &str,
     cancel: &Receiver<()>,
-    begin: impl FnOnce(String, Arc<Mutex<Value>>, &Receiver<()>) -> Result<Session, Failure>
-        + Send
-        + 'static,
+    begin: impl FnOnce(String, Arc<Mutex<Value>>, &Receiver<()>) -> Result<S, Failure> + Send + 'static,
 ) -> Result<(Handle, Value), Failure> {
     let summary = Arc::new(Mutex::new(json!({"sessionId": id, "state": "starting"})));
     let (commands_tx, commands) = crossbeam_channel::unbounded();
@@ -281,10 +290,7 @@ fn run_session(
         let id = id.to_string();
         let summary = summary.clone();
         move || match begin(id, summary, &abandon) {
-            Ok(mut session) => {
-                session.waiter = Some(Waiter { reply: first_tx, deadline: session.first_deadline });
-                session.serve(&commands);
-            }
+            Ok(session) => session.serve(first_tx, &commands),
             Err(failure) => {
                 let _ = first_tx.send(Err(failure));
             }
@@ -321,8 +327,7 @@ fn start(
     let mut session = Session {
         entry: launch.entry.map(PathBuf::from),
         next_breakpoint: 0,
-        console: Vec::new(),
-        console_seq: 0,
+        console: Console::default(),
         command_line: shell::join(&spec.command.words),
         binding: format!("__debugMcp_{}_{id}", std::process::id()),
         id,
@@ -366,9 +371,7 @@ struct Session {
     next_breakpoint: u32,
     /// The command's script, where source maps are looked for.
     entry: Option<PathBuf>,
-    /// Console and logpoint messages with their sequence numbers (the last `MAX_CONSOLE`).
-    console: Vec<(u64, Value)>,
-    console_seq: u64,
+    console: Console,
     binding: String,
     state: State,
     /// The call waiting for the next stop.
@@ -488,49 +491,6 @@ impl Session {
         Ok(json!({"sessionId": self.id, "removed": id}))
     }
 
-    fn record_console(&mut self, entry: Value) {
-        self.console_seq += 1;
-        self.console.push((self.console_seq, entry));
-        if self.console.len() > MAX_CONSOLE {
-            self.console.drain(..self.console.len() - MAX_CONSOLE);
-        }
-    }
-
-    /// Output since a cursor (`stdout.stderr.console`, from an earlier answer).
-    fn output(&self, since: Option<&str>) -> Reply {
-        let bad = || {
-            Failure::new(
-                "invalid_arguments",
-                "invalid argument `since`: use the `cursor` of an earlier debug-output answer",
-            )
-            .with("field", "since".into())
-        };
-        let [out_at, err_at, console_at] = match since {
-            None => [0, 0, 0],
-            Some(cursor) => {
-                let parts: Option<Vec<u64>> = cursor.split('.').map(|p| p.parse().ok()).collect();
-                match parts.as_deref() {
-                    Some(&[a, b, c]) => [a, b, c],
-                    _ => return Err(bad()),
-                }
-            }
-        };
-        let (stdout, stderr, missed, (out_now, err_now)) = match &self.debuggee {
-            Some(debuggee) => debuggee.output().since(out_at, err_at),
-            // Attached: its stdout and stderr are not ours to read.
-            None => (String::new(), String::new(), false, (0, 0)),
-        };
-        let console: Vec<Value> = self
-            .console
-            .iter()
-            .filter(|(seq, _)| *seq > console_at)
-            .map(|(_, e)| e.clone())
-            .collect();
-        let missed = missed || self.console.first().is_some_and(|(seq, _)| *seq > console_at + 1);
-        Ok(json!({"sessionId": self.id, "stdout": stdout, "stderr": stderr, "console": console,
-                  "truncated": missed, "cursor": format!("{out_now}.{err_now}.{}", self.console_seq)}))
-    }
-
     /// Waits for `NodeRuntime.waitingForDebugger` (see `script.rs` for the start-up race).
     fn until_waiting(&mut self) -> Result<(), Failure> {
         let events = self.client.events().clone();
@@ -547,30 +507,26 @@ impl Session {
         }
     }
 
-    fn serve(&mut self, commands: &Receiver<Command>) {
+    fn serve_commands(&mut self, commands: &Receiver<Command>) {
         let mut events = self.client.events().clone();
         let mut exited = self.debuggee.as_ref().map_or(never(), |d| d.exited().clone());
         let mut nudge = crossbeam_channel::tick(NUDGE_EVERY);
-        let idle_limit = crate::sessions::idle_limit();
-        let mut last_call = Instant::now();
+        let mut clocks = Clocks::start();
         loop {
-            let waiting =
-                self.waiter.as_ref().map_or(never(), |w| crossbeam_channel::at(w.deadline));
-            // A session nobody calls (and nobody waits on) ends, so nothing runs for ever.
-            let idle = match (&self.state, &self.waiter) {
-                (State::Exited(_), _) | (_, Some(_)) => never(),
-                _ => crossbeam_channel::at(last_call + idle_limit),
-            };
+            let (waiting, idle) = clocks.turn(
+                self.waiter.as_ref().map(|w| w.deadline),
+                matches!(self.state, State::Exited(_)),
+            );
             select! {
                 recv(commands) -> command => match command {
                     Ok(command) => {
-                        last_call = Instant::now();
+                        clocks.called();
                         self.handle_command(command);
                     }
                     Err(_) => break, // the session was stopped, or the server is exiting
                 },
                 recv(idle) -> _ => {
-                    log::info(format_args!("session {} idle for {} s: ending it", self.id, idle_limit.as_secs()));
+                    log::info(format_args!("session {} idle for {} s: ending it", self.id, clocks.idle_limit.as_secs()));
                     self.idle_ended = true;
                     if let Some(debuggee) = &mut self.debuggee {
                         debuggee.kill();
@@ -637,7 +593,7 @@ impl Session {
                     }
                     let entry =
                         json!({"type": "logpoint", "breakpointId": id, "text": message["text"]});
-                    self.record_console(entry);
+                    self.console.record(entry);
                 }
             }
             "Runtime.consoleAPICalled" => {
@@ -646,7 +602,7 @@ impl Session {
                     .map(|args| args.iter().map(console_text).collect())
                     .unwrap_or_default();
                 let kind = event.params["type"].as_str().unwrap_or("log").to_string();
-                self.record_console(json!({"type": kind, "text": clip(&text.join(" "), 4000)}));
+                self.console.record(json!({"type": kind, "text": clip(&text.join(" "), 4000)}));
             }
             "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
             "NodeRuntime.waitingForDisconnect" => self.ended(),
@@ -764,7 +720,8 @@ impl Session {
                 let _ = reply.send(Ok(json!({"sessionId": self.id, "breakpoints": list})));
             }
             Command::Output { since, reply } => {
-                let _ = reply.send(self.output(since.as_deref()));
+                let output = self.debuggee.as_ref().map(Debuggee::output);
+                let _ = reply.send(self.console.since(&self.id, output, since.as_deref()));
             }
             Command::Scripts { include_internal, reply } => {
                 let scripts = self.scripts.list(include_internal);
@@ -1262,7 +1219,7 @@ fn compact(remote: &Value) -> (Value, Value) {
     (kind.into(), value)
 }
 
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -1271,7 +1228,7 @@ fn clip(text: &str, max: usize) -> String {
 }
 
 /// The lines around a location, from the file it names.
-fn source_lines(location: &Value) -> Option<Value> {
+pub(crate) fn source_lines(location: &Value) -> Option<Value> {
     let file = location["file"].as_str()?;
     let line = location["line"].as_u64()? as usize;
     let text = std::fs::read_to_string(file).ok()?;
@@ -1289,4 +1246,63 @@ fn source_lines(location: &Value) -> Option<Value> {
         })
         .collect();
     Some(lines.into())
+}
+
+/// Console and logpoint messages with their sequence numbers (the last `MAX_CONSOLE`),
+/// and what `debug-output` answers from them and the program's stdout and stderr.
+#[derive(Default)]
+pub(crate) struct Console {
+    entries: Vec<(u64, Value)>,
+    seq: u64,
+}
+
+impl Console {
+    const MAX_ENTRIES: usize = 1000;
+
+    pub(crate) fn record(&mut self, entry: Value) {
+        self.seq += 1;
+        self.entries.push((self.seq, entry));
+        if self.entries.len() > Console::MAX_ENTRIES {
+            self.entries.drain(..self.entries.len() - Console::MAX_ENTRIES);
+        }
+    }
+
+    /// Output since a cursor (`stdout.stderr.console`, from an earlier answer). `output`
+    /// is `None` for an attached program: its stdout and stderr are not ours to read.
+    pub(crate) fn since(
+        &self,
+        session: &str,
+        output: Option<&crate::process::Output>,
+        since: Option<&str>,
+    ) -> Reply {
+        let [out_at, err_at, console_at] = match since {
+            None => [0, 0, 0],
+            Some(cursor) => {
+                let parts: Option<Vec<u64>> = cursor.split('.').map(|p| p.parse().ok()).collect();
+                match parts.as_deref() {
+                    Some(&[a, b, c]) => [a, b, c],
+                    _ => {
+                        return Err(Failure::new(
+                            "invalid_arguments",
+                            "invalid argument `since`: use the `cursor` of an earlier debug-output answer",
+                        )
+                        .with("field", "since".into()))
+                    }
+                }
+            }
+        };
+        let (stdout, stderr, missed, (out_now, err_now)) = match output {
+            Some(output) => output.since(out_at, err_at),
+            None => (String::new(), String::new(), false, (0, 0)),
+        };
+        let console: Vec<Value> = self
+            .entries
+            .iter()
+            .filter(|(seq, _)| *seq > console_at)
+            .map(|(_, e)| e.clone())
+            .collect();
+        let missed = missed || self.entries.first().is_some_and(|(seq, _)| *seq > console_at + 1);
+        Ok(json!({"sessionId": session, "stdout": stdout, "stderr": stderr, "console": console,
+                  "truncated": missed, "cursor": format!("{out_now}.{err_now}.{}", self.seq)}))
+    }
 }

@@ -10,6 +10,7 @@
 
 pub(crate) mod python;
 pub(crate) mod script;
+pub(crate) mod session;
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -21,6 +22,27 @@ use serde_json::{json, Value};
 
 use crate::log;
 use crate::thread::JoinOnDrop;
+
+/// Routes an `output` event: the program's stdout and stderr go to `output`; a logpoint's
+/// message, which debugpy marks with a `source`, is returned.
+pub(crate) fn route_output<'a>(
+    body: &'a Value,
+    output: &mut crate::process::Output,
+) -> Option<&'a str> {
+    let text = body["output"].as_str().unwrap_or_default();
+    match body["category"].as_str().unwrap_or("console") {
+        _ if body.get("source").is_some() => return Some(text),
+        "stdout" => output.push(false, text),
+        "stderr" => output.push(true, text),
+        _ => {}
+    }
+    None
+}
+
+/// The program's pid from a `process` event.
+pub(crate) fn process_id(body: &Value) -> Option<u32> {
+    body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok())
+}
 
 /// A response: its `body` when `success`, else the adapter's message.
 pub(crate) type Reply = Result<Value, String>;

@@ -8,7 +8,10 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use crate::dap::Client;
+use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
+use crate::tools::script::Failure;
 
 const PROBE: &str = include_str!("probe.py");
 const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
@@ -72,6 +75,38 @@ pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
     }
     let target = target.ok_or("the command names no script or module: e.g. `python app.py`")?;
     Ok(Program { interpreter, python_args, target, args: words.collect(), env })
+}
+
+/// debugpy's adapter, started for a program: the interpreter it runs under and a DAP
+/// client on its pipes.
+pub(crate) struct Adapter {
+    pub(crate) program: Program,
+    pub(crate) helpers: &'static Path,
+    /// The interpreter running the adapter (and so debugpy), for messages about it.
+    pub(crate) python: String,
+    pub(crate) process: Debuggee,
+    pub(crate) client: Client,
+}
+
+/// Parses `command` and starts `python -m debugpy.adapter` for it, under
+/// `DEBUG_MCP_DEBUGPY_PYTHON` if set, else the program's own interpreter.
+pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
+    let program = parse(command).map_err(|m| Failure::new("invalid_command", m))?;
+    let helpers = helper_dir().map_err(|m| Failure::new("internal", m))?;
+    let python =
+        std::env::var("DEBUG_MCP_DEBUGPY_PYTHON").unwrap_or_else(|_| program.interpreter.clone());
+    let spec = process::Spec {
+        program: python.clone(),
+        args: vec!["-m".into(), "debugpy.adapter".into()],
+        // The command's NAME=value words reach the adapter and its launcher too.
+        env: program.env.clone(),
+        env_remove: Vec::new(),
+    };
+    let (process, stdin, stdout) = Debuggee::spawn_adapter(&spec).map_err(|e| match e {
+        SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
+        SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+    })?;
+    Ok(Adapter { program, helpers, python, process, client: Client::new(stdin, stdout) })
 }
 
 /// The directory holding the probe and sitecustomize.py, written once per server.

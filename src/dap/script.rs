@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
-use crate::dap::{python, Client, Reply};
+use crate::dap::{self, python, Client, Reply};
 use crate::log;
-use crate::process::{self, Debuggee, Exit, SpawnError};
+use crate::process::{self, Debuggee, Exit};
 use crate::sys;
 use crate::tools::script::{Failure, Outcome, Plan};
 use crate::tools::Call;
@@ -32,23 +32,8 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let program = python::parse(plan.command.clone())
-        .map_err(|message| Failure::new("invalid_command", message))?;
-    let helpers = python::helper_dir().map_err(|m| Failure::new("internal", m))?;
-    let adapter_python =
-        std::env::var("DEBUG_MCP_DEBUGPY_PYTHON").unwrap_or_else(|_| program.interpreter.clone());
-    let spec = process::Spec {
-        program: adapter_python.clone(),
-        args: vec!["-m".into(), "debugpy.adapter".into()],
-        // The command's NAME=value words reach the adapter and its launcher too.
-        env: program.env.clone(),
-        env_remove: Vec::new(),
-    };
-    let (adapter, stdin, stdout) = Debuggee::spawn_adapter(&spec).map_err(|e| match e {
-        SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
-        SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
-    })?;
-    let client = Client::new(stdin, stdout);
+    let python::Adapter { program, helpers, python: adapter_python, process: adapter, client } =
+        python::start_adapter(plan.command.clone())?;
     let mut run = Run {
         plan,
         call,
@@ -244,19 +229,11 @@ impl Run<'_> {
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "output" => {
-                let text = body["output"].as_str().unwrap_or_default();
-                match body["category"].as_str().unwrap_or("console") {
-                    // A logpoint's message carries a `source`; the program's output does not.
-                    _ if body.get("source").is_some() => self.record_hit(text),
-                    "stdout" => self.output.push(false, text),
-                    "stderr" => self.output.push(true, text),
-                    _ => {}
+                if let Some(message) = dap::route_output(body, &mut self.output) {
+                    self.record_hit(message);
                 }
             }
-            "process" => {
-                self.debuggee_pid =
-                    body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok())
-            }
+            "process" => self.debuggee_pid = dap::process_id(body),
             "exited" => {
                 self.exit_code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())
             }
@@ -398,7 +375,7 @@ impl Run<'_> {
 }
 
 /// Standard Base64, so that an expression reaches the probe without `{` or `}`.
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

@@ -341,13 +341,8 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         .map_err(arg_failure)?;
     let command = shell::split(args.string("command").map_err(arg_failure)?)
         .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
-    if crate::tools::script::language_of(&command, None) == crate::tools::script::Language::Python {
-        return Err(Failure::new(
-            "unsupported",
-            "sessions for Python programs are not available yet: use debug-script, which \
-             supports Python (debugpy)",
-        ));
-    }
+    let python =
+        crate::tools::script::language_of(&command, None) == crate::tools::script::Language::Python;
     let breakpoints = args
         .objects("breakpoints")
         .map_err(arg_failure)?
@@ -365,7 +360,11 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         timeout: timeout_arg(&args)?,
     };
     let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
-    let (handle, state) = session::launch(&id, spec, call.sessions.watch(), &call.cancel)?;
+    let (handle, state) = if python {
+        crate::dap::session::launch(&id, spec, call.sessions.watch(), &call.cancel)?
+    } else {
+        session::launch(&id, spec, call.sessions.watch(), &call.cancel)?
+    };
     call.sessions.insert(id, handle);
     Ok(state)
 }

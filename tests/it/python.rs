@@ -236,9 +236,6 @@ fn the_language_can_be_named() {
         "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "total", "language": "python"}));
     assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)]);
     let mut server = Server::initialized();
-    let session =
-        server.call("debug-launch", json!({"command": format!("{} {}", python(), py("loop.py"))}));
-    assert_eq!(session["structuredContent"]["code"], "unsupported");
     let bad = server
         .debug_script(json!({"command": "x", "breakpoint": {"file": py("loop.py"), "line": 5},
         "expression": "1", "language": "ruby"}));
@@ -270,4 +267,169 @@ fn generators_async_recursion_floods_and_children() {
     // The child runs undebugged (subProcess: false) and does not hang waiting for a debugger.
     let result = script("spawns.py", "", 8, "out");
     assert_eq!(values(ok(&result)), [json!("child ran")]);
+}
+
+/// Calls a session tool and returns its structured content, whether it succeeded or not.
+fn tool(server: &mut Server, name: &str, arguments: Value) -> Value {
+    server.call(name, arguments)["structuredContent"].clone()
+}
+
+fn launch(server: &mut Server, tag: &str, file: &str, args: &str, extra: Value) -> Value {
+    let mut arguments =
+        json!({"command": format!("DMCP_TAG={tag} {} '{}' {args}", python(), py(file))});
+    arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    tool(server, "debug-launch", arguments)
+}
+
+fn local<'a>(state: &'a Value, name: &str) -> &'a Value {
+    state["locals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap_or_else(|| panic!("no local {name} in {state}"))
+}
+
+#[test]
+fn a_python_session_from_breakpoint_to_exit() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = launch(
+        &mut server,
+        &tag,
+        "loop.py",
+        "",
+        json!({"breakpoints": [{"file": py("loop.py"), "line": 5}]}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["reason"], "breakpoint");
+    assert_eq!(state["hitBreakpoints"], json!(["1"]));
+    assert_eq!(state["location"]["file"], py("loop.py"));
+    assert_eq!(state["location"]["line"], 5);
+    assert_eq!(state["location"]["function"], "<module>");
+    assert_eq!(local(&state, "total"), &json!({"name": "total", "type": "int", "value": 0}));
+    let current: Vec<&Value> =
+        state["source"].as_array().unwrap().iter().filter(|l| l["current"] == true).collect();
+    assert_eq!(current.len(), 1);
+    assert!(current[0]["text"].as_str().unwrap().contains("total +="), "{state}");
+    let id = state["sessionId"].as_str().unwrap().to_string();
+
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "item"}));
+    assert_eq!(value, json!({"type": "dict", "value": {"price": 10, "qty": 1}}));
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "nope"}));
+    assert_eq!(value["type"], "error");
+    assert!(value["value"].as_str().unwrap().contains("NameError"), "{value}");
+    let items = tool(&mut server, "debug-variables", json!({"path": "items"}));
+    let names: Vec<&Value> =
+        items["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
+    assert!(names.starts_with(&[&json!("0"), &json!("1"), &json!("2")]), "{items}");
+    let price = tool(&mut server, "debug-variables", json!({"path": "items[1]"}));
+    assert!(price["variables"].as_array().unwrap().iter().any(|v| v["value"] == 5), "{price}");
+
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!((state["state"].as_str(), state["reason"].as_str()), (Some("paused"), Some("step")));
+    assert_eq!(local(&state, "total")["value"], 10);
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    assert_eq!(stack["totalFrames"], 1, "runpy's frames are not the program's: {stack}");
+    assert_eq!(stack["frames"][0]["file"], py("loop.py"));
+
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["reason"], "breakpoint");
+    assert_eq!(local(&state, "item")["value"], "{'price': 5, 'qty': 3}");
+    let set = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "1000"}));
+    assert_eq!(set, json!({"sessionId": id, "name": "total", "type": "int", "value": 1000}));
+    let logpoint = tool(
+        &mut server,
+        "debug-set-breakpoint",
+        json!({"file": py("loop.py"), "line": 6, "logMessage": "total={total}"}),
+    );
+    assert_eq!(
+        (logpoint["breakpointId"].as_str(), logpoint["verified"].as_bool()),
+        (Some("2"), Some(true))
+    );
+    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    assert_eq!(removed["removed"], "1");
+    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    assert_eq!(listed["breakpoints"].as_array().unwrap().len(), 1);
+
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["exitCode"], 0);
+    assert_eq!(state["stdout"], "total 1025.0\n");
+    assert_no_debuggee(&tag);
+    let output = tool(&mut server, "debug-output", json!({}));
+    assert_eq!(
+        output["console"],
+        json!([{"type": "logpoint", "breakpointId": "2", "text": "total=1025.0"}])
+    );
+    let stopped = tool(&mut server, "debug-stop", json!({"sessionId": id}));
+    assert_eq!(stopped, json!({"sessionId": id, "stopped": true, "lastState": "exited"}));
+}
+
+#[test]
+fn python_sessions_step_into_pause_and_stop() {
+    let mut server = Server::initialized();
+    let tag = crate::tag();
+    let state = launch(
+        &mut server,
+        &tag,
+        "recursion.py",
+        "",
+        json!({"breakpoints": [{"file": py("recursion.py"), "line": 8}]}),
+    );
+    assert_eq!(state["location"]["line"], 8, "{state}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    assert_eq!(state["location"]["function"], "factorial", "{state}");
+    assert_eq!(local(&state, "n")["value"], 5);
+    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["function"], "<module>");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (state["state"].as_str(), state["stdout"].as_str()),
+        (Some("exited"), Some("120\n"))
+    );
+    assert_no_debuggee(&tag);
+
+    // A long loop: the call comes back `running`, pause stops it anywhere.
+    let tag = crate::tag();
+    let state = launch(&mut server, &tag, "count.py", "100000000", json!({"timeout": 300}));
+    assert_eq!(state["state"], "running", "{state}");
+    let id = state["sessionId"].clone();
+    let state = tool(&mut server, "debug-pause", json!({"sessionId": id}));
+    assert_eq!(
+        (state["state"].as_str(), state["reason"].as_str()),
+        (Some("paused"), Some("pause"))
+    );
+    assert_eq!(state["location"]["file"], py("count.py"));
+    let value =
+        tool(&mut server, "debug-evaluate", json!({"sessionId": id, "expression": "i >= 0"}));
+    assert_eq!(value, json!({"type": "bool", "value": true}));
+    let stopped = tool(&mut server, "debug-stop", json!({"sessionId": id}));
+    assert_eq!(stopped["lastState"], "paused");
+    assert_no_debuggee(&tag);
+
+    // A program that exits by itself mid-loop, and one that does not compile.
+    let tag = crate::tag();
+    let state = launch(&mut server, &tag, "exit_mid.py", "", json!({}));
+    assert_eq!(
+        (state["state"].as_str(), state["exitCode"].as_i64()),
+        (Some("exited"), Some(3)),
+        "{state}"
+    );
+    assert_eq!(state["stdout"], "i 0\ni 1\ni 2\n");
+    assert_no_debuggee(&tag);
+    let tag = crate::tag();
+    let state = launch(&mut server, &tag, "syntax_error.py", "", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_ne!(state["exitCode"], 0);
+    assert!(state["stderr"].as_str().unwrap().contains("SyntaxError"), "{state}");
+    assert_no_debuggee(&tag);
+
+    // Server exit ends a live Python session and leaves nothing behind.
+    let tag = crate::tag();
+    let state = launch(&mut server, &tag, "count.py", "100000000", json!({"timeout": 100}));
+    assert_eq!(state["state"], "running", "{state}");
+    server.close();
+    assert_no_debuggee(&tag);
 }

@@ -1,0 +1,929 @@
+//! One interactive debug session with a Python program, through debugpy: the same commands
+//! and stop states as a Node session (`cdp/session.rs`), spoken in DAP.
+//!
+//! The thread owns the adapter (spawned here, so it dies with this thread) and the program's
+//! process group (from the `process` event). A call that waits parks its reply until the next
+//! `stopped`, the program's end or its deadline. Breakpoints are kept per file, since DAP's
+//! `setBreakpoints` replaces a file's whole list. Values go through the same probe as
+//! `debug-script` (`probe.py`).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{never, select, Receiver, Sender};
+use serde_json::{json, Value};
+
+use crate::cdp::session::{
+    clip, run_session, source_lines, Action, BreakpointSpec, Command, Console, LaunchSpec, Reply,
+    Serve, VariablesQuery, MAX_LOCALS,
+};
+use crate::dap::{self, python, Client};
+use crate::log;
+use crate::process::{self, Debuggee};
+use crate::sessions::{Clocks, Handle, Watch};
+use crate::sys;
+use crate::tools::script::Failure;
+
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+const STACK_LEVELS: u64 = 50;
+
+pub(crate) fn launch(
+    id: &str,
+    spec: LaunchSpec,
+    watch: Arc<Watch>,
+    cancel: &Receiver<()>,
+) -> Result<(Handle, Value), Failure> {
+    run_session(id, cancel, move |id, summary, _| start(id, spec, summary, watch))
+}
+
+struct Breakpoint {
+    id: String,
+    spec: BreakpointSpec,
+    /// debugpy's id, to match `hitBreakpointIds` and `breakpoint` events.
+    dap_id: Option<i64>,
+    verified: bool,
+    line: Option<u64>,
+    message: Option<String>,
+    hits: u64,
+}
+
+impl Breakpoint {
+    fn to_json(&self) -> Value {
+        let mut json = json!({"breakpointId": self.id, "file": self.spec.file.display().to_string(),
+            "line": self.spec.line, "verified": self.verified, "hits": self.hits});
+        if let Some(condition) = &self.spec.condition {
+            json["condition"] = condition.as_str().into();
+        }
+        if let Some(message) = &self.spec.log_message {
+            json["logMessage"] = message.as_str().into();
+        }
+        json["resolved"] = match (self.verified, self.line) {
+            (true, Some(line)) => {
+                json!([{"file": self.spec.file.display().to_string(), "line": line}])
+            }
+            _ => json!([]),
+        };
+        if !self.verified {
+            let why = self
+                .message
+                .clone()
+                .unwrap_or_else(|| "not bound yet; it binds when its file is imported".into());
+            json["reason"] = why.into();
+        }
+        json
+    }
+}
+
+enum State {
+    Running,
+    Paused { reason: &'static str, thread: Value, frames: Vec<Value>, exception: Option<Value> },
+    Exited(Option<i32>),
+}
+
+struct Waiter {
+    reply: Sender<Reply>,
+    deadline: Instant,
+}
+
+struct Session {
+    id: String,
+    client: Client,
+    adapter: Debuggee,
+    adapter_python: String,
+    debuggee_pid: Option<u32>,
+    state: State,
+    waiter: Option<Waiter>,
+    last_action: Action,
+    /// A thread to pause, from `thread` events.
+    thread: Option<Value>,
+    breakpoints: Vec<Breakpoint>,
+    next_breakpoint: u32,
+    output: process::Output,
+    console: Console,
+    summary: Arc<Mutex<Value>>,
+    watch: Arc<Watch>,
+    command_line: String,
+    first_deadline: Instant,
+    idle_ended: bool,
+}
+
+fn start(
+    id: String,
+    spec: LaunchSpec,
+    summary: Arc<Mutex<Value>>,
+    watch: Arc<Watch>,
+) -> Result<Session, Failure> {
+    let python::Adapter { program, helpers, python: adapter_python, process: adapter, client } =
+        python::start_adapter(spec.command.clone())?;
+    let mut session = Session {
+        id,
+        client,
+        adapter,
+        adapter_python,
+        debuggee_pid: None,
+        state: State::Running,
+        waiter: None,
+        last_action: Action::Continue,
+        thread: None,
+        breakpoints: Vec::new(),
+        next_breakpoint: 0,
+        output: process::Output::default(),
+        console: Console::default(),
+        summary,
+        watch,
+        command_line: crate::shell::join(&spec.command.words),
+        first_deadline: Instant::now(),
+        idle_ended: false,
+    };
+    match session.setup(
+        &program,
+        helpers,
+        spec.breakpoints,
+        &spec.pause_on_exceptions,
+        spec.stop_on_entry,
+    ) {
+        Ok(()) => {
+            session.first_deadline = Instant::now() + spec.timeout;
+            Ok(session)
+        }
+        Err(failure) => {
+            session.kill_all();
+            Err(failure)
+        }
+    }
+}
+
+fn filters(state: &str) -> Value {
+    match state {
+        "all" => json!(["raised", "uncaught"]),
+        "uncaught" => json!(["uncaught"]),
+        _ => json!([]),
+    }
+}
+
+impl Serve for Session {
+    fn serve(mut self, first: Sender<Reply>, commands: &Receiver<Command>) {
+        self.waiter = Some(Waiter { reply: first, deadline: self.first_deadline });
+        self.publish();
+        let mut events = self.client.events().clone();
+        let mut clocks = Clocks::start();
+        loop {
+            let (waiting, idle) = clocks.turn(
+                self.waiter.as_ref().map(|w| w.deadline),
+                matches!(self.state, State::Exited(_)),
+            );
+            select! {
+                recv(commands) -> command => match command {
+                    Ok(command) => {
+                        clocks.called();
+                        self.handle_command(command);
+                    }
+                    Err(_) => break, // the session was stopped, or the server is exiting
+                },
+                recv(events) -> event => match event {
+                    Ok(event) => self.handle_event(event),
+                    Err(_) => {
+                        events = never();
+                        self.ended(None);
+                    }
+                },
+                recv(waiting) -> _ => {
+                    let state = self.stop_state();
+                    self.reply(Ok(state));
+                },
+                recv(idle) -> _ => {
+                    log::info(format_args!("session {} idle for {} s: ending it", self.id, clocks.idle_limit.as_secs()));
+                    self.idle_ended = true;
+                    self.ended(None);
+                },
+            }
+        }
+        self.kill_all();
+    }
+}
+
+impl Session {
+    fn request(&mut self, command: &str, arguments: Value) -> Result<Value, Failure> {
+        let reply = self.client.send(command, arguments);
+        match reply.recv_timeout(REQUEST_TIMEOUT) {
+            Ok(Ok(body)) => Ok(body),
+            Ok(Err(message)) => Err(Failure::new("adapter_failed", format!("debugpy: {message}"))),
+            Err(_) => Err(Failure::new("adapter_failed", "debugpy did not answer in time")),
+        }
+    }
+
+    fn setup(
+        &mut self,
+        program: &python::Program,
+        helpers: &std::path::Path,
+        breakpoints: Vec<BreakpointSpec>,
+        pause_on_exceptions: &str,
+        stop_on_entry: bool,
+    ) -> Result<(), Failure> {
+        let initialize = self.client.send(
+            "initialize",
+            json!({"clientID": "debug-mcp", "adapterID": "debugpy", "pathFormat": "path",
+                   "linesStartAt1": true, "columnsStartAt1": true, "supportsVariableType": true}),
+        );
+        if let Err(failure) = self.wait(&initialize) {
+            return Err(self.adapter_failure(failure));
+        }
+        let mut arguments = python::launch_arguments(program, helpers);
+        arguments["stopOnEntry"] = stop_on_entry.into();
+        let launch = self.client.send("launch", arguments);
+        // The `initialized` event, then the breakpoints and configurationDone (notes/dap.md).
+        let events = self.client.events().clone();
+        let limit = crossbeam_channel::after(REQUEST_TIMEOUT);
+        loop {
+            select! {
+                recv(events) -> event => match event {
+                    Ok(event) if event["event"] == "initialized" => break,
+                    Ok(event) => self.handle_event(event),
+                    Err(_) => return Err(self.adapter_failure(Failure::new("adapter_failed", "debugpy's adapter ended"))),
+                },
+                recv(launch) -> answer => {
+                    let message = match answer { Ok(Err(m)) => m, _ => "launch ended early".into() };
+                    return Err(Failure::new("launch_failed", format!("debugpy could not launch the program: {message}")));
+                },
+                recv(limit) -> _ => return Err(Failure::new("adapter_failed", "debugpy did not get ready in time")),
+            }
+        }
+        for (i, spec) in breakpoints.into_iter().enumerate() {
+            self.add_breakpoint(spec)
+                .map_err(|f| f.with("field", format!("breakpoints[{i}]").into()))?;
+        }
+        self.request("setExceptionBreakpoints", json!({"filters": filters(pause_on_exceptions)}))?;
+        self.request("configurationDone", json!({}))?;
+        self.wait(&launch)?;
+        Ok(())
+    }
+
+    fn wait(&self, reply: &Receiver<crate::dap::Reply>) -> Result<Value, Failure> {
+        match reply.recv_timeout(REQUEST_TIMEOUT) {
+            Ok(Ok(body)) => Ok(body),
+            Ok(Err(message)) => Err(Failure::new("adapter_failed", format!("debugpy: {message}"))),
+            Err(_) => Err(Failure::new("adapter_failed", "debugpy did not answer in time")),
+        }
+    }
+
+    /// Explains an adapter that ended early (most often: no debugpy for that interpreter).
+    fn adapter_failure(&mut self, failure: Failure) -> Failure {
+        let _ = self.adapter.finish(Duration::from_millis(500));
+        self.adapter.settle_output();
+        let stderr = self.adapter.output().stderr_text();
+        if stderr.contains("No module named") && stderr.contains("debugpy") {
+            let python = &self.adapter_python;
+            return Failure::new(
+                "no_debugpy",
+                format!("debugpy is not installed for {python}: run `{python} -m pip install debugpy` (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"),
+            );
+        }
+        failure
+    }
+
+    /// Sends a file's whole breakpoint list and records what debugpy made of each.
+    fn sync_file(&mut self, file: &PathBuf) -> Result<(), Failure> {
+        let indices: Vec<usize> = (0..self.breakpoints.len())
+            .filter(|&i| &self.breakpoints[i].spec.real_file == file)
+            .collect();
+        let list: Vec<Value> = indices
+            .iter()
+            .map(|&i| {
+                let spec = &self.breakpoints[i].spec;
+                let mut bp = json!({"line": spec.line});
+                if let Some(c) = &spec.condition {
+                    bp["condition"] = c.as_str().into();
+                }
+                if let Some(m) = &spec.log_message {
+                    bp["logMessage"] = m.as_str().into();
+                }
+                bp
+            })
+            .collect();
+        let answer = self.request(
+            "setBreakpoints",
+            json!({"source": {"path": file.display().to_string()}, "breakpoints": list}),
+        )?;
+        for (position, &i) in indices.iter().enumerate() {
+            let got = &answer["breakpoints"][position];
+            let bp = &mut self.breakpoints[i];
+            bp.dap_id = got["id"].as_i64();
+            bp.verified = got["verified"] == true;
+            bp.line = got["line"].as_u64();
+            bp.message = got["message"].as_str().map(String::from);
+        }
+        Ok(())
+    }
+
+    fn add_breakpoint(&mut self, spec: BreakpointSpec) -> Result<Value, Failure> {
+        self.next_breakpoint += 1;
+        let id = self.next_breakpoint.to_string();
+        let file = spec.real_file.clone();
+        self.breakpoints.push(Breakpoint {
+            id: id.clone(),
+            spec,
+            dap_id: None,
+            verified: false,
+            line: None,
+            message: None,
+            hits: 0,
+        });
+        self.sync_file(&file)?;
+        let bp = self.breakpoints.iter().find(|b| b.id == id).expect("just added");
+        Ok(bp.to_json())
+    }
+
+    fn remove_breakpoint(&mut self, id: &str) -> Reply {
+        let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
+            let known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
+            return Err(Failure::new(
+                "no_breakpoint",
+                format!(
+                    "no breakpoint {id} in session {}: its breakpoints are [{}]",
+                    self.id,
+                    known.join(", ")
+                ),
+            ));
+        };
+        let removed = self.breakpoints.remove(index);
+        self.sync_file(&removed.spec.real_file)?;
+        Ok(json!({"sessionId": self.id, "removed": id}))
+    }
+
+    fn reply(&mut self, reply: Reply) {
+        if let Some(waiter) = self.waiter.take() {
+            let _ = waiter.reply.send(reply);
+        }
+    }
+
+    fn handle_event(&mut self, event: Value) {
+        if event["type"] == "request" {
+            self.client.refuse(&event);
+            return;
+        }
+        let body = &event["body"];
+        match event["event"].as_str().unwrap_or_default() {
+            "output" => {
+                let Some(message) = dap::route_output(body, &mut self.output) else { return };
+                // debugpy sends a logpoint's message with `"source": {}`, no path or line,
+                // so its owner is found by the message's shape: the one logpoint whose
+                // literal text fits it.
+                let text_line = message.trim_end_matches('\n');
+                let mut owners = self.breakpoints.iter_mut().filter(|b| {
+                    b.spec
+                        .log_message
+                        .as_deref()
+                        .is_some_and(|template| template_fits(template, text_line))
+                });
+                let id = match (owners.next(), owners.next()) {
+                    (Some(b), None) => {
+                        b.hits += 1;
+                        Some(b.id.clone())
+                    }
+                    _ => None,
+                };
+                self.console
+                    .record(json!({"type": "logpoint", "breakpointId": id, "text": text_line}));
+            }
+            "process" => self.debuggee_pid = dap::process_id(body),
+            "thread" if body["reason"] == "started" && self.thread.is_none() => {
+                self.thread = Some(body["threadId"].clone())
+            }
+            "breakpoint" => {
+                let changed = &body["breakpoint"];
+                if let Some(bp) = self
+                    .breakpoints
+                    .iter_mut()
+                    .find(|b| b.dap_id.is_some() && b.dap_id == changed["id"].as_i64())
+                {
+                    bp.verified = changed["verified"] == true;
+                    bp.line = changed["line"].as_u64().or(bp.line);
+                }
+            }
+            "stopped" => self.stopped(body.clone()),
+            "continued" if !matches!(self.state, State::Exited(_)) => {
+                self.state = State::Running;
+                self.publish();
+            }
+            "exited" => self.ended(body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())),
+            "terminated" => self.ended(None),
+            _ => {}
+        }
+    }
+
+    fn stopped(&mut self, body: Value) {
+        let thread = body["threadId"].clone();
+        let frames = self
+            .request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
+            .map(|t| t["stackFrames"].as_array().cloned().unwrap_or_default())
+            .unwrap_or_default();
+        // debugpy starts the program through runpy; those frames are its, not the user's.
+        let mut frames = frames;
+        while frames.len() > 1
+            && frames
+                .last()
+                .and_then(|f| f.pointer("/source/path"))
+                .and_then(Value::as_str)
+                .is_some_and(|p| p.ends_with("runpy.py"))
+        {
+            frames.pop();
+        }
+        let hit_ids: Vec<i64> = body["hitBreakpointIds"]
+            .as_array()
+            .map(|ids| ids.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default();
+        let mut ours = false;
+        for bp in
+            self.breakpoints.iter_mut().filter(|b| b.dap_id.is_some_and(|id| hit_ids.contains(&id)))
+        {
+            bp.hits += 1;
+            ours = true;
+        }
+        let reason = match body["reason"].as_str().unwrap_or_default() {
+            "breakpoint" => "breakpoint",
+            _ if ours => "breakpoint",
+            "exception" => "exception",
+            "entry" => "entry",
+            "pause" => "pause",
+            "step" => "step",
+            _ => match self.last_action {
+                Action::Pause => "pause",
+                Action::StepOver | Action::StepInto | Action::StepOut => "step",
+                Action::Continue => "debugger",
+            },
+        };
+        let exception = if reason == "exception" {
+            self.request("exceptionInfo", json!({"threadId": thread})).ok().map(|info| {
+                json!({"class": info["exceptionId"], "message": info["description"],
+                       "stack": info.pointer("/details/stackTrace").cloned().unwrap_or(Value::Null)})
+            })
+        } else {
+            None
+        };
+        self.thread = Some(thread.clone());
+        self.state = State::Paused { reason, thread, frames, exception };
+        self.publish();
+        if self.waiter.is_some() {
+            let state = self.stop_state();
+            self.reply(Ok(state));
+        }
+    }
+
+    fn ended(&mut self, code: Option<i32>) {
+        if let State::Exited(known) = &mut self.state {
+            if known.is_none() {
+                *known = code;
+            }
+            return;
+        }
+        if code.is_none() && !self.idle_ended {
+            // `terminated` (or the adapter gone): the exit code, if any, came first.
+        }
+        self.state = State::Exited(code);
+        self.client.close_input();
+        let _ = self.adapter.finish(Duration::from_secs(2));
+        self.kill_all();
+        self.publish();
+        let state = self.stop_state();
+        self.reply(Ok(state));
+    }
+
+    fn kill_all(&mut self) {
+        if let Some(pid) = self.debuggee_pid {
+            sys::kill_group(pid);
+        }
+        self.adapter.kill();
+    }
+
+    fn frame_json(frame: &Value, index: usize) -> Value {
+        json!({"index": index, "function": frame["name"],
+               "file": frame.pointer("/source/path").cloned().unwrap_or(Value::Null),
+               "line": frame["line"], "column": frame["column"]})
+    }
+
+    fn stop_state(&mut self) -> Value {
+        match &self.state {
+            State::Running => json!({"sessionId": self.id, "state": "running",
+                "message": "still running when the timeout passed: call debug-pause to stop it, or debug-continue to wait longer"}),
+            State::Exited(code) => {
+                let output = self.output.to_json();
+                let mut state = json!({"sessionId": self.id, "state": "exited",
+                    "stdout": output["stdout"], "stderr": output["stderr"]});
+                if let Some(code) = code {
+                    state["exitCode"] = (*code).into();
+                }
+                if self.idle_ended {
+                    state["message"] = "ended by debug-mcp: no call came for the idle limit (DEBUG_MCP_SESSION_IDLE_MS)".into();
+                }
+                state
+            }
+            State::Paused { reason, frames, exception, .. } => {
+                let reason = *reason;
+                let exception = exception.clone();
+                let top = frames.first().cloned().unwrap_or(Value::Null);
+                let mut location = Session::frame_json(&top, 0);
+                location.as_object_mut().map(|o| o.remove("index"));
+                let mut state = json!({"sessionId": self.id, "state": "paused", "reason": reason, "location": location});
+                if let Some(source) = source_lines(&state["location"]) {
+                    state["source"] = source;
+                }
+                let frame_id = top["id"].clone();
+                state["locals"] = self
+                    .scope_variables(&frame_id, &["Locals"], MAX_LOCALS)
+                    .map(|mut v| {
+                        for item in &mut v {
+                            item.as_object_mut().map(|o| o.remove("expandable"));
+                        }
+                        Value::from(v)
+                    })
+                    .unwrap_or_else(|_| json!([]));
+                let hits: Vec<&str> = self
+                    .breakpoints
+                    .iter()
+                    .filter(|b| {
+                        reason == "breakpoint"
+                            && b.verified
+                            && b.line == top["line"].as_u64()
+                            && b.spec.real_file.display().to_string()
+                                == top
+                                    .pointer("/source/path")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                    })
+                    .map(|b| b.id.as_str())
+                    .collect();
+                if !hits.is_empty() {
+                    state["hitBreakpoints"] = json!(hits);
+                }
+                if let Some(exception) = exception {
+                    state["exception"] = exception;
+                }
+                state
+            }
+        }
+    }
+
+    /// Variables of the named scopes (`Locals`, `Globals`) of a frame.
+    fn scope_variables(
+        &mut self,
+        frame_id: &Value,
+        names: &[&str],
+        max: usize,
+    ) -> Result<Vec<Value>, Failure> {
+        let scopes = self.request("scopes", json!({"frameId": frame_id}))?;
+        let mut out = Vec::new();
+        for scope in scopes["scopes"].as_array().cloned().unwrap_or_default() {
+            let name = scope["name"].as_str().unwrap_or_default();
+            if !names.contains(&name) {
+                continue;
+            }
+            let several = names.len() > 1;
+            for mut v in self.children(&scope["variablesReference"], max)? {
+                if several {
+                    v["scope"] = if name == "Locals" { "local" } else { "global" }.into();
+                }
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `variables` of a reference, compact: {name, type, value, expandable}.
+    fn children(&mut self, reference: &Value, max: usize) -> Result<Vec<Value>, Failure> {
+        let answer = self.request("variables", json!({"variablesReference": reference}))?;
+        let all: Vec<Value> = answer["variables"].as_array().cloned().unwrap_or_default();
+        let total = all.len();
+        let mut items: Vec<Value> = all
+            .into_iter()
+            .filter(|v| {
+                !v["name"].as_str().unwrap_or_default().starts_with("special variables")
+                    && v["name"] != "function variables"
+            })
+            .take(max)
+            .map(|v| {
+                let kind = v["type"].as_str().unwrap_or_default().to_string();
+                let text = v["value"].as_str().unwrap_or_default();
+                let value = match kind.as_str() {
+                    "int" | "float" => {
+                        serde_json::from_str::<Value>(text).unwrap_or_else(|_| text.into())
+                    }
+                    "bool" => Value::Bool(text == "True"),
+                    "NoneType" => Value::Null,
+                    _ => clip(text, 200).into(),
+                };
+                json!({"name": v["name"], "type": kind, "value": value,
+                       "expandable": v["variablesReference"].as_i64().is_some_and(|r| r > 0)})
+            })
+            .collect();
+        if total > max {
+            items.push(json!({"name": "…", "type": "truncated", "value": format!("{} more: raise maxItems or narrow with path", total - max)}));
+        }
+        Ok(items)
+    }
+
+    fn paused_frame(&self, frame: usize) -> Result<(Value, Value), Failure> {
+        match &self.state {
+            State::Paused { frames, thread, .. } => {
+                frames.get(frame).cloned().map(|f| (f, thread.clone())).ok_or_else(|| {
+                    Failure::new(
+                        "invalid_arguments",
+                        format!(
+                            "invalid argument `frame`: there are {} frames (0 to {})",
+                            frames.len(),
+                            frames.len().saturating_sub(1)
+                        ),
+                    )
+                    .with("field", "frame".into())
+                })
+            }
+            _ => Err(self.not_paused()),
+        }
+    }
+
+    fn not_paused(&self) -> Failure {
+        match &self.state {
+            State::Exited(code) => Failure::new(
+                "exited",
+                format!("session {} has ended: the program exited ({}); start a new one with debug-launch", self.id,
+                    code.map_or("exit code unknown".into(), |c| format!("exit code {c}"))),
+            ),
+            _ => Failure::new("running", format!("session {} is running: stop it with debug-pause first", self.id)),
+        }
+    }
+
+    fn handle_command(&mut self, command: Command) {
+        match command {
+            Command::Resume { action, timeout, reply } => self.resume(action, timeout, reply),
+            Command::Stack { max_frames, reply, .. } => {
+                let answer = match &self.state {
+                    State::Paused { frames, .. } => {
+                        Ok(json!({"sessionId": self.id, "totalFrames": frames.len(),
+                        "frames": frames.iter().take(max_frames).enumerate().map(|(i, f)| Session::frame_json(f, i)).collect::<Vec<_>>()}))
+                    }
+                    _ => Err(self.not_paused()),
+                };
+                let _ = reply.send(answer);
+            }
+            Command::Evaluate { expression, frame, reply } => {
+                let _ = reply.send(self.evaluate(&expression, frame));
+            }
+            Command::Variables { query, reply } => {
+                let _ = reply.send(self.variables(&query));
+            }
+            Command::SetVariable { name, value, frame, scope, reply } => {
+                let _ = reply.send(self.set_variable(&name, &value, frame, &scope));
+            }
+            Command::PauseOnExceptions { state, reply } => {
+                let answer = self
+                    .request("setExceptionBreakpoints", json!({"filters": filters(&state)}))
+                    .map(|_| json!({"sessionId": self.id, "pauseOnExceptions": state}));
+                let _ = reply.send(answer);
+            }
+            Command::SetBreakpoint { spec, reply } => {
+                let answer = self.add_breakpoint(spec).map(|mut b| {
+                    b["sessionId"] = self.id.as_str().into();
+                    b
+                });
+                let _ = reply.send(answer);
+            }
+            Command::RemoveBreakpoint { id, reply } => {
+                let _ = reply.send(self.remove_breakpoint(&id));
+            }
+            Command::ListBreakpoints { reply } => {
+                let list: Vec<Value> = self.breakpoints.iter().map(Breakpoint::to_json).collect();
+                let _ = reply.send(Ok(json!({"sessionId": self.id, "breakpoints": list})));
+            }
+            Command::Output { since, reply } => {
+                let _ =
+                    reply.send(self.console.since(&self.id, Some(&self.output), since.as_deref()));
+            }
+            Command::Scripts { reply, .. } => {
+                let answer = self.request("loadedSources", json!({})).map(|a| {
+                    let scripts: Vec<Value> = a["sources"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|s| json!({"file": s["path"], "url": s["path"]}))
+                        .collect();
+                    json!({"sessionId": self.id, "scripts": scripts})
+                });
+                let _ = reply.send(answer);
+            }
+            Command::ScriptSource { file, reply } => {
+                let _ = reply
+                    .send(Err(Failure::new("file_not_found", format!("{file} is not on disk"))));
+            }
+        }
+    }
+
+    fn resume(&mut self, action: Action, timeout: Duration, reply: Sender<Reply>) {
+        if self.waiter.is_some() {
+            let _ = reply.send(Err(Failure::new(
+                "busy",
+                "another call is already waiting on this session: wait for it, or use debug-pause",
+            )));
+            return;
+        }
+        let thread = match &self.state {
+            State::Exited(_) => {
+                let _ = reply.send(Ok(self.stop_state()));
+                return;
+            }
+            State::Paused { thread, .. } if action == Action::Pause => {
+                let _ = thread;
+                let _ = reply.send(Ok(self.stop_state()));
+                return;
+            }
+            State::Paused { thread, .. } => thread.clone(),
+            State::Running if action == Action::Continue => Value::Null,
+            State::Running if action == Action::Pause => self.thread.clone().unwrap_or(json!(1)),
+            State::Running => {
+                let _ = reply.send(Err(Failure::new("running", "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping")));
+                return;
+            }
+        };
+        let command = match action {
+            Action::Continue if thread.is_null() => None,
+            Action::Continue => Some("continue"),
+            Action::StepOver => Some("next"),
+            Action::StepInto => Some("stepIn"),
+            Action::StepOut => Some("stepOut"),
+            Action::Pause => Some("pause"),
+        };
+        self.last_action = action;
+        if let Some(command) = command {
+            if let Err(failure) = self.request(command, json!({"threadId": thread})) {
+                let _ = reply.send(Err(failure));
+                return;
+            }
+            if command != "pause" {
+                self.state = State::Running;
+            }
+        }
+        self.waiter = Some(Waiter { reply, deadline: Instant::now() + timeout });
+    }
+
+    fn evaluate(&mut self, expression: &str, frame: usize) -> Reply {
+        let (frame, _) = self.paused_frame(frame)?;
+        let probe = format!(
+            "__import__('debug_mcp_probe').hit('{}')",
+            super::script::base64(expression.as_bytes())
+        );
+        let answer = self.request(
+            "evaluate",
+            json!({"expression": probe, "frameId": frame["id"],
+            "context": "watch", "format": {"rawString": true}}),
+        )?;
+        let text = answer["result"].as_str().unwrap_or_default();
+        let payload = text
+            .find("\u{1e}dmcp:")
+            .map(|at| &text[at + "\u{1e}dmcp:".len() + 1..])
+            .unwrap_or_default();
+        serde_json::from_str(payload)
+            .map_err(|_| Failure::new("internal", format!("unreadable value: {}", log::clip(text))))
+    }
+
+    fn variables(&mut self, query: &VariablesQuery) -> Reply {
+        let (frame, _) = self.paused_frame(query.frame)?;
+        if let Some(path) = &query.path {
+            let answer = self
+                .request(
+                    "evaluate",
+                    json!({"expression": path, "frameId": frame["id"], "context": "watch"}),
+                )
+                .map_err(|f| match f {
+                    Failure::Error { message, .. } => {
+                        Failure::new("invalid_path", format!("`{path}`: {message}"))
+                    }
+                    other => other,
+                })?;
+            let variables = match answer["variablesReference"].as_i64() {
+                Some(r) if r > 0 => {
+                    self.children(&answer["variablesReference"], query.max_items)?
+                }
+                _ => Vec::new(),
+            };
+            return Ok(
+                json!({"sessionId": self.id, "path": path, "type": answer["type"], "value": answer["result"], "variables": variables}),
+            );
+        }
+        let names: &[&str] = match query.scope.as_str() {
+            "local" => &["Locals"],
+            "global" => &["Globals"],
+            "all" => &["Locals", "Globals"],
+            other => {
+                return Err(Failure::new(
+                    "invalid_arguments",
+                    format!("invalid argument `scope`: Python frames have `local` and `global` scopes, not `{other}`"),
+                )
+                .with("field", "scope".into()))
+            }
+        };
+        let variables = self.scope_variables(&frame["id"], names, query.max_items)?;
+        Ok(
+            json!({"sessionId": self.id, "frame": query.frame, "scope": query.scope, "variables": variables}),
+        )
+    }
+
+    fn set_variable(&mut self, name: &str, value: &str, frame: usize, scope: &str) -> Reply {
+        let (frame_json, _) = self.paused_frame(frame)?;
+        let wanted = if scope == "global" { "Globals" } else { "Locals" };
+        let scopes = self.request("scopes", json!({"frameId": frame_json["id"]}))?;
+        let reference = scopes["scopes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["name"] == wanted)
+            .map(|s| s["variablesReference"].clone());
+        let Some(reference) = reference else {
+            return Err(Failure::new("no_variable", format!("frame {frame} has no {scope} scope")));
+        };
+        let known = self.children(&reference, usize::MAX)?.iter().any(|v| v["name"] == name);
+        if !known {
+            return Err(Failure::new("no_variable", format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
+        }
+        self.request(
+            "setVariable",
+            json!({"variablesReference": reference, "name": name, "value": value}),
+        )
+        .map_err(|f| match f {
+            Failure::Error { message, .. } => {
+                Failure::new("invalid_expression", format!("`value`: {message}"))
+                    .with("field", "value".into())
+            }
+            other => other,
+        })?;
+        // Frames and their variables change with the value: read it back through the probe.
+        let now = self.evaluate(name, frame)?;
+        Ok(json!({"sessionId": self.id, "name": name, "type": now["type"], "value": now["value"]}))
+    }
+
+    fn publish(&mut self) {
+        let state = match &self.state {
+            State::Running => "running",
+            State::Paused { .. } => "paused",
+            State::Exited(_) => "exited",
+        };
+        let mut summary = json!({"sessionId": self.id, "state": state, "command": self.command_line, "language": "python"});
+        if let State::Paused { reason, frames, .. } = &self.state {
+            summary["reason"] = (*reason).into();
+            if let Some(top) = frames.first() {
+                summary["location"] = Session::frame_json(top, 0);
+            }
+        }
+        if let State::Exited(Some(code)) = &self.state {
+            summary["exitCode"] = (*code).into();
+        }
+        summary["breakpoints"] = self.breakpoints.iter().map(Breakpoint::to_json).collect();
+        *self.summary.lock().expect("session summary poisoned") = summary;
+        self.watch.changed(&self.id);
+    }
+}
+
+/// Whether `text` could be `template` with its `{expression}` parts filled in:
+/// the literal pieces appear in order, the first at the start and the last at
+/// the end.
+fn template_fits(template: &str, text: &str) -> bool {
+    let mut literals = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        literals.push(&rest[..open]);
+        match rest[open..].find('}') {
+            Some(close) => rest = &rest[open + close + 1..],
+            None => return false,
+        }
+    }
+    literals.push(rest);
+    if literals.len() == 1 {
+        return text == template;
+    }
+    let (first, last) = (literals[0], literals[literals.len() - 1]);
+    if !text.starts_with(first) || !text.ends_with(last) {
+        return false;
+    }
+    let mut at = first.len();
+    for piece in &literals[1..literals.len() - 1] {
+        match text[at..].find(piece) {
+            Some(found) => at += found + piece.len(),
+            None => return false,
+        }
+    }
+    text.len() - at >= last.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::template_fits;
+
+    #[test]
+    fn logpoint_text_is_matched_to_its_template() {
+        assert!(template_fits("total={total}", "total=1025.0"));
+        assert!(template_fits("{a} and {b}!", "1 and 2!"));
+        assert!(template_fits("plain", "plain"));
+        assert!(!template_fits("plain", "plain text"));
+        assert!(!template_fits("total={total}", "count=3"));
+        assert!(!template_fits("x={x} y={y}", "x=1"));
+        assert!(!template_fits("ab{x}ba", "aba"));
+    }
+}
