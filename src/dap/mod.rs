@@ -39,6 +39,18 @@ pub(crate) fn route_output<'a>(
     None
 }
 
+/// The line debugpy placed a breakpoint at (`None`: not said yet), or why it will never
+/// stop there: debugpy answers a line without code (a comment or a blank line before the
+/// first statement) with line 0.
+pub(crate) fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String> {
+    match breakpoint["line"].as_u64() {
+        Some(0) => Err("debugpy cannot stop on that line: it holds no code (a comment, a blank \
+                        line or a docstring?); choose a line with a statement"
+            .into()),
+        line => Ok(line),
+    }
+}
+
 /// The program's pid from a `process` event.
 pub(crate) fn process_id(body: &Value) -> Option<u32> {
     body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok())
@@ -86,6 +98,13 @@ impl Client {
             }
         }
         reply
+    }
+
+    /// Asks the adapter to end the program (and its launcher), waiting half a second at most.
+    /// The adapter itself stays (debugpy #672): the caller closes its input and kills it.
+    pub(crate) fn disconnect(&mut self) {
+        let disconnect = self.send("disconnect", json!({"terminateDebuggee": true}));
+        let _ = disconnect.recv_timeout(std::time::Duration::from_millis(500));
     }
 
     /// Answers a reverse request (we declare none, so refuse any).

@@ -46,6 +46,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         outcome: Outcome::default(),
         output: process::Output::default(),
         cancelled: false,
+        no_code: None,
     };
     let result = run.setup(&program, helpers).and_then(|()| run.collect());
     run.finish(result)
@@ -65,6 +66,8 @@ struct Run<'a> {
     /// The program's stdout and stderr, from `output` events.
     output: process::Output,
     cancelled: bool,
+    /// Why the breakpoint can never stop, when debugpy says so.
+    no_code: Option<String>,
 }
 
 enum End {
@@ -162,6 +165,10 @@ impl Run<'_> {
         );
         let set = self.answer(&set)?;
         self.breakpoint_changed(&set["breakpoints"][0]);
+        if let Some(why) = &self.no_code {
+            let message = format!("line {} of {}: {why}", self.plan.line, self.plan.file.display());
+            return Err(Failure::new("no_code_at_line", message));
+        }
         let exceptions = self.client.send("setExceptionBreakpoints", json!({"filters": []}));
         self.answer(&exceptions)?;
         let done = self.client.send("configurationDone", json!({}));
@@ -195,10 +202,12 @@ impl Run<'_> {
     }
 
     fn breakpoint_changed(&mut self, breakpoint: &Value) {
-        if breakpoint["verified"] == true {
-            if let Some(line) = breakpoint["line"].as_u64() {
+        match dap::placed_line(breakpoint) {
+            Ok(Some(line)) if breakpoint["verified"] == true => {
                 self.outcome.resolved_line = u32::try_from(line).ok();
             }
+            Ok(_) => {}
+            Err(why) => self.no_code = Some(why),
         }
     }
 
@@ -318,14 +327,18 @@ impl Run<'_> {
             Ok(end) => Some(end),
             Err(Failure::Cancelled) => None,
             Err(failure) => {
+                // The launcher and the program may have started before we know their pids:
+                // the adapter ends them.
+                self.client.disconnect();
+                self.client.close_input();
+                let _ = self.adapter.finish(Duration::ZERO);
                 self.kill_all();
                 return Err(failure);
             }
         };
         let timed_out = matches!(end, Some(End::TimedOut));
         if end.is_none() || timed_out {
-            let disconnect = self.client.send("disconnect", json!({"terminateDebuggee": true}));
-            let _ = disconnect.recv_timeout(Duration::from_millis(500));
+            self.client.disconnect();
         }
         // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
         self.client.close_input();
@@ -359,6 +372,7 @@ impl Run<'_> {
             failure = failure.with("exitCode", code.into());
         }
         let hint = match (self.outcome.resolved_line, exit.code) {
+            _ if self.no_code.is_some() => format!("line {}: {}", self.plan.line, self.no_code.as_deref().unwrap_or_default()),
             (_, Some(code)) if code != 0 => format!("the program failed (exit code {code}) before the breakpoint was reached: see its stderr"),
             (None, _) => format!("the breakpoint was not verified: debugpy did not load {} (is it the file the command runs or imports?)", self.plan.file.display()),
             (Some(line), _) => format!("the breakpoint was set at line {line} but that line never ran (or its condition was never true)"),

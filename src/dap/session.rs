@@ -49,6 +49,22 @@ struct Breakpoint {
 }
 
 impl Breakpoint {
+    /// Records where debugpy placed it. debugpy "verifies" a breakpoint on a line with no
+    /// code (a comment, say) at line 0, where it never stops: that one is not verified.
+    fn placed(&mut self, answer: &Value) {
+        match dap::placed_line(answer) {
+            Ok(line) => {
+                self.verified = answer["verified"] == true;
+                self.line = line.or(self.line);
+            }
+            Err(why) => {
+                self.verified = false;
+                self.line = None;
+                self.message = Some(why);
+            }
+        }
+    }
+
     fn to_json(&self) -> Value {
         let mut json = json!({"breakpointId": self.id, "file": self.spec.file.display().to_string(),
             "line": self.spec.line, "verified": self.verified, "hits": self.hits});
@@ -309,14 +325,30 @@ impl Session {
             let got = &answer["breakpoints"][position];
             let bp = &mut self.breakpoints[i];
             bp.dap_id = got["id"].as_i64();
-            bp.verified = got["verified"] == true;
-            bp.line = got["line"].as_u64();
             bp.message = got["message"].as_str().map(String::from);
+            bp.placed(got);
         }
         Ok(())
     }
 
     fn add_breakpoint(&mut self, spec: BreakpointSpec) -> Result<Value, Failure> {
+        // debugpy keeps one breakpoint per line: a second would silently replace the first.
+        if let Some(there) = self
+            .breakpoints
+            .iter()
+            .find(|b| b.spec.real_file == spec.real_file && b.spec.line == spec.line)
+        {
+            return Err(Failure::new(
+                "duplicate_breakpoint",
+                format!(
+                    "line {} of {} already has breakpoint {}: debugpy keeps one breakpoint per line; \
+                     remove it with debug-remove-breakpoint first, then set the one you want",
+                    spec.line,
+                    spec.file.display(),
+                    there.id
+                ),
+            ));
+        }
         self.next_breakpoint += 1;
         let id = self.next_breakpoint.to_string();
         let file = spec.real_file.clone();
@@ -329,7 +361,10 @@ impl Session {
             message: None,
             hits: 0,
         });
-        self.sync_file(&file)?;
+        if let Err(failure) = self.sync_file(&file) {
+            self.breakpoints.pop();
+            return Err(failure);
+        }
         let bp = self.breakpoints.iter().find(|b| b.id == id).expect("just added");
         Ok(bp.to_json())
     }
@@ -397,8 +432,7 @@ impl Session {
                     .iter_mut()
                     .find(|b| b.dap_id.is_some() && b.dap_id == changed["id"].as_i64())
                 {
-                    bp.verified = changed["verified"] == true;
-                    bp.line = changed["line"].as_u64().or(bp.line);
+                    bp.placed(changed);
                 }
             }
             "stopped" => self.stopped(body.clone()),
@@ -453,14 +487,28 @@ impl Session {
                 Action::Continue => "debugger",
             },
         };
-        let exception = if reason == "exception" {
-            self.request("exceptionInfo", json!({"threadId": thread})).ok().map(|info| {
-                json!({"class": info["exceptionId"], "message": info["description"],
-                       "stack": info.pointer("/details/stackTrace").cloned().unwrap_or(Value::Null)})
-            })
-        } else {
-            None
+        let info = match reason {
+            "exception" => self.request("exceptionInfo", json!({"threadId": thread})).ok(),
+            _ => None,
         };
+        if let Some(info) = &info {
+            // `pauseOnExceptions: all` is for the program's exceptions: the ones the standard
+            // library and installed packages raise and catch themselves (runpy's start-up
+            // does several) are passed over.
+            let top =
+                frames.first().and_then(|f| f.pointer("/source/path")).and_then(Value::as_str);
+            if info["breakMode"] == "always" && top.is_some_and(is_library) {
+                drop(self.client.send("continue", json!({"threadId": thread})));
+                return;
+            }
+        }
+        let exception = info.map(|info| {
+            // debugpy appends "(note: full exception trace is shown but ...)" to the class.
+            let class = info["exceptionId"].as_str().unwrap_or_default();
+            let class = class.split("(note:").next().unwrap_or_default().trim();
+            json!({"class": class, "message": info["description"],
+                   "stack": info.pointer("/details/stackTrace").cloned().unwrap_or(Value::Null)})
+        });
         self.thread = Some(thread.clone());
         self.state = State::Paused { reason, thread, frames, exception };
         self.publish();
@@ -477,9 +525,6 @@ impl Session {
             }
             return;
         }
-        if code.is_none() && !self.idle_ended {
-            // `terminated` (or the adapter gone): the exit code, if any, came first.
-        }
         self.state = State::Exited(code);
         self.client.close_input();
         let _ = self.adapter.finish(Duration::from_secs(2));
@@ -490,8 +535,10 @@ impl Session {
     }
 
     fn kill_all(&mut self) {
-        if let Some(pid) = self.debuggee_pid {
-            sys::kill_group(pid);
+        match self.debuggee_pid {
+            Some(pid) => sys::kill_group(pid),
+            // Started, perhaps, but not yet said: the adapter knows and ends it.
+            None => self.client.disconnect(),
         }
         self.adapter.kill();
     }
@@ -879,6 +926,12 @@ impl Session {
         *self.summary.lock().expect("session summary poisoned") = summary;
         self.watch.changed(&self.id);
     }
+}
+
+/// Whether a frame's file is Python's own or an installed package's, not the program's.
+fn is_library(path: &str) -> bool {
+    ["/lib/python3.", "/site-packages/", "/dist-packages/"].iter().any(|part| path.contains(part))
+        || path.starts_with("<frozen")
 }
 
 /// Whether `text` could be `template` with its `{expression}` parts filled in:

@@ -433,3 +433,77 @@ fn python_sessions_step_into_pause_and_stop() {
     server.close();
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn python_exceptions_conditions_scopes_and_lines_without_code() {
+    let mut server = Server::initialized();
+    let tag = crate::tag();
+    // `all`: every exception the program raises, not the ones Python raises and catches
+    // for itself on the way in.
+    let state = launch(&mut server, &tag, "throws.py", "", json!({"pauseOnExceptions": "all"}));
+    assert_eq!(state["reason"], "exception", "{state}");
+    assert_eq!(state["location"]["file"], py("throws.py"));
+    assert_eq!(state["location"]["line"], 4);
+    assert_eq!(state["exception"]["class"], "ValueError");
+    let id = state["sessionId"].clone();
+    tool(&mut server, "debug-stop", json!({"sessionId": id}));
+    assert_no_debuggee(&tag);
+
+    let tag = crate::tag();
+    let state =
+        launch(&mut server, &tag, "throws.py", "", json!({"pauseOnExceptions": "uncaught"}));
+    assert_eq!(state["reason"], "exception", "{state}");
+    assert_eq!(
+        (state["location"]["function"].as_str(), state["location"]["line"].as_u64()),
+        (Some("main"), Some(15))
+    );
+    assert_eq!(state["exception"]["class"], "RuntimeError");
+    assert_eq!(state["exception"]["message"], "giving up");
+    let id = state["sessionId"].clone();
+    let state = tool(&mut server, "debug-continue", json!({"sessionId": id}));
+    assert_eq!((state["state"].as_str(), state["exitCode"].as_i64()), (Some("exited"), Some(1)));
+    assert_no_debuggee(&tag);
+
+    let tag = crate::tag();
+    let state = launch(&mut server, &tag, "loop.py", "", json!({"stopOnEntry": true}));
+    assert_eq!(
+        (state["reason"].as_str(), state["location"]["line"].as_u64()),
+        (Some("entry"), Some(2)),
+        "{state}"
+    );
+    let id = state["sessionId"].clone();
+    let set = |server: &mut Server, line: u64, extra: Value| {
+        let mut arguments = json!({"sessionId": id, "file": py("loop.py"), "line": line});
+        arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        tool(server, "debug-set-breakpoint", arguments)
+    };
+    let conditional = set(&mut server, 5, json!({"condition": "item['qty'] == 3"}));
+    assert_eq!(conditional["verified"], true, "{conditional}");
+    // A comment: debugpy would take it and never stop there.
+    let comment = set(&mut server, 1, json!({}));
+    assert_eq!(comment["verified"], false, "{comment}");
+    assert!(comment["reason"].as_str().unwrap().contains("holds no code"), "{comment}");
+    let again = set(&mut server, 5, json!({}));
+    assert_eq!(again["code"], "duplicate_breakpoint", "{again}");
+    let state = tool(&mut server, "debug-continue", json!({"sessionId": id}));
+    assert_eq!(state["hitBreakpoints"], json!(["1"]), "{state}");
+    assert_eq!(local(&state, "item")["value"], "{'price': 5, 'qty': 3}");
+    let globals = tool(&mut server, "debug-variables", json!({"sessionId": id, "scope": "global"}));
+    assert!(
+        globals["variables"].as_array().unwrap().iter().any(|v| v["name"] == "items"),
+        "{globals}"
+    );
+    tool(&mut server, "debug-stop", json!({"sessionId": id}));
+    assert_no_debuggee(&tag);
+
+    // A launch that fails after debugpy has started the program leaves nothing behind.
+    let tag = crate::tag();
+    let bp = json!({"file": py("loop.py"), "line": 5});
+    let failed = launch(&mut server, &tag, "loop.py", "", json!({"breakpoints": [bp, bp]}));
+    assert_eq!(failed["code"], "duplicate_breakpoint", "{failed}");
+    assert_no_debuggee(&tag);
+
+    // debug-script says so at once, without running the program to its end.
+    let result = script("loop.py", "", 1, "total");
+    assert_eq!(err(&result)["code"], "no_code_at_line", "{result}");
+}
