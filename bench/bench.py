@@ -15,6 +15,8 @@ Figures:
   - session latency: median `debug-continue` to the next breakpoint hit and median
     `debug-step`, against the same cycles driven by a bare CDP client (stdlib Python, no
     debug-mcp) and a bare `Runtime.evaluate` round trip, all in the same run;
+  - Python through debugpy (when target/venv or DEBUG_MCP_TEST_PYTHON has it): a 2,000-hit
+    debug-script call, and a session's median `debug-continue` and `debug-step`;
   - a breakpoint through a large source map: a generated 5 MB bundle with a ~20 MB map
     (target/bench/), the same call with the breakpoint set in the bundle itself, and the
     difference (finding, reading, decoding, indexing and looking up the map).
@@ -209,15 +211,14 @@ def raw_cycles(runs):
         proc.wait()
 
 
-def session_cycles(server, runs):
-    """The same cycles through debug-mcp's session tools."""
+def session_cycles(server, runs, command, file, line):
+    """The same cycles through debug-mcp's session tools (Node, or Python through debugpy)."""
     def tool(name, arguments):
         result = server.request("tools/call", {"name": name, "arguments": arguments})["result"]
         if result.get("isError"):
             raise SystemExit(f"{name} failed: {result['structuredContent']}")
         return result["structuredContent"]
-    state = tool("debug-launch", {"command": f"node {COUNT} 100000000",
-                                  "breakpoints": [{"file": COUNT, "line": 6}]})
+    state = tool("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": line}]})
     assert state["state"] == "paused", state
     resume, step = [], []
     for _ in range(runs):
@@ -309,7 +310,10 @@ def main():
     if os.path.exists(PYTHON):
         python_hits, result = timed(lambda: debug_script(server, f"{PYTHON} {COUNT_PY} 2000", COUNT_PY, 7, "i"))
         assert len(result["results"]) == 2000, result
-    session_resume, session_step = session_cycles(server, 30)
+    session_resume, session_step = session_cycles(server, 30, f"node {COUNT} 100000000", COUNT, 6)
+    python_resume = python_step = None
+    if os.path.exists(PYTHON):
+        python_resume, python_step = session_cycles(server, 30, f"{PYTHON} {COUNT_PY} 100000000", COUNT_PY, 7)
     raw_resume, raw_step, raw_evaluate = raw_cycles(30)
 
     bundle, original, line, generated_line = big_bundle()
@@ -350,6 +354,10 @@ def main():
         ("debug-step over (median of 30)", ms(session_step), ""),
         ("bare CDP: stepOver to Debugger.paused", ms(raw_step), f"debug-mcp adds {ms(session_step - raw_step)}"),
         ("bare CDP: Runtime.evaluate round trip", ms(raw_evaluate), ""),
+        ("Python session: debug-continue to the next hit (median of 30)",
+         ms(python_resume) if python_resume else "no debugpy", "target < 50 ms"),
+        ("Python session: debug-step over (median of 30)",
+         ms(python_step) if python_step else "no debugpy", "target < 50 ms"),
         ("server peak RSS (VmHWM), after the calls above", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
         (f"breakpoint via a {map_mb:.0f} MB map in a {bundle_mb:.0f} MB bundle", ms(statistics.median(mapped)), ""),
         ("same bundle, breakpoint set in the bundle itself", ms(statistics.median(plain)),

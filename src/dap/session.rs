@@ -25,7 +25,7 @@ use crate::sessions::{Clocks, Handle, Watch};
 use crate::sys;
 use crate::tools::script::Failure;
 
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;
 
 pub(crate) fn launch(
@@ -745,17 +745,8 @@ impl Session {
                 let _ =
                     reply.send(self.console.since(&self.id, Some(&self.output), since.as_deref()));
             }
-            Command::Scripts { reply, .. } => {
-                let answer = self.request("loadedSources", json!({})).map(|a| {
-                    let scripts: Vec<Value> = a["sources"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|s| json!({"file": s["path"], "url": s["path"]}))
-                        .collect();
-                    json!({"sessionId": self.id, "scripts": scripts})
-                });
-                let _ = reply.send(answer);
+            Command::Scripts { include_internal, reply } => {
+                let _ = reply.send(self.loaded_files(include_internal));
             }
             Command::ScriptSource { file, reply } => {
                 let _ = reply
@@ -777,8 +768,7 @@ impl Session {
                 let _ = reply.send(Ok(self.stop_state()));
                 return;
             }
-            State::Paused { thread, .. } if action == Action::Pause => {
-                let _ = thread;
+            State::Paused { .. } if action == Action::Pause => {
                 let _ = reply.send(Ok(self.stop_state()));
                 return;
             }
@@ -829,6 +819,33 @@ impl Session {
             .unwrap_or_default();
         serde_json::from_str(payload)
             .map_err(|_| Failure::new("internal", format!("unreadable value: {}", log::clip(text))))
+    }
+
+    /// The program's loaded Python files, asked of the paused program itself (debugpy
+    /// does not answer `loadedSources`).
+    fn loaded_files(&mut self, include_internal: bool) -> Reply {
+        const FILES: &str = "sorted({f for m in list(__import__('sys').modules.values()) \
+                             for f in [getattr(m, '__file__', None)] if isinstance(f, str)})";
+        let answer = self.evaluate(FILES, 0).map_err(|f| match f {
+            Failure::Error { code: "running", .. } => Failure::new(
+                "running",
+                "a Python program lists its loaded files only while paused: call debug-pause first",
+            ),
+            other => other,
+        })?;
+        let Some(files) = answer["value"].as_array() else {
+            return Err(Failure::new("internal", format!("unreadable module list: {answer}")));
+        };
+        let helpers = python::helper_dir().ok();
+        let scripts: Vec<Value> = files
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|f| include_internal || !is_library(f))
+            // debug-mcp's own helpers, which debugpy's launcher imports.
+            .filter(|f| !helpers.is_some_and(|h| std::path::Path::new(f).starts_with(h)))
+            .map(|f| json!({"file": f, "url": f}))
+            .collect();
+        Ok(json!({"sessionId": self.id, "scripts": scripts}))
     }
 
     fn variables(&mut self, query: &VariablesQuery) -> Reply {
@@ -890,11 +907,24 @@ impl Session {
         if !known {
             return Err(Failure::new("no_variable", format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
         }
-        self.request(
+        // debugpy keeps the old value, and says nothing, when `value` fails: so it is
+        // evaluated once here, where a failure shows, and handed over through the probe.
+        let held = format!(
+            "(__import__('debug_mcp_probe').__dict__.__setitem__('held', ({value})), \
+             __import__('debug_mcp_probe').held)[1]"
+        );
+        let checked = self.evaluate(&held, frame)?;
+        if checked["type"] == "error" {
+            let why = checked["value"].as_str().unwrap_or_default();
+            return Err(Failure::new("invalid_expression", format!("`value`: {why}"))
+                .with("field", "value".into()));
+        }
+        let set = self.request(
             "setVariable",
-            json!({"variablesReference": reference, "name": name, "value": value}),
-        )
-        .map_err(|f| match f {
+            json!({"variablesReference": reference, "name": name,
+                   "value": "__import__('debug_mcp_probe').__dict__.pop('held')"}),
+        );
+        set.map_err(|f| match f {
             Failure::Error { message, .. } => {
                 Failure::new("invalid_expression", format!("`value`: {message}"))
                     .with("field", "value".into())

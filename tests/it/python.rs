@@ -338,6 +338,20 @@ fn a_python_session_from_breakpoint_to_exit() {
     assert_eq!(local(&state, "item")["value"], "{'price': 5, 'qty': 3}");
     let set = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "1000"}));
     assert_eq!(set, json!({"sessionId": id, "name": "total", "type": "int", "value": 1000}));
+    // debugpy keeps the old value without a word when the new one fails: we say so.
+    let bad = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "nope"}));
+    assert_eq!(bad["code"], "invalid_expression", "{bad}");
+    assert!(bad["error"].as_str().unwrap().contains("NameError"), "{bad}");
+    let bad = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "1 +"}));
+    assert!(bad["error"].as_str().unwrap().contains("SyntaxError"), "{bad}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "total"}));
+    assert_eq!(value, json!({"type": "int", "value": 1000}));
+    let closure = tool(&mut server, "debug-variables", json!({"scope": "closure"}));
+    assert_eq!(closure["code"], "invalid_arguments", "{closure}");
+    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    assert_eq!(scripts["scripts"], json!([{"file": py("loop.py"), "url": py("loop.py")}]));
+    let all = tool(&mut server, "debug-scripts", json!({"includeInternal": true}));
+    assert!(all["scripts"].as_array().unwrap().len() > 10, "{all}");
     let logpoint = tool(
         &mut server,
         "debug-set-breakpoint",
@@ -506,4 +520,47 @@ fn python_exceptions_conditions_scopes_and_lines_without_code() {
     // debug-script says so at once, without running the program to its end.
     let result = script("loop.py", "", 1, "total");
     assert_eq!(err(&result)["code"], "no_code_at_line", "{result}");
+}
+
+#[test]
+fn python_sessions_run_modules_and_programs_with_children() {
+    // `python -m pkg`: the runpy frames of a module run are trimmed too.
+    let mut server = Server::initialized_in(&root().join("fixtures/py"));
+    let tag = crate::tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": format!("DMCP_TAG={tag} {} -m pkg", python()),
+               "breakpoints": [{"file": "pkg/__main__.py", "line": 4}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(state["location"]["file"], py("pkg/__main__.py"));
+    assert_eq!(local(&state, "word")["value"], "'a'");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    assert_eq!(stack["totalFrames"], 1, "{stack}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(local(&state, "word")["value"], "'bb'");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (state["state"].as_str(), state["stdout"].as_str()),
+        (Some("exited"), Some("[1, 2]\n"))
+    );
+    assert_no_debuggee(&tag);
+    let id = state["sessionId"].clone();
+    tool(&mut server, "debug-stop", json!({"sessionId": id}));
+
+    // A child Python process runs undebugged and the session goes on past it.
+    let tag = crate::tag();
+    let state = launch(
+        &mut server,
+        &tag,
+        "spawns.py",
+        "",
+        json!({"breakpoints": [{"file": py("spawns.py"), "line": 8}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(local(&state, "out")["value"], "'child ran'");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!((state["state"].as_str(), state["exitCode"].as_i64()), (Some("exited"), Some(0)));
+    assert_no_debuggee(&tag);
 }
