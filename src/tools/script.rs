@@ -52,14 +52,24 @@ pub(crate) enum Language {
     Python,
 }
 
-/// The language a command runs: `language` when given, else from the program's name.
-pub(crate) fn language_of(command: &CommandLine, given: Option<&str>) -> Language {
-    match given {
+/// The language a command runs: the `language` argument when given, else from the
+/// program's name.
+pub(crate) fn language_arg(args: &Args, command: &CommandLine) -> Result<Language, ArgError> {
+    let given = match args.optional_string("language")? {
+        Some(_) => Some(args.choice("language", &["node", "python"], None)?),
+        None => None,
+    };
+    Ok(match given {
         Some("python") => Language::Python,
         Some(_) => Language::Node,
         None if crate::dap::python::is_python(&command.words[0]) => Language::Python,
         None => Language::Node,
-    }
+    })
+}
+
+/// The schema of the `language` argument.
+pub(crate) fn language_schema() -> Value {
+    json!({"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python: Python through debugpy; else Node)."})
 }
 
 /// How a run that produced an answer ended.
@@ -161,16 +171,16 @@ pub(crate) fn declaration() -> Value {
                     "properties": {
                         "file": {"type": "string", "description": "Script path, absolute or relative to the server's working directory."},
                         "line": {"type": "integer", "minimum": 1, "description": "1-based line number."},
-                        "condition": {"type": "string", "description": "Optional JavaScript expression; only hits where it is truthy count."}
+                        "condition": {"type": "string", "description": "Optional expression in the program's language (JavaScript or Python); only hits where it is truthy count."}
                     },
                     "required": ["file", "line"],
                     "additionalProperties": false
                 },
-                "expression": {"type": "string", "description": "JavaScript expression evaluated in the paused frame at each hit."},
+                "expression": {"type": "string", "description": "Expression in the program's language (JavaScript or Python) evaluated in the frame at each hit."},
                 "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS, "description": "Milliseconds for the whole run; the program is killed after it."},
                 "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
                 "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."},
-                "language": {"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python: Python through debugpy; else Node)."}
+                "language": language_schema()
             },
             "required": ["command", "breakpoint", "expression"],
             "additionalProperties": false
@@ -260,13 +270,9 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
-    let language = match args.optional_string("language")? {
-        Some(_) => Some(args.choice("language", &["node", "python"], None)?),
-        None => None,
-    };
     let command = shell::split(command_text)
         .map_err(|problem| PlanError::Argument(ArgError { field: "command".into(), problem }))?;
-    let language = language_of(&command, language);
+    let language = language_arg(&args, &command)?;
     let line = u32::try_from(line).expect("bounded by the range check");
     let (file, real_file) = check_file(Path::new(file), line).map_err(PlanError::Failure)?;
     Ok(Plan {

@@ -20,7 +20,7 @@ use crate::cdp::session::{
 use crate::jsonrpc::Json;
 use crate::shell;
 use crate::tools::script::{
-    check_file, render_failure, Failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS,
+    self, check_file, render_failure, Failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS,
 };
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
@@ -108,6 +108,7 @@ pub(crate) fn declarations() -> Vec<Value> {
                 "breakpoints": {"type": "array", "items": breakpoint_schema()},
                 "stopOnEntry": {"type": "boolean", "default": false},
                 "pauseOnExceptions": {"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"},
+                "language": script::language_schema(),
                 "timeout": timeout()
             }),
             &["command"],
@@ -337,12 +338,19 @@ fn timeout_arg(args: &Args) -> Result<Duration, Failure> {
 
 fn handle_launch(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
-    args.deny_unknown(&["command", "breakpoints", "stopOnEntry", "pauseOnExceptions", "timeout"])
-        .map_err(arg_failure)?;
+    args.deny_unknown(&[
+        "command",
+        "breakpoints",
+        "stopOnEntry",
+        "pauseOnExceptions",
+        "timeout",
+        "language",
+    ])
+    .map_err(arg_failure)?;
     let command = shell::split(args.string("command").map_err(arg_failure)?)
         .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
     let python =
-        crate::tools::script::language_of(&command, None) == crate::tools::script::Language::Python;
+        script::language_arg(&args, &command).map_err(arg_failure)? == script::Language::Python;
     let breakpoints = args
         .objects("breakpoints")
         .map_err(arg_failure)?

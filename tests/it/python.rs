@@ -243,6 +243,29 @@ fn the_language_can_be_named() {
         err(&bad)["error"],
         "invalid argument `language`: expected one of node, python, got \"ruby\""
     );
+
+    // An interpreter whose name does not say Python: `language` says it for a session too.
+    // (Beside the real one, so that a venv's interpreter still finds its venv.)
+    let alias = std::path::Path::new(&python()).with_file_name(format!("interpreter-{}", tag()));
+    std::os::unix::fs::symlink(python(), &alias).unwrap();
+    let tag = crate::tag();
+    let state = server.call(
+        "debug-launch",
+        json!({"command": format!("DMCP_TAG={tag} {} {}", alias.display(), py("loop.py")),
+               "language": "python", "breakpoints": [{"file": py("loop.py"), "line": 5}]}),
+    )["structuredContent"]
+        .clone();
+    std::fs::remove_file(&alias).unwrap();
+    assert_eq!(
+        (state["state"].as_str(), state["reason"].as_str()),
+        (Some("paused"), Some("breakpoint")),
+        "{state}"
+    );
+    let id = state["sessionId"].clone();
+    server.call("debug-stop", json!({"sessionId": id}));
+    assert_no_debuggee(&tag);
+    let bad = server.call("debug-launch", json!({"command": "x", "language": "ruby"}));
+    assert_eq!(bad["structuredContent"]["field"], "language", "{bad}");
 }
 
 #[test]
