@@ -157,6 +157,7 @@ impl Exit {
 /// A running (or finished) child process in its own process group.
 pub(crate) struct Debuggee {
     pid: u32,
+    group: sys::ProcessGroup,
     /// One message when the process exits; `exit` caches it.
     exited: Receiver<Exit>,
     exit: Option<Exit>,
@@ -202,6 +203,8 @@ impl Debuggee {
             _ => SpawnError::Other(spec.program.clone(), e),
         })?;
         let pid = child.id();
+        // Before the watcher can reap it: see `ProcessGroup`.
+        let group = sys::ProcessGroup::of(pid);
         let output = Output::default();
         let (notice_tx, notices) = crossbeam_channel::unbounded();
         let stdout = child.stdout.take().expect("stdout was piped");
@@ -215,8 +218,16 @@ impl Debuggee {
         };
         let (exit_tx, exited) = crossbeam_channel::bounded(1);
         let watcher = JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx));
-        let debuggee =
-            Debuggee { pid, exited, exit: None, notices, output, watcher: Some(watcher), drains };
+        let debuggee = Debuggee {
+            pid,
+            group,
+            exited,
+            exit: None,
+            notices,
+            output,
+            watcher: Some(watcher),
+            drains,
+        };
         Ok((debuggee, pipes))
     }
 
@@ -263,7 +274,7 @@ impl Debuggee {
     /// Kills the whole process group at once and waits for the leader's exit. Processes the
     /// program started in its group go too: nothing the debuggee started is left behind.
     pub(crate) fn kill(&mut self) -> Exit {
-        sys::kill_group(self.pid);
+        self.group.kill();
         if let Some(exit) = self.try_exit() {
             return exit;
         }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 /// Makes the spawned process the leader of a new process group, so that the debuggee and every
-/// process it starts can be killed together with [`kill_group`], and so that a Ctrl-C in the
+/// process it starts can be killed together with [`ProcessGroup`], and so that a Ctrl-C in the
 /// server's terminal reaches the server (which cleans up) rather than the debuggee directly.
 pub(crate) fn new_process_group(command: &mut Command) {
     command.process_group(0);
@@ -76,7 +76,7 @@ pub(crate) fn limit_malloc_arenas() {
 
 /// Sends SIGKILL to the process group led by `pid`. A group that no longer exists is not an
 /// error: the point is that nothing of it remains.
-pub(crate) fn kill_group(pid: u32) {
+fn kill_group(pid: u32) {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return;
     };
@@ -87,6 +87,40 @@ pub(crate) fn kill_group(pid: u32) {
     unsafe {
         libc::kill(-pid, libc::SIGKILL);
     }
+}
+
+/// A process group to kill later, led by a process that may be gone by then: reaped by our
+/// watcher, or not ours to reap (debugpy's launcher starts a Python program). Its pid may then
+/// be recycled, and pids wrap quickly (`pid_max` is 32768 on many machines): killing the
+/// group blindly could kill a stranger's. The leader's start time, read while it is alive
+/// (or a zombie), tells the group apart from a newcomer that got the same pid.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProcessGroup {
+    pid: u32,
+    started: Option<u64>,
+}
+
+impl ProcessGroup {
+    pub(crate) fn of(pid: u32) -> ProcessGroup {
+        ProcessGroup { pid, started: start_time(pid) }
+    }
+
+    /// Kills what is left of the group, unless its pid now belongs to another process. (While
+    /// any member of the old group lives, the kernel does not hand its id out again.)
+    pub(crate) fn kill(&self) {
+        match start_time(self.pid) {
+            Some(now) if Some(now) != self.started => {}
+            _ => kill_group(self.pid),
+        }
+    }
+}
+
+/// A process's start time (clock ticks after boot: field 22 of /proc/<pid>/stat).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count after the last ')'.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// The write end of the self-pipe the signal handler writes to; -1 until [`Signals::install`].
@@ -275,4 +309,26 @@ pub(crate) fn quick_ack(stream: &TcpStream) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = stream;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{new_process_group, ProcessGroup};
+
+    #[test]
+    fn a_recycled_pid_is_not_taken_for_the_group() {
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30");
+        new_process_group(&mut command);
+        let mut child = command.spawn().unwrap();
+        let group = ProcessGroup::of(child.id());
+        assert!(group.started.is_some());
+        // The same pid with another start time: a newcomer, left alone.
+        ProcessGroup { started: group.started.map(|t| t + 1), ..group }.kill();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(child.try_wait().unwrap().is_none(), "a stranger's group was killed");
+        group.kill();
+        let status = child.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+    }
 }

@@ -51,9 +51,10 @@ pub(crate) fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String> {
     }
 }
 
-/// The program's pid from a `process` event.
-pub(crate) fn process_id(body: &Value) -> Option<u32> {
-    body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok())
+/// The program's process group, from a `process` event.
+pub(crate) fn process_group(body: &Value) -> Option<crate::sys::ProcessGroup> {
+    let pid = body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok())?;
+    Some(crate::sys::ProcessGroup::of(pid))
 }
 
 /// A response: its `body` when `success`, else the adapter's message.

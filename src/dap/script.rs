@@ -41,7 +41,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         adapter,
         adapter_python,
         deadline,
-        debuggee_pid: None,
+        debuggee: None,
         exit_code: None,
         outcome: Outcome::default(),
         output: process::Output::default(),
@@ -60,7 +60,7 @@ struct Run<'a> {
     adapter_python: String,
     deadline: Instant,
     /// The program's pid (it runs in its own process group), from the `process` event.
-    debuggee_pid: Option<u32>,
+    debuggee: Option<sys::ProcessGroup>,
     exit_code: Option<i32>,
     outcome: Outcome,
     /// The program's stdout and stderr, from `output` events.
@@ -242,7 +242,7 @@ impl Run<'_> {
                     self.record_hit(message);
                 }
             }
-            "process" => self.debuggee_pid = dap::process_id(body),
+            "process" => self.debuggee = dap::process_group(body),
             "exited" => {
                 self.exit_code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())
             }
@@ -381,8 +381,8 @@ impl Run<'_> {
     }
 
     fn kill_all(&mut self) {
-        if let Some(pid) = self.debuggee_pid {
-            sys::kill_group(pid);
+        if let Some(group) = self.debuggee {
+            group.kill();
         }
         self.adapter.kill();
     }

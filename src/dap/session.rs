@@ -107,7 +107,7 @@ struct Session {
     client: Client,
     adapter: Debuggee,
     adapter_python: String,
-    debuggee_pid: Option<u32>,
+    debuggee: Option<sys::ProcessGroup>,
     state: State,
     waiter: Option<Waiter>,
     last_action: Action,
@@ -137,7 +137,7 @@ fn start(
         client,
         adapter,
         adapter_python,
-        debuggee_pid: None,
+        debuggee: None,
         state: State::Running,
         waiter: None,
         last_action: Action::Continue,
@@ -421,7 +421,7 @@ impl Session {
                 self.console
                     .record(json!({"type": "logpoint", "breakpointId": id, "text": text_line}));
             }
-            "process" => self.debuggee_pid = dap::process_id(body),
+            "process" => self.debuggee = dap::process_group(body),
             "thread" if body["reason"] == "started" && self.thread.is_none() => {
                 self.thread = Some(body["threadId"].clone())
             }
@@ -535,8 +535,8 @@ impl Session {
     }
 
     fn kill_all(&mut self) {
-        match self.debuggee_pid {
-            Some(pid) => sys::kill_group(pid),
+        match self.debuggee {
+            Some(group) => group.kill(),
             // Started, perhaps, but not yet said: the adapter knows and ends it.
             None => self.client.disconnect(),
         }

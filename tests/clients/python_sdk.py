@@ -81,16 +81,21 @@ async def main():
                         check(len(progress) >= 1, "no progress for a long call")
             # A session, validated against each tool's outputSchema as the SDK does.
             schemas = {t.name: t.output_schema for t in tools}
-            steps = [
-                ("debug-launch", {"command": "node fixtures/loop.js",
-                                  "breakpoints": [{"file": "fixtures/loop.js", "line": 5}]}, "paused"),
-                ("debug-evaluate", {"expression": "total"}, None),
-                ("debug-step", {"kind": "over"}, "paused"),
-                ("debug-stack", {}, None),
-                ("debug-sessions", {}, None),
-                ("debug-continue", {}, "paused"),
-                ("debug-stop", {}, None),
-            ]
+            # A Node session, then a Python one (this interpreter has debugpy: .ci/run's venv).
+            steps = []
+            for command, file in [("node fixtures/loop.js", "fixtures/loop.js"),
+                                  (f"{sys.executable} fixtures/py/loop.py", "fixtures/py/loop.py")]:
+                steps += [
+                    ("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": 5}]}, "paused"),
+                    ("debug-evaluate", {"expression": "total"}, None),
+                    ("debug-step", {"kind": "over"}, "paused"),
+                    ("debug-stack", {}, None),
+                    ("debug-variables", {}, None),
+                    ("debug-sessions", {}, None),
+                    ("debug-continue", {}, "paused"),
+                    ("debug-output", {}, None),
+                    ("debug-stop", {}, None),
+                ]
             for name, arguments, state in steps:
                 result = await asyncio.wait_for(session.call_tool(name, arguments), 60)
                 content = result.structured_content

@@ -490,11 +490,12 @@ fn launch_failures_are_clear() {
 fn cancelling_a_waiting_call_leaves_the_session_usable() {
     let mut server = Server::initialized();
     let tag = tag();
-    tool(
+    let launched = tool(
         &mut server,
         "debug-launch",
         json!({"command": node(&tag, "hang.js", ""), "timeout": 100}),
     );
+    assert_eq!(launched["state"], "running", "{launched}");
     let waiting = server.start_request(
         "tools/call",
         json!({"name": "debug-continue", "arguments": {"timeout": 60000}}),
