@@ -88,6 +88,23 @@ pub(crate) struct Adapter {
     pub(crate) client: Client,
 }
 
+/// After the adapter ended early: the failure that says debugpy is missing for `python`, with
+/// the command that installs it, when its stderr says so (the most common reason).
+pub(crate) fn no_debugpy(adapter: &mut Debuggee, python: &str) -> Option<Failure> {
+    let _ = adapter.finish(std::time::Duration::from_millis(500));
+    adapter.settle_output();
+    let stderr = adapter.output().stderr_text();
+    (stderr.contains("No module named") && stderr.contains("debugpy")).then(|| {
+        Failure::new(
+            "no_debugpy",
+            format!(
+                "debugpy is not installed for {python}: run `{python} -m pip install debugpy` \
+                 (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"
+            ),
+        )
+    })
+}
+
 /// Parses `command` and starts `python -m debugpy.adapter` for it, under
 /// `DEBUG_MCP_DEBUGPY_PYTHON` if set, else the program's own interpreter.
 pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {

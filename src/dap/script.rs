@@ -116,20 +116,10 @@ impl Run<'_> {
 
     /// The adapter ended early: most often debugpy is not installed for that interpreter.
     fn adapter_gone(&mut self) -> Failure {
-        let _ = self.adapter.finish(Duration::from_millis(500));
-        self.adapter.settle_output();
-        let stderr = self.adapter.output().stderr_text();
-        if stderr.contains("No module named") && stderr.contains("debugpy") {
-            let python = &self.adapter_python;
-            return Failure::new(
-                "no_debugpy",
-                format!(
-                    "debugpy is not installed for {python}: run `{python} -m pip install debugpy` \
-                     (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"
-                ),
-            );
-        }
-        Failure::new("adapter_failed", format!("debugpy's adapter ended: {}", stderr.trim()))
+        python::no_debugpy(&mut self.adapter, &self.adapter_python).unwrap_or_else(|| {
+            let stderr = self.adapter.output().stderr_text();
+            Failure::new("adapter_failed", format!("debugpy's adapter ended: {}", stderr.trim()))
+        })
     }
 
     fn setup(

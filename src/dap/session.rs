@@ -222,11 +222,7 @@ impl Serve for Session {
 impl Session {
     fn request(&mut self, command: &str, arguments: Value) -> Result<Value, Failure> {
         let reply = self.client.send(command, arguments);
-        match reply.recv_timeout(REQUEST_TIMEOUT) {
-            Ok(Ok(body)) => Ok(body),
-            Ok(Err(message)) => Err(Failure::new("adapter_failed", format!("debugpy: {message}"))),
-            Err(_) => Err(Failure::new("adapter_failed", "debugpy did not answer in time")),
-        }
+        self.wait(&reply)
     }
 
     fn setup(
@@ -285,17 +281,7 @@ impl Session {
 
     /// Explains an adapter that ended early (most often: no debugpy for that interpreter).
     fn adapter_failure(&mut self, failure: Failure) -> Failure {
-        let _ = self.adapter.finish(Duration::from_millis(500));
-        self.adapter.settle_output();
-        let stderr = self.adapter.output().stderr_text();
-        if stderr.contains("No module named") && stderr.contains("debugpy") {
-            let python = &self.adapter_python;
-            return Failure::new(
-                "no_debugpy",
-                format!("debugpy is not installed for {python}: run `{python} -m pip install debugpy` (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"),
-            );
-        }
-        failure
+        python::no_debugpy(&mut self.adapter, &self.adapter_python).unwrap_or(failure)
     }
 
     /// Sends a file's whole breakpoint list and records what debugpy made of each.
