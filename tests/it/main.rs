@@ -295,3 +295,23 @@ pub fn err(result: &Value) -> &Value {
 pub fn values(structured: &Value) -> Vec<Value> {
     structured["results"].as_array().unwrap().iter().map(|r| r["value"].clone()).collect()
 }
+
+/// Runs one debug-script call on a fresh server and checks that nothing it started (found by
+/// the command's `DMCP_TAG=`) is left running.
+pub fn run_script(arguments: Value) -> Value {
+    let tag = arguments["command"]
+        .as_str()
+        .and_then(|c| c.strip_prefix("DMCP_TAG="))
+        .map(|c| c.split(' ').next().unwrap().to_string());
+    let mut server = Server::initialized();
+    let result = server.debug_script(arguments);
+    if let Some(tag) = tag {
+        assert_no_debuggee(&tag);
+    }
+    result
+}
+
+/// Calls a session tool and returns its structured content, whether it succeeded or not.
+pub fn tool(server: &mut Server, name: &str, arguments: Value) -> Value {
+    server.call(name, arguments)["structuredContent"].clone()
+}

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, err, fixture, ok, root, tag, values, Server};
+use crate::{assert_no_debuggee, err, fixture, ok, root, run_script, tag, tool, values, Server};
 
 /// An interpreter that has debugpy.
 fn python() -> String {
@@ -59,22 +59,8 @@ fn py(name: &str) -> String {
     fixture(&format!("py/{name}"))
 }
 
-fn run(arguments: Value) -> Value {
-    let tag = arguments["command"]
-        .as_str()
-        .unwrap()
-        .strip_prefix("DMCP_TAG=")
-        .map(|c| c.split(' ').next().unwrap().to_string());
-    let mut server = Server::initialized();
-    let result = server.debug_script(arguments);
-    if let Some(tag) = tag {
-        assert_no_debuggee(&tag);
-    }
-    result
-}
-
 fn script(name: &str, args: &str, line: u64, expression: &str) -> Value {
-    run(json!({
+    run_script(json!({
         "command": format!("DMCP_TAG={} {} '{}' {args}", tag(), python(), py(name)),
         "breakpoint": {"file": py(name), "line": line},
         "expression": expression,
@@ -144,7 +130,7 @@ fn many_hits_caps_and_conditions() {
     assert!(got.iter().enumerate().all(|(i, v)| *v == json!(i)), "hits out of order");
     assert_eq!(ok(&result)["output"]["stdout"], "sum 2664667000\n");
 
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={} {} {} 500", tag(), python(), py("count.py")),
         "breakpoint": {"file": py("count.py"), "line": 7, "condition": "i % 100 == 0"},
         "expression": "i", "maxHits": 3,
@@ -172,7 +158,7 @@ fn exit_mid_run_modules_and_stacks() {
     assert_eq!(values(ok(&result)), [json!("a"), json!("bb")]);
     assert_no_debuggee(&module_tag);
 
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={} {} {}", tag(), python(), py("values.py")),
         "breakpoint": {"file": py("values.py"), "line": 23}, "expression": "number", "includeStack": true}));
     let s = ok(&result);
@@ -201,7 +187,7 @@ fn failures_say_what_to_do() {
     let fake = dir.join("python3");
     std::fs::write(&fake, "#!/bin/sh\nexec python3 -I -S \"$@\"\n").unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("{} {}", fake.display(), py("loop.py")),
         "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "1"}));
     let e = err(&result);
@@ -219,7 +205,7 @@ fn timeouts_kill_the_program_and_the_adapter() {
     )
     .unwrap();
     let tag = tag();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={tag} {} {}", python(), hang.display()),
         "breakpoint": {"file": hang.display().to_string(), "line": 4}, "expression": "ticks", "timeout": 3000}));
     let s = ok(&result);
@@ -231,7 +217,7 @@ fn timeouts_kill_the_program_and_the_adapter() {
 
 #[test]
 fn the_language_can_be_named() {
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={} {} {}", tag(), python(), py("loop.py")),
         "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "total", "language": "python"}));
     assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)]);
@@ -290,11 +276,6 @@ fn generators_async_recursion_floods_and_children() {
     // The child runs undebugged (subProcess: false) and does not hang waiting for a debugger.
     let result = script("spawns.py", "", 8, "out");
     assert_eq!(values(ok(&result)), [json!("child ran")]);
-}
-
-/// Calls a session tool and returns its structured content, whether it succeeded or not.
-fn tool(server: &mut Server, name: &str, arguments: Value) -> Value {
-    server.call(name, arguments)["structuredContent"].clone()
 }
 
 fn launch(server: &mut Server, tag: &str, file: &str, args: &str, extra: Value) -> Value {

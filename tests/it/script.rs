@@ -5,24 +5,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, err, fixture, node, ok, tag, values, Server};
-
-/// Runs one debug-script call on a fresh server and checks nothing is left running.
-fn run(arguments: Value) -> Value {
-    let tag = arguments["command"]
-        .as_str()
-        .and_then(|c| c.strip_prefix("DMCP_TAG="))
-        .map(|c| c.split(' ').next().unwrap().to_string());
-    let mut server = Server::initialized();
-    let result = server.debug_script(arguments);
-    if let Some(tag) = tag {
-        assert_no_debuggee(&tag);
-    }
-    result
-}
+use crate::{assert_no_debuggee, err, fixture, node, ok, run_script, tag, values, Server};
 
 fn script(fixture_name: &str, args: &str, line: u64, expression: &str) -> Value {
-    run(json!({
+    run_script(json!({
         "command": node(&tag(), fixture_name, args),
         "breakpoint": {"file": fixture(fixture_name), "line": line},
         "expression": expression,
@@ -172,7 +158,7 @@ fn two_thousand_hits_and_max_hits() {
     assert_eq!(s["output"]["stdout"], "sum 2664667000\n");
 
     let tag = tag();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag, "count.js", "5000"),
         "breakpoint": {"file": fixture("count.js"), "line": 6},
         "expression": "i", "maxHits": 100,
@@ -186,7 +172,7 @@ fn two_thousand_hits_and_max_hits() {
 
 #[test]
 fn conditions_filter_hits() {
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag(), "count.js", "100"),
         "breakpoint": {"file": fixture("count.js"), "line": 6, "condition": "i % 25 === 0"},
         "expression": "square",
@@ -196,7 +182,7 @@ fn conditions_filter_hits() {
 
 #[test]
 fn include_stack_gives_frames() {
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag(), "throws.js", ""),
         "breakpoint": {"file": fixture("throws.js"), "line": 4},
         "expression": "n", "includeStack": true,
@@ -231,7 +217,7 @@ fn debugger_statements_do_not_stop_the_run() {
 #[test]
 fn timeout_after_hits_returns_them_and_kills() {
     let tag = tag();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag, "hang.js", ""),
         "breakpoint": {"file": fixture("hang.js"), "line": 5},
         "expression": "ticks", "timeout": 500,
@@ -261,8 +247,10 @@ fn script_with_timeout(fixture_name: &str, line: u64, timeout: u64, runner: &str
     } else {
         format!("DMCP_TAG={tag} {runner}")
     };
-    run(json!({"command": command, "breakpoint": {"file": fixture(fixture_name), "line": line},
-               "expression": "1", "timeout": timeout}))
+    run_script(
+        json!({"command": command, "breakpoint": {"file": fixture(fixture_name), "line": line},
+               "expression": "1", "timeout": timeout}),
+    )
 }
 
 #[test]
@@ -277,7 +265,7 @@ fn exited_before_hit_shows_why() {
         result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect();
     assert!(texts.contains("SyntaxError"), "stderr must reach agents that read only content");
 
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag(), "count.js", "10"),
         "breakpoint": {"file": fixture("count.js"), "line": 6, "condition": "i < 0"}, "expression": "1",
     }));
@@ -287,7 +275,7 @@ fn exited_before_hit_shows_why() {
     assert_eq!(e["resolvedLine"], 6);
     assert_eq!(e["hint"], "the breakpoint was set at line 6; either that line never ran or `i < 0` was never truthy there");
 
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag(), "never_called.js", ""),
         "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "1",
     }));
@@ -326,7 +314,7 @@ fn port_in_use_is_named() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let tag = tag();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={tag} node --inspect-brk={port} '{}'", fixture("loop.js")),
         "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "1",
     }));
@@ -345,13 +333,13 @@ fn explicit_inspector_ports_work() {
         format!("--inspect-brk=127.0.0.1:{port}"),
         format!("--inspect={port}"),
     ] {
-        let result = run(json!({
+        let result = run_script(json!({
             "command": format!("DMCP_TAG={} node {flag} '{}'", tag(), fixture("loop.js")),
             "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total",
         }));
         assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)], "{flag}");
     }
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("node --inspect-brk=0.0.0.0:{port} '{}'", fixture("loop.js")),
         "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "1",
     }));
@@ -362,7 +350,7 @@ fn explicit_inspector_ports_work() {
 fn paths_with_odd_characters_and_symlinks() {
     let dir = fixture("odd path #1 %é");
     let file = format!("{dir}/app.js");
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={} node '{file}'", tag()),
         "breakpoint": {"file": file, "line": 3}, "expression": "where",
     }));
@@ -374,12 +362,12 @@ fn paths_with_odd_characters_and_symlinks() {
     std::fs::create_dir_all(&link_dir).unwrap();
     let link = link_dir.join("linked.js");
     std::os::unix::fs::symlink(Path::new(&fixture("loop.js")), &link).unwrap();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={} node fixtures/loop.js", tag()),
         "breakpoint": {"file": link.display().to_string(), "line": 5}, "expression": "total",
     }));
     assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)]);
-    let result = run(json!({
+    let result = run_script(json!({
         "command": format!("DMCP_TAG={} node '{}'", tag(), link.display()),
         "breakpoint": {"file": "fixtures/loop.js", "line": 5}, "expression": "total",
     }));
@@ -404,7 +392,7 @@ fn environment_assignments_and_node_options() {
 fn children_of_the_debuggee_are_not_left_behind() {
     // spawns.js starts `sleep 300` and ends; its whole process group goes with it.
     let tag = tag();
-    let result = run(json!({
+    let result = run_script(json!({
         "command": node(&tag, "spawns.js", ""),
         "breakpoint": {"file": fixture("spawns.js"), "line": 6}, "expression": "typeof pid",
     }));

@@ -5,12 +5,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, eventually, fixture, node, processes_with_tag, root, tag, Server};
-
-/// Calls a session tool and returns its structured content, whether it succeeded or not.
-fn tool(server: &mut Server, name: &str, arguments: Value) -> Value {
-    server.call(name, arguments)["structuredContent"].clone()
-}
+use crate::{
+    assert_no_debuggee, eventually, fixture, node, processes_with_tag, root, tag, tool, Server,
+};
 
 fn ts_file(name: &str) -> String {
     root().join("fixtures/ts").join(name).display().to_string()
