@@ -434,12 +434,11 @@ impl Session {
 
     fn stopped(&mut self, body: Value) {
         let thread = body["threadId"].clone();
-        let frames = self
+        let mut frames = self
             .request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
             .map(|t| t["stackFrames"].as_array().cloned().unwrap_or_default())
             .unwrap_or_default();
         // debugpy starts the program through runpy; those frames are its, not the user's.
-        let mut frames = frames;
         while frames.len() > 1
             && frames
                 .last()
