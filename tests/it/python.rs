@@ -193,6 +193,22 @@ fn failures_say_what_to_do() {
     let e = err(&result);
     assert_eq!(e["code"], "no_debugpy");
     assert_eq!(e["error"], format!("debugpy is not installed for {}: run `{} -m pip install debugpy` (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)", fake.display(), fake.display()));
+    // DEBUG_MCP_DEBUGPY_PYTHON runs the adapter under an interpreter that has debugpy; the
+    // program still runs under the one the command names (here the machine's python3, not
+    // the venv's).
+    let mut server = Server::start_with(&[("DEBUG_MCP_DEBUGPY_PYTHON", &python())]);
+    server.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+    let result = server.debug_script(json!({
+        "command": format!("python3 {}", py("loop.py")),
+        "breakpoint": {"file": py("loop.py"), "line": 5}, "expression": "__import__('sys').prefix"}));
+    let venv = std::path::Path::new(&python()).parent().unwrap().parent().unwrap().to_path_buf();
+    let prefixes = values(ok(&result));
+    assert_eq!(prefixes.len(), 3, "{result}");
+    assert!(
+        prefixes.iter().all(|p| p.is_string() && p.as_str() != Some(venv.to_str().unwrap())),
+        "{result}"
+    );
+    drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
