@@ -211,14 +211,27 @@ def raw_cycles(runs):
         proc.wait()
 
 
-def session_cycles(server, runs, command, file, line):
-    """The same cycles through debug-mcp's session tools (Node, or Python through debugpy)."""
+def session_cycles(server, runs, command, file, line, attach_port=None):
+    """The same cycles through debug-mcp's session tools (Node, or Python through debugpy),
+    launched, or attached on `attach_port` to a program `command` started."""
     def tool(name, arguments):
         result = server.request("tools/call", {"name": name, "arguments": arguments})["result"]
         if result.get("isError"):
             raise SystemExit(f"{name} failed: {result['structuredContent']}")
         return result["structuredContent"]
-    state = tool("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": line}]})
+    breakpoints = [{"file": file, "line": line}]
+    if attach_port is None:
+        state = tool("debug-launch", {"command": command, "breakpoints": breakpoints})
+    else:
+        # Until debugpy listens. (Probing the port with a bare connection could upset it.)
+        deadline = time.monotonic() + 30
+        arguments = {"port": attach_port, "language": "python", "breakpoints": breakpoints}
+        while True:
+            result = server.request("tools/call", {"name": "debug-attach", "arguments": arguments})["result"]
+            if result["structuredContent"].get("code") != "no_inspector" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        state = result["structuredContent"]
     assert state["state"] == "paused", state
     resume, step = [], []
     for _ in range(runs):
@@ -230,6 +243,20 @@ def session_cycles(server, runs, command, file, line):
         step.append(elapsed)
     tool("debug-stop", {})
     return statistics.median(resume), statistics.median(step)
+
+
+def python_attached_cycles(server, runs):
+    """Session cycles attached to `python -m debugpy --listen PORT --wait-for-client`."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    program = subprocess.Popen([PYTHON, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", "--wait-for-client",
+                                COUNT_PY, "100000000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        return session_cycles(server, runs, None, COUNT_PY, 7, attach_port=port)
+    finally:
+        program.kill()
+        program.wait()
 
 
 def big_bundle():
@@ -314,6 +341,9 @@ def main():
     python_resume = python_step = None
     if os.path.exists(PYTHON):
         python_resume, python_step = session_cycles(server, 30, f"{PYTHON} {COUNT_PY} 100000000", COUNT_PY, 7)
+    attached_resume = attached_step = None
+    if os.path.exists(PYTHON):
+        attached_resume, attached_step = python_attached_cycles(server, 30)
     raw_resume, raw_step, raw_evaluate = raw_cycles(30)
 
     bundle, original, line, generated_line = big_bundle()
@@ -358,6 +388,10 @@ def main():
          ms(python_resume) if python_resume else "no debugpy", "target < 50 ms"),
         ("Python session: debug-step over (median of 30)",
          ms(python_step) if python_step else "no debugpy", "target < 50 ms"),
+        ("Python attached (debugpy --listen): debug-continue (median of 30)",
+         ms(attached_resume) if attached_resume else "no debugpy", "target < 50 ms"),
+        ("Python attached (debugpy --listen): debug-step over (median of 30)",
+         ms(attached_step) if attached_step else "no debugpy", "target < 50 ms"),
         ("server peak RSS (VmHWM), after the calls above", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
         (f"breakpoint via a {map_mb:.0f} MB map in a {bundle_mb:.0f} MB bundle", ms(statistics.median(mapped)), ""),
         ("same bundle, breakpoint set in the bundle itself", ms(statistics.median(plain)),

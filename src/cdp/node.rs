@@ -175,16 +175,23 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || bare.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Asks a Node inspector's HTTP endpoint (`GET /json/list`) for its WebSocket URL.
-pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
-    use std::io::{Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
+/// The first address `host:port` resolves to.
+pub(crate) fn socket_address(host: &str, port: u16) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
     let authority = format!("{host}:{port}");
-    let address = authority
+    authority
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve {authority}: {e}"))?
         .next()
-        .ok_or_else(|| format!("cannot resolve {authority}"))?;
+        .ok_or_else(|| format!("cannot resolve {authority}"))
+}
+
+/// Asks a Node inspector's HTTP endpoint (`GET /json/list`) for its WebSocket URL.
+pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let authority = format!("{host}:{port}");
+    let address = socket_address(host, port)?;
     let mut stream = TcpStream::connect_timeout(&address, timeout)
         .map_err(|e| format!("no inspector answers on {authority} ({e})"))?;
     stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;

@@ -226,10 +226,19 @@ pub(crate) fn launch(
     run_session(id, cancel, move |id, summary, abandon| start(id, spec, summary, watch, abandon))
 }
 
+/// What debug-attach sets up before it lets the program go on.
+pub(crate) struct AttachSpec {
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    pub(crate) pause_on_exceptions: String,
+    /// How long the first answer waits for a stop.
+    pub(crate) timeout: Duration,
+}
+
 /// Attaches to a running Node process's inspector (`ws://...`). The session never kills it.
 pub(crate) fn attach(
     id: &str,
     url: String,
+    start: AttachSpec,
     watch: Arc<Watch>,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
@@ -253,11 +262,11 @@ pub(crate) fn attach(
             stop_on_entry: false,
             started: true,
             summary,
-            first_deadline: Instant::now(),
+            first_deadline: Instant::now() + start.timeout,
             watch,
             idle_ended: false,
         };
-        session.setup("none", Vec::new())?;
+        session.setup(&start.pause_on_exceptions, start.breakpoints)?;
         Ok(session)
     })
 }

@@ -1,9 +1,10 @@
-//! A Debug Adapter Protocol client over a debug adapter's stdin and stdout (debugpy's adapter).
+//! A Debug Adapter Protocol client over a debug adapter's stdin and stdout (debugpy's adapter,
+//! which we start) or over a TCP connection (the adapter `python -m debugpy --listen` starts).
 //!
 //! Messages are `Content-Length: N\r\n\r\n` + N bytes of JSON. A reader thread owns the
-//! adapter's stdout: it routes responses to their request by `request_seq` and sends events
+//! adapter's output: it routes responses to their request by `request_seq` and sends events
 //! (and the adapter's rare reverse requests) to one channel in arrival order. Requests are
-//! written by the caller, who owns the adapter's stdin. When the adapter's stdout closes, every
+//! written by the caller, who owns the adapter's input. When the adapter's output closes, every
 //! pending request fails at once and the event channel closes.
 //!
 //! `python.rs` prepares debugpy and the program; `script.rs` runs `debug-script` over this.
@@ -13,9 +14,11 @@ pub(crate) mod script;
 pub(crate) mod session;
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpStream};
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
@@ -57,13 +60,21 @@ pub(crate) fn process_group(body: &Value) -> Option<crate::sys::ProcessGroup> {
     Some(crate::sys::ProcessGroup::of(pid))
 }
 
+/// The arguments of our `initialize` request.
+pub(crate) fn initialize_arguments() -> Value {
+    json!({"clientID": "debug-mcp", "adapterID": "debugpy", "pathFormat": "path",
+           "linesStartAt1": true, "columnsStartAt1": true, "supportsVariableType": true})
+}
+
 /// A response: its `body` when `success`, else the adapter's message.
 pub(crate) type Reply = Result<Value, String>;
 
 type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
 
 pub(crate) struct Client {
-    stdin: Option<ChildStdin>,
+    input: Option<Box<dyn Write + Send>>,
+    /// The connection, when the adapter is reached over TCP: shutting it down ends the reader.
+    socket: Option<TcpStream>,
     seq: u64,
     pending: Pending,
     events: Receiver<Value>,
@@ -71,14 +82,32 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// A client on the pipes of an adapter we started.
     pub(crate) fn new(stdin: ChildStdin, stdout: ChildStdout) -> Client {
+        Client::start(Box::new(stdin), stdout, None)
+    }
+
+    /// A client on a connection to an adapter that listens (`python -m debugpy --listen`).
+    pub(crate) fn connect(address: std::net::SocketAddr, timeout: Duration) -> io::Result<Client> {
+        let socket = TcpStream::connect_timeout(&address, timeout)?;
+        socket.set_nodelay(true)?;
+        crate::sys::quick_ack(&socket);
+        let output = QuickAck(socket.try_clone()?);
+        Ok(Client::start(Box::new(socket.try_clone()?), output, Some(socket)))
+    }
+
+    fn start(
+        input: Box<dyn Write + Send>,
+        output: impl Read + Send + 'static,
+        socket: Option<TcpStream>,
+    ) -> Client {
         let pending: Pending = Arc::default();
         let (events_tx, events) = crossbeam_channel::unbounded();
         let reader = JoinOnDrop::spawn("dap-reader", {
             let pending = pending.clone();
-            move || read_messages(stdout, &pending, &events_tx)
+            move || read_messages(output, &pending, &events_tx)
         });
-        Client { stdin: Some(stdin), seq: 0, pending, events, reader: Some(reader) }
+        Client { input: Some(input), socket, seq: 0, pending, events, reader: Some(reader) }
     }
 
     /// Events (and reverse requests) in arrival order; disconnects when the adapter is gone.
@@ -101,10 +130,11 @@ impl Client {
         reply
     }
 
-    /// Asks the adapter to end the program (and its launcher), waiting half a second at most.
-    /// The adapter itself stays (debugpy #672): the caller closes its input and kills it.
-    pub(crate) fn disconnect(&mut self) {
-        let disconnect = self.send("disconnect", json!({"terminateDebuggee": true}));
+    /// Asks the adapter to end the program (and its launcher) or, not `terminate`, to let it
+    /// run on, waiting half a second at most. The adapter itself stays (debugpy #672): the
+    /// caller closes its input and, when it started it, kills it.
+    pub(crate) fn disconnect(&mut self, terminate: bool) {
+        let disconnect = self.send("disconnect", json!({"terminateDebuggee": terminate}));
         let _ = disconnect.recv_timeout(std::time::Duration::from_millis(500));
     }
 
@@ -121,28 +151,46 @@ impl Client {
         if log::enabled_debug() {
             log::debug(format_args!("dap -> {}", log::clip(&body)));
         }
-        let stdin = self.stdin.as_mut().ok_or_else(|| io::Error::other("closed"))?;
-        stdin.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())?;
-        stdin.flush()
+        let input = self.input.as_mut().ok_or_else(|| io::Error::other("closed"))?;
+        input.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())?;
+        input.flush()
     }
 
-    /// Closes the adapter's stdin (debugpy's adapter exits when it does) and joins the reader
-    /// once the adapter's stdout closes, which the caller ensures by ending the adapter.
+    /// Closes the adapter's input: debugpy's adapter exits when its stdin closes; a connection
+    /// is shut down, which also ends the reader.
     pub(crate) fn close_input(&mut self) {
-        self.stdin.take();
+        self.input.take();
+        if let Some(socket) = &self.socket {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
     }
 }
 
 impl Drop for Client {
     fn drop(&mut self) {
-        self.stdin.take();
-        // The reader ends when the adapter's stdout closes: the owner kills the adapter first.
+        self.close_input();
+        // The reader ends when the adapter's output closes: the owner of an adapter process
+        // kills it first.
         self.reader.take();
     }
 }
 
-fn read_messages(stdout: ChildStdout, pending: &Pending, events: &Sender<Value>) {
-    let mut reader = BufReader::new(stdout);
+/// A connection read with TCP_QUICKACK set again after every read. debugpy's adapter lacks
+/// TCP_NODELAY towards its clients, so its second small write in a row (a response, then an
+/// event) waits for our ACK, which the kernel delays by up to 40 ms: measured, every attached
+/// continue and step took 48 ms without this.
+struct QuickAck(TcpStream);
+
+impl Read for QuickAck {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        crate::sys::quick_ack(&self.0);
+        Ok(n)
+    }
+}
+
+fn read_messages(output: impl Read, pending: &Pending, events: &Sender<Value>) {
+    let mut reader = BufReader::new(output);
     loop {
         match read_message(&mut reader) {
             Ok(Some(message)) => route(message, pending, events),

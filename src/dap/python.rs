@@ -144,6 +144,21 @@ pub(crate) fn helper_dir() -> Result<&'static Path, String> {
     .map_err(Clone::clone)
 }
 
+/// An expression that, evaluated in a paused program we attached to (and so did not start
+/// with our `PYTHONPATH`), makes `debug_mcp_probe` importable and turns on TCP_NODELAY for
+/// pydevd's socket to debugpy's adapter, the remedy sitecustomize.py brings a launched
+/// program. Being one expression, it binds no name in the frame it runs in. Should pydevd's
+/// insides differ, the second part raises after the first has done its work.
+pub(crate) fn prepare_attached_expression() -> String {
+    let source = serde_json::to_string(PROBE).expect("a string serialises");
+    format!(
+        "(__import__('sys').modules.__setitem__('debug_mcp_probe', \
+         (lambda m: (exec({source}, m.__dict__), m)[1])(__import__('types').ModuleType('debug_mcp_probe'))), \
+         __import__('pydevd').get_global_debugger().writer.sock.setsockopt(\
+         __import__('socket').IPPROTO_TCP, __import__('socket').TCP_NODELAY, 1))"
+    )
+}
+
 /// The arguments of debugpy's `launch` request.
 pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
     let mut env: serde_json::Map<String, Value> =

@@ -319,7 +319,7 @@ impl Run<'_> {
             Err(failure) => {
                 // The launcher and the program may have started before we know their pids:
                 // the adapter ends them.
-                self.client.disconnect();
+                self.client.disconnect(true);
                 self.client.close_input();
                 let _ = self.adapter.finish(Duration::ZERO);
                 self.kill_all();
@@ -328,7 +328,7 @@ impl Run<'_> {
         };
         let timed_out = matches!(end, Some(End::TimedOut));
         if end.is_none() || timed_out {
-            self.client.disconnect();
+            self.client.disconnect(true);
         }
         // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
         self.client.close_input();

@@ -55,15 +55,21 @@ pub(crate) enum Language {
 /// The language a command runs: the `language` argument when given, else from the
 /// program's name.
 pub(crate) fn language_arg(args: &Args, command: &CommandLine) -> Result<Language, ArgError> {
-    let given = match args.optional_string("language")? {
-        Some(_) => Some(args.choice("language", &["node", "python"], None)?),
-        None => None,
-    };
-    Ok(match given {
-        Some("python") => Language::Python,
-        Some(_) => Language::Node,
+    Ok(match language_given(args)? {
+        Some(language) => language,
         None if crate::dap::python::is_python(&command.words[0]) => Language::Python,
         None => Language::Node,
+    })
+}
+
+/// The `language` argument, if given.
+pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> {
+    Ok(match args.optional_string("language")? {
+        Some(_) => match args.choice("language", &["node", "python"], None)? {
+            "python" => Some(Language::Python),
+            _ => Some(Language::Node),
+        },
+        None => None,
     })
 }
 

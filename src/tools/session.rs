@@ -7,6 +7,7 @@
 //! `cdp/session.rs`; the registry is `sessions.rs`. Every call that waits has a deadline and
 //! returns a state (`paused`, `running` or `exited`) rather than hanging.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::cdp::node;
 use crate::cdp::session::{
-    self, Action, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
+    self, Action, AttachSpec, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
 };
 use crate::jsonrpc::Json;
 use crate::shell;
@@ -116,15 +117,26 @@ pub(crate) fn declarations() -> Vec<Value> {
         ),
         declare(
             "debug-attach",
-            "Attach to a running Node process",
-            "Attaches to a Node process that is already running: by inspector WebSocket `url`, \
+            "Attach to a running Node or Python process",
+            "Attaches to a program that is already running. Node: by inspector WebSocket `url`, \
              by inspector `port` (started with --inspect), or by `pid` (its inspector is opened \
-             with SIGUSR1, on port 9229). Only this machine's inspectors unless the host is in \
-             DEBUG_MCP_ALLOWED_HOSTS. debug-stop detaches; the process is never killed.",
+             with SIGUSR1, on port 9229). Python: by the `port` of `python -m debugpy --listen \
+             PORT app.py`. What listens on `port` is found out unless `language` says. Only this \
+             machine unless the host is in DEBUG_MCP_ALLOWED_HOSTS. `breakpoints` are set \
+             before the program goes on (one started with --inspect-brk or debugpy's \
+             --wait-for-client waits for that), and the answer is the first stop, as for \
+             debug-launch. \
+             debug-stop detaches; the process is never killed.",
             json!({"url": {"type": "string", "description": "ws://127.0.0.1:9229/<id>"},
                    "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                    "pid": {"type": "integer", "minimum": 1},
-                   "host": {"type": "string", "default": "127.0.0.1"}}),
+                   "host": {"type": "string", "default": "127.0.0.1"},
+                   "language": {"type": "string", "enum": ["node", "python"],
+                                "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it."},
+                   "breakpoints": {"type": "array", "items": breakpoint_schema()},
+                   "pauseOnExceptions": {"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"},
+                   "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
+                               "description": "Milliseconds the answer waits for a stop; by default 30000 with `breakpoints`, else it answers at once."}}),
             &[],
             false,
         ),
@@ -336,6 +348,17 @@ fn timeout_arg(args: &Args) -> Result<Duration, Failure> {
     Ok(Duration::from_millis(ms))
 }
 
+fn breakpoints_arg(args: &Args) -> Result<Vec<BreakpointSpec>, Failure> {
+    args.objects("breakpoints").map_err(arg_failure)?.iter().map(breakpoint_spec).collect()
+}
+
+fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
+    let state = args
+        .choice("pauseOnExceptions", &["none", "uncaught", "all"], Some("none"))
+        .map_err(arg_failure)?;
+    Ok(state.to_string())
+}
+
 fn handle_launch(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
     args.deny_unknown(&[
@@ -351,20 +374,11 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
     let python =
         script::language_arg(&args, &command).map_err(arg_failure)? == script::Language::Python;
-    let breakpoints = args
-        .objects("breakpoints")
-        .map_err(arg_failure)?
-        .iter()
-        .map(breakpoint_spec)
-        .collect::<Result<Vec<_>, _>>()?;
     let spec = LaunchSpec {
         command,
-        breakpoints,
+        breakpoints: breakpoints_arg(&args)?,
         stop_on_entry: args.boolean("stopOnEntry", false).map_err(arg_failure)?,
-        pause_on_exceptions: args
-            .choice("pauseOnExceptions", &["none", "uncaught", "all"], Some("none"))
-            .map_err(arg_failure)?
-            .to_string(),
+        pause_on_exceptions: pause_on_exceptions_arg(&args)?,
         timeout: timeout_arg(&args)?,
     };
     let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
@@ -398,9 +412,44 @@ fn refuse_host(host: &str) -> Failure {
 /// How long attaching by pid waits for the inspector SIGUSR1 opens.
 const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
 
+fn attach_python(
+    client: crate::dap::Client,
+    address: SocketAddr,
+    start: AttachSpec,
+    call: &Call,
+) -> Reply {
+    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
+    let watch = call.sessions.watch();
+    let (handle, mut state) =
+        crate::dap::session::attach(&id, client, address, start, watch, &call.cancel)?;
+    call.sessions.insert(id, handle);
+    state["attached"] = json!({"url": format!("tcp://{address}")});
+    Ok(state)
+}
+
 fn handle_attach(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
-    args.deny_unknown(&["url", "port", "pid", "host"]).map_err(arg_failure)?;
+    args.deny_unknown(&[
+        "url",
+        "port",
+        "pid",
+        "host",
+        "language",
+        "breakpoints",
+        "pauseOnExceptions",
+        "timeout",
+    ])
+    .map_err(arg_failure)?;
+    let language = script::language_given(&args).map_err(arg_failure)?;
+    let breakpoints = breakpoints_arg(&args)?;
+    // With breakpoints, the first answer waits for a stop, as debug-launch's does.
+    let timeout = if arguments.get("timeout").is_some() || !breakpoints.is_empty() {
+        timeout_arg(&args)?
+    } else {
+        Duration::ZERO
+    };
+    let start =
+        AttachSpec { breakpoints, pause_on_exceptions: pause_on_exceptions_arg(&args)?, timeout };
     let url = args.optional_string("url").map_err(arg_failure)?;
     let port = args.integer("port", 1, 65535, Some(0)).map_err(arg_failure)?;
     let pid = args.integer("pid", 1, u64::from(u32::MAX), Some(0)).map_err(arg_failure)?;
@@ -411,6 +460,36 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
             field: "url".into(),
             problem: "give exactly one of `url`, `port` or `pid`".into(),
         }));
+    }
+    if language == Some(script::Language::Python) && port == 0 {
+        return Err(arg_failure(ArgError {
+            field: "port".into(),
+            problem: "a Python program is attached to by the port debugpy listens on: start it \
+                      with `python -m debugpy --listen 127.0.0.1:5678 app.py` and pass `port`"
+                .into(),
+        }));
+    }
+    if port != 0 {
+        if !host_allowed(host) {
+            return Err(refuse_host(host));
+        }
+        if language != Some(script::Language::Node) {
+            let address = node::socket_address(host, port as u16)
+                .map_err(|m| Failure::new("no_inspector", m))?;
+            match crate::dap::session::connect(address, &call.cancel)? {
+                Some(client) => return attach_python(client, address, start, call),
+                None if language.is_some() => {
+                    return Err(Failure::new(
+                        "no_inspector",
+                        format!(
+                            "debugpy does not answer on {address}: start the program with \
+                             `python -m debugpy --listen {port} app.py`"
+                        ),
+                    ))
+                }
+                None => {} // Node's inspector, perhaps: asked below.
+            }
+        }
     }
     let ws_url = if let Some(url) = url {
         let authority =
@@ -426,9 +505,6 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
         }
         url.to_string()
     } else if port != 0 {
-        if !host_allowed(host) {
-            return Err(refuse_host(host));
-        }
         node::websocket_url(host, port as u16, Duration::from_secs(5))
             .map_err(|m| Failure::new("no_inspector", m))?
     } else {
@@ -460,7 +536,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
     };
     let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
     let (handle, mut state) =
-        session::attach(&id, ws_url.clone(), call.sessions.watch(), &call.cancel)?;
+        session::attach(&id, ws_url.clone(), start, call.sessions.watch(), &call.cancel)?;
     call.sessions.insert(id.clone(), handle);
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.

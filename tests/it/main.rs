@@ -81,6 +81,26 @@ pub fn assert_no_debuggee(tag: &str) {
     }
 }
 
+/// A program started outside the server, in its own process group; the group is killed
+/// when dropped, even by a failing test.
+pub struct Program(pub Child);
+
+impl Program {
+    pub fn spawn(command: &mut Command) -> Program {
+        use std::os::unix::process::CommandExt;
+        Program(command.stdin(Stdio::null()).process_group(0).spawn().unwrap())
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Waits until `f` holds, polling, or fails after `timeout`. For observing other processes,
 /// where there is no event to wait on.
 pub fn eventually(timeout: Duration, what: &str, mut f: impl FnMut() -> bool) {

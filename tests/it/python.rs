@@ -4,11 +4,14 @@
 //! `target/venv`, which is created with `pip install debugpy` on first use: so `cargo test`
 //! works on a fresh machine with Python 3 and pip.
 
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 
 use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, err, fixture, ok, root, run_script, tag, tool, values, Server};
+use crate::{
+    assert_no_debuggee, err, fixture, ok, root, run_script, tag, tool, values, Program, Server,
+    DEADLINE,
+};
 
 /// An interpreter that has debugpy.
 fn python() -> String {
@@ -582,5 +585,154 @@ fn python_sessions_run_modules_and_programs_with_children() {
     assert_eq!(local(&state, "out")["value"], "'child ran'");
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!((state["state"].as_str(), state["exitCode"].as_i64()), (Some("exited"), Some(0)));
+    assert_no_debuggee(&tag);
+}
+
+/// `python -m debugpy --listen` on a free port, running `listening.py`; its stdout lines
+/// arrive on the returned channel.
+fn listening_program(tag: &str, flags: &[&str]) -> (Program, u16, mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut program = Program::spawn(
+        std::process::Command::new(python())
+            .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}")])
+            .args(flags)
+            .arg(py("listening.py"))
+            .env("DMCP_TAG", tag)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null()),
+    );
+    let stdout = program.0.stdout.take().unwrap();
+    let (lines_tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    if flags.is_empty() {
+        // debugpy listens before it runs the program.
+        assert_eq!(lines.recv_timeout(DEADLINE).unwrap(), "ready");
+    }
+    (program, port, lines)
+}
+
+/// The next `tick N` line's N, skipping what was printed before.
+fn next_tick(lines: &mpsc::Receiver<String>) -> u64 {
+    while lines.try_recv().is_ok() {}
+    let line = lines.recv_timeout(DEADLINE).expect("the program goes on printing");
+    line.strip_prefix("tick ").unwrap().parse().unwrap()
+}
+
+#[test]
+fn attach_to_debugpy_listen_and_detach() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let (mut program, port, lines) = listening_program(&tag, &[]);
+    let file = py("listening.py");
+
+    // What listens on the port is found out: debugpy, not Node's inspector.
+    let state = tool(&mut server, "debug-attach", json!({"port": port}));
+    assert_eq!(state["state"], "running", "{state}");
+    assert_eq!(state["attached"]["url"], format!("tcp://127.0.0.1:{port}"));
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    assert_eq!(sessions["sessions"][0]["language"], "python", "{sessions}");
+    let bp = tool(&mut server, "debug-set-breakpoint", json!({"file": file, "line": 6}));
+    assert_eq!(bp["verified"], true, "{bp}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(state["location"]["function"], "tick");
+    assert_eq!(state["location"]["line"], 6);
+    let n = local(&state, "n")["value"].as_u64().unwrap();
+    // Values go through the probe, which attaching put into the program.
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "[n, n * 2]"}));
+    assert_eq!(value, json!({"type": "list", "value": [n, n * 2]}));
+    let value =
+        tool(&mut server, "debug-evaluate", json!({"expression": "__import__('os').getpid()"}));
+    assert_eq!(value["value"], program.0.id());
+    let set = tool(&mut server, "debug-set-variable", json!({"name": "n", "value": "1000000"}));
+    assert_eq!(set["value"], 1000000, "{set}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!(state["location"]["line"], 7, "{state}");
+    // Locals in a stop state are debugpy's repr text (debug-evaluate gives JSON values).
+    assert_eq!(local(&state, "label")["value"], "'tick 1000000'");
+    let output = tool(&mut server, "debug-output", json!({}));
+    assert!(output["stdout"].as_str().unwrap().contains("tick "), "{output}");
+
+    // Stopped while paused at a breakpoint: detached, never killed, and it runs on.
+    let stopped = tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true);
+    assert!(next_tick(&lines) > 0);
+    assert!(next_tick(&lines) > 0);
+    assert!(program.0.try_wait().unwrap().is_none(), "attach must never kill the target");
+
+    // Again, saying the language; a logpoint, then pause anywhere. One client at a time.
+    let state = tool(&mut server, "debug-attach", json!({"port": port, "language": "python"}));
+    assert_eq!(state["state"], "running", "{state}");
+    let error = tool(&mut server, "debug-attach", json!({"port": port}));
+    assert_eq!(error["code"], "attach_failed", "{error}");
+    assert!(error["error"].as_str().unwrap().contains("Another client is attached"), "{error}");
+    tool(
+        &mut server,
+        "debug-set-breakpoint",
+        json!({"file": file, "line": 7, "logMessage": "at {n}"}),
+    );
+    let state = tool(&mut server, "debug-continue", json!({"timeout": 300}));
+    assert_eq!(state["state"], "running", "{state}");
+    let output = tool(&mut server, "debug-output", json!({}));
+    let console = output["console"].as_array().unwrap();
+    assert!(
+        console
+            .iter()
+            .any(|c| c["breakpointId"] == "1" && c["text"].as_str().unwrap().starts_with("at ")),
+        "{output}"
+    );
+    let state = tool(&mut server, "debug-pause", json!({}));
+    assert_eq!(state["state"], "paused", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert!(next_tick(&lines) > 0);
+    assert!(program.0.try_wait().unwrap().is_none());
+
+    // Python programs are attached to by port only; a port without debugpy says so.
+    let error =
+        tool(&mut server, "debug-attach", json!({"pid": program.0.id(), "language": "python"}));
+    assert_eq!(error["field"], "port", "{error}");
+    assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"));
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let error = tool(&mut server, "debug-attach", json!({"port": free, "language": "python"}));
+    assert_eq!(error["code"], "no_inspector", "{error}");
+    assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"), "{error}");
+    drop(program);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn attach_with_breakpoints_to_a_program_waiting_for_its_client() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let (program, port, lines) = listening_program(&tag, &["--wait-for-client"]);
+    let breakpoints = json!([{"file": py("listening.py"), "line": 11}]);
+    // Nothing to wait on for the moment debugpy listens but the attempts themselves.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let state = loop {
+        let state = tool(
+            &mut server,
+            "debug-attach",
+            json!({"port": port, "language": "python", "breakpoints": breakpoints}),
+        );
+        if state["code"] != "no_inspector" || std::time::Instant::now() > deadline {
+            break state;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // The answer is the first stop: before the program printed anything.
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["hitBreakpoints"], json!(["1"]), "{state}");
+    assert_eq!(state["location"]["line"], 11);
+    assert!(lines.try_recv().is_err(), "the program waited for its client");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(lines.recv_timeout(DEADLINE).unwrap(), "ready");
+    drop(program);
     assert_no_debuggee(&tag);
 }

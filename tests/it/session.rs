@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, eventually, fixture, node, processes_with_tag, root, tag, tool, Server,
+    assert_no_debuggee, eventually, fixture, node, processes_with_tag, root, tag, tool, Program,
+    Server,
 };
 
 fn ts_file(name: &str) -> String {
@@ -508,28 +509,18 @@ fn cancelling_a_waiting_call_leaves_the_session_usable() {
     assert_no_debuggee(&tag);
 }
 
-/// A program started outside the server; killed when dropped, even by a failing test.
-struct Program(std::process::Child);
-
-impl Drop for Program {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `node [flags] fixtures/hang.js` outside the server, as a program to attach to.
 fn running_program(tag: &str, flags: &[&str]) -> (Program, Option<String>) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new("node")
-        .args(flags)
-        .arg(fixture("hang.js"))
-        .env("DMCP_TAG", tag)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut program = Program::spawn(
+        std::process::Command::new("node")
+            .args(flags)
+            .arg(fixture("hang.js"))
+            .env("DMCP_TAG", tag)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped()),
+    );
+    let child = &mut program.0;
     let mut url = None;
     if !flags.is_empty() {
         let stderr = child.stderr.take().unwrap();
@@ -538,7 +529,7 @@ fn running_program(tag: &str, flags: &[&str]) -> (Program, Option<String>) {
         url = line.trim().strip_prefix("Debugger listening on ").map(String::from);
         assert!(url.is_some(), "{line}");
     }
-    (Program(child), url)
+    (program, url)
 }
 
 #[test]
@@ -566,6 +557,21 @@ fn attach_by_url_and_port_never_kills_the_program() {
     assert_eq!(state["state"], "running", "{state}");
     tool(&mut server, "debug-stop", json!({}));
     assert!(child.try_wait().unwrap().is_none());
+    drop(program);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn attach_with_breakpoints_answers_with_the_first_stop() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let (program, url) = running_program(&tag, &["--inspect-brk=127.0.0.1:0"]);
+    let breakpoints = json!([{"file": fixture("hang.js"), "line": 5}]);
+    let state = tool(&mut server, "debug-attach", json!({"url": url, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["hitBreakpoints"], json!(["1"]), "{state}");
+    assert_eq!(state["location"]["line"], 5);
+    tool(&mut server, "debug-stop", json!({}));
     drop(program);
     assert_no_debuggee(&tag);
 }
