@@ -11,6 +11,8 @@ Prints `N passed, 0 failed` and exits 1 on any failure.
 
 import asyncio
 import os
+import socket
+import subprocess
 import sys
 
 import jsonschema
@@ -103,6 +105,30 @@ async def main():
                 check(not result.is_error, f"{name}: {content}")
                 if state:
                     check(content.get("state") == state, f"{name}: state {content.get('state')}")
+            # Attached to a Python program that waits for its client under debugpy's listener.
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            program = subprocess.Popen(
+                [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", "--wait-for-client",
+                 "fixtures/py/loop.py"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                attach = {"port": port, "breakpoints": [{"file": "fixtures/py/loop.py", "line": 5}]}
+                for _ in range(200):  # until debugpy listens
+                    result = await asyncio.wait_for(session.call_tool("debug-attach", attach), 60)
+                    if (result.structured_content or {}).get("code") != "no_inspector":
+                        break
+                    await asyncio.sleep(0.05)
+                jsonschema.validate(result.structured_content, schemas["debug-attach"])
+                check(result.structured_content.get("state") == "paused", f"debug-attach: {result.structured_content}")
+                for name, arguments in [("debug-evaluate", {"expression": "total"}), ("debug-stop", {})]:
+                    result = await asyncio.wait_for(session.call_tool(name, arguments), 60)
+                    jsonschema.validate(result.structured_content, schemas[name])
+                    check(not result.is_error, f"{name}: {result.structured_content}")
+                check(program.wait(timeout=30) == 0, "the attached program runs on to its end")
+            finally:
+                program.kill()
+                program.wait()
             await asyncio.wait_for(session.send_ping(), 10)
             check(True, "ping")
     print(f"{passed} passed, {failed} failed")
