@@ -46,3 +46,17 @@ def hit(expression_b64):
         message = "%s: %s" % (type(e).__name__, e)
         return MARKER + "F" + json.dumps({"type": "error", "value": message}, ensure_ascii=False)
     return MARKER + encode(value)
+
+
+def nodelay():
+    """TCP_NODELAY for pydevd's socket to debugpy's adapter, in a program that did not load
+    debug-mcp's sitecustomize.py (one attached to, or run with -I, -E or -S)."""
+    try:
+        import socket
+
+        import pydevd
+
+        sock = pydevd.get_global_debugger().writer.sock
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except Exception:  # another pydevd: only slower
+        pass

@@ -32,6 +32,29 @@ pub(crate) struct Program {
     pub(crate) env: Vec<(String, String)>,
 }
 
+impl Program {
+    /// Whether the interpreter is told one of the one-letter `flags` (`-I`, or within `-uIB`).
+    fn has_flag(&self, flags: &[char]) -> bool {
+        self.python_args.iter().any(|arg| {
+            arg.strip_prefix('-').is_some_and(|letters| {
+                letters.chars().all(|c| c.is_ascii_alphabetic())
+                    && !letters.starts_with(['W', 'X'])
+                    && letters.contains(flags)
+            })
+        })
+    }
+
+    /// Whether the program can import from our `PYTHONPATH` (`-I` and `-E` ignore it).
+    pub(crate) fn reads_pythonpath(&self) -> bool {
+        !self.has_flag(&['I', 'E'])
+    }
+
+    /// Whether the program loads our sitecustomize.py (`-S` skips the site module).
+    pub(crate) fn loads_sitecustomize(&self) -> bool {
+        self.reads_pythonpath() && !self.has_flag(&['S'])
+    }
+}
+
 /// Whether a program is a Python interpreter: `python`, `python3`, `python3.11`, a venv's
 /// `bin/python`.
 pub(crate) fn is_python(program: &str) -> bool {
@@ -144,19 +167,32 @@ pub(crate) fn helper_dir() -> Result<&'static Path, String> {
     .map_err(Clone::clone)
 }
 
-/// An expression that, evaluated in a paused program we attached to (and so did not start
-/// with our `PYTHONPATH`), makes `debug_mcp_probe` importable and turns on TCP_NODELAY for
-/// pydevd's socket to debugpy's adapter, the remedy sitecustomize.py brings a launched
-/// program. Being one expression, it binds no name in the frame it runs in. Should pydevd's
-/// insides differ, the second part raises after the first has done its work.
-pub(crate) fn prepare_attached_expression() -> String {
-    let source = serde_json::to_string(PROBE).expect("a string serialises");
-    format!(
-        "(__import__('sys').modules.__setitem__('debug_mcp_probe', \
-         (lambda m: (exec({source}, m.__dict__), m)[1])(__import__('types').ModuleType('debug_mcp_probe'))), \
-         __import__('pydevd').get_global_debugger().writer.sock.setsockopt(\
-         __import__('socket').IPPROTO_TCP, __import__('socket').TCP_NODELAY, 1))"
-    )
+/// An expression that puts the probe into the program it is evaluated in and gives the
+/// module: registered in `sys.modules` as `debug_mcp_probe`, and with TCP_NODELAY turned on
+/// (`nodelay`), the two things sitecustomize.py and our `PYTHONPATH` bring a program we
+/// launch normally. For a program that did not get them (attached to; run with -I, -E or -S).
+/// It binds no name in the frame, and holds no `{` or `}`, so a logpoint's message can hold it.
+pub(crate) fn install_probe() -> &'static str {
+    static INSTALL: OnceLock<String> = OnceLock::new();
+    INSTALL.get_or_init(|| {
+        let source = crate::dap::script::base64(PROBE.as_bytes());
+        format!(
+            "(lambda m: (exec(__import__('base64').b64decode('{source}'), m.__dict__), \
+             __import__('sys').modules.__setitem__('debug_mcp_probe', m), m.nodelay(), m)[3])\
+             (__import__('types').ModuleType('debug_mcp_probe'))"
+        )
+    })
+}
+
+/// How an expression reaches the probe: by import, or, when the program ignores our
+/// `PYTHONPATH`, from `sys.modules` once `install_probe` has run there (it runs at the first
+/// use).
+pub(crate) fn probe_reference(importable: bool) -> String {
+    if importable {
+        "__import__('debug_mcp_probe')".into()
+    } else {
+        format!("(__import__('sys').modules.get('debug_mcp_probe') or {})", install_probe())
+    }
 }
 
 /// The arguments of debugpy's `launch` request.
@@ -243,5 +279,24 @@ mod tests {
             "error: `python -c` is not supported: put the code in a file and run that",
         );
         check("python -u", "error: the command names no script or module: e.g. `python app.py`");
+    }
+
+    #[test]
+    fn knows_which_flags_skip_our_pythonpath_and_sitecustomize() {
+        let program = |line: &str| parse(shell::split(line).unwrap()).unwrap();
+        for (line, pythonpath, site) in [
+            ("python app.py", true, true),
+            ("python -u -X dev app.py", true, true),
+            ("python -I app.py", false, false),
+            ("python -uE app.py", false, false),
+            ("python -S app.py", true, false),
+            ("python -W Ignore app.py", true, true),
+            ("python -WIgnore app.py", true, true),
+            ("python app.py -I", true, true),
+        ] {
+            let program = program(line);
+            assert_eq!(program.reads_pythonpath(), pythonpath, "{line}");
+            assert_eq!(program.loads_sitecustomize(), site, "{line}");
+        }
     }
 }

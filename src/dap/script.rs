@@ -47,6 +47,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         output: process::Output::default(),
         cancelled: false,
         no_code: None,
+        probe: String::new(),
     };
     let result = run.setup(&program, helpers).and_then(|()| run.collect());
     run.finish(result)
@@ -68,6 +69,8 @@ struct Run<'a> {
     cancelled: bool,
     /// Why the breakpoint can never stop, when debugpy says so.
     no_code: Option<String>,
+    /// How expressions reach the probe (`python::probe_reference`).
+    probe: String,
 }
 
 enum End {
@@ -138,6 +141,7 @@ impl Run<'_> {
         let launch = self.client.send("launch", python::launch_arguments(program, helpers));
         self.until_initialized(&launch)?;
         let expression = base64(self.plan.expression.as_bytes());
+        self.probe = python::probe_reference(program.reads_pythonpath());
         let mut breakpoint = json!({"line": self.plan.line});
         if let Some(condition) = &self.plan.condition {
             breakpoint["condition"] = condition.as_str().into();
@@ -145,8 +149,7 @@ impl Run<'_> {
         if self.plan.include_stack {
             // A stopping breakpoint: each hit is read at the stop, then continued.
         } else {
-            breakpoint["logMessage"] =
-                format!("{{__import__('debug_mcp_probe').hit('{expression}')}}").into();
+            breakpoint["logMessage"] = format!("{{{}.hit('{expression}')}}", self.probe).into();
         }
         let set = self.client.send(
             "setBreakpoints",
@@ -252,10 +255,8 @@ impl Run<'_> {
             let trace = self.answer(&trace)?;
             let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
-            let expression = format!(
-                "__import__('debug_mcp_probe').hit('{}')",
-                base64(self.plan.expression.as_bytes())
-            );
+            let expression =
+                format!("{}.hit('{}')", self.probe, base64(self.plan.expression.as_bytes()));
             let evaluated = self.client.send(
                 "evaluate",
                 json!({"expression": expression, "frameId": frame_id, "context": "watch",

@@ -736,3 +736,32 @@ fn attach_with_breakpoints_to_a_program_waiting_for_its_client() {
     drop(program);
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn interpreters_that_skip_our_pythonpath_still_get_typed_values() {
+    // -I and -E ignore PYTHONPATH (no probe to import), -S skips sitecustomize.py: the probe
+    // goes into the program from the first expression that needs it.
+    let tag = tag();
+    for flags in ["-uI", "-S"] {
+        let command = format!("DMCP_TAG={tag} {} {flags} '{}'", python(), py("loop.py"));
+        let breakpoint = json!({"file": py("loop.py"), "line": 5});
+        let result = run_script(json!({"command": command, "breakpoint": breakpoint,
+                                       "expression": "item['qty']"}));
+        assert_eq!(values(ok(&result)), [json!(1), json!(3), json!(4)], "{flags}");
+        let result = run_script(json!({"command": command, "breakpoint": breakpoint,
+                                       "expression": "total", "includeStack": true}));
+        assert_eq!(values(ok(&result)), [json!(0), json!(10), json!(25)], "{flags}");
+
+        let mut server = Server::initialized();
+        let state = tool(
+            &mut server,
+            "debug-launch",
+            json!({"command": command, "breakpoints": [breakpoint]}),
+        );
+        assert_eq!(state["state"], "paused", "{flags}: {state}");
+        let value = tool(&mut server, "debug-evaluate", json!({"expression": "item"}));
+        assert_eq!(value, json!({"type": "dict", "value": {"price": 10, "qty": 1}}), "{flags}");
+        tool(&mut server, "debug-stop", json!({}));
+    }
+    assert_no_debuggee(&tag);
+}
