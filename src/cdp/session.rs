@@ -865,6 +865,7 @@ impl Session {
                         "class": data["className"],
                         "message": clip(&message, 2000),
                         "stack": clip(&stack, 4000),
+                        "uncaught": data["uncaught"] == true,
                     });
                 }
                 state

@@ -155,6 +155,39 @@ enum State {
     Exited(Option<i32>),
 }
 
+/// An exception stop for `pauseOnExceptions: all` (DAP's `raised`): the exception and where.
+/// pydevd stops again in every frame the exception unwinds through, and DAP cannot ask it to
+/// stop at the first raise only.
+struct Raise {
+    thread: Value,
+    exception: Value,
+    /// Each frame's file, function and line, innermost first.
+    frames: Vec<Value>,
+}
+
+impl Raise {
+    fn new(thread: &Value, info: &Value, frames: &[Value]) -> Raise {
+        Raise {
+            thread: thread.clone(),
+            exception: json!([info["exceptionId"], info["description"]]),
+            frames: frames
+                .iter()
+                .map(|f| json!([f.pointer("/source/path"), f["name"], f["line"]]))
+                .collect(),
+        }
+    }
+
+    /// Whether this is `earlier`'s exception, further out: the same exception on the same
+    /// thread, its frames the outer part of `earlier`'s (the stacks may be cut at the bottom).
+    fn unwinds(&self, earlier: &Raise) -> bool {
+        self.thread == earlier.thread
+            && self.exception == earlier.exception
+            && !self.frames.is_empty()
+            && (1..earlier.frames.len())
+                .any(|out| earlier.frames[out..].iter().zip(&self.frames).all(|(a, b)| a == b))
+    }
+}
+
 struct Waiter {
     reply: Sender<Reply>,
     deadline: Instant,
@@ -178,6 +211,8 @@ struct Session {
     state: State,
     waiter: Option<Waiter>,
     last_action: Action,
+    /// The last stop for a raised exception, to pass over its unwinding.
+    last_raise: Option<Raise>,
     /// A thread to pause, from `thread` events.
     thread: Option<Value>,
     breakpoints: Vec<Breakpoint>,
@@ -294,6 +329,7 @@ impl Session {
             state: State::Running,
             waiter: None,
             last_action: Action::Continue,
+            last_raise: None,
             thread: None,
             breakpoints: Vec::new(),
             next_breakpoint: 0,
@@ -574,13 +610,19 @@ impl Session {
             "exception" => self.request("exceptionInfo", json!({"threadId": thread})).ok(),
             _ => None,
         };
-        if let Some(info) = &info {
+        let raise = info
+            .as_ref()
+            .filter(|info| info["breakMode"] == "always")
+            .map(|info| Raise::new(&thread, info, &frames));
+        let last_raise = std::mem::replace(&mut self.last_raise, raise);
+        if let Some(raise) = &self.last_raise {
             // `pauseOnExceptions: all` is for the program's exceptions: the ones the standard
             // library and installed packages raise and catch themselves (runpy's start-up
-            // does several) are passed over.
+            // does several) are passed over; and it stops where one is raised, not again in
+            // each frame it unwinds through.
             let top =
                 frames.first().and_then(|f| f.pointer("/source/path")).and_then(Value::as_str);
-            if info["breakMode"] == "always" && top.is_some_and(is_library) {
+            if top.is_some_and(is_library) || last_raise.is_some_and(|last| raise.unwinds(&last)) {
                 drop(self.client.send("continue", json!({"threadId": thread})));
                 return;
             }
@@ -590,7 +632,8 @@ impl Session {
             let class = info["exceptionId"].as_str().unwrap_or_default();
             let class = class.split("(note:").next().unwrap_or_default().trim();
             json!({"class": class, "message": info["description"],
-                   "stack": info.pointer("/details/stackTrace").cloned().unwrap_or(Value::Null)})
+                   "stack": info.pointer("/details/stackTrace").cloned().unwrap_or(Value::Null),
+                   "uncaught": info["breakMode"] != "always"})
         });
         if !self.prepared {
             if let Some(frame) = frames.first() {

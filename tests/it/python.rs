@@ -482,7 +482,28 @@ fn python_exceptions_conditions_scopes_and_lines_without_code() {
     assert_eq!(state["location"]["file"], py("throws.py"));
     assert_eq!(state["location"]["line"], 4);
     assert_eq!(state["exception"]["class"], "ValueError");
+    assert_eq!(state["exception"]["uncaught"], false);
     let id = state["sessionId"].clone();
+    // Each exception where it is raised, once: not again in each frame it unwinds through
+    // (line 12 for the ValueError, line 18 for the RuntimeError); the uncaught one once more
+    // as uncaught.
+    let mut stops = Vec::new();
+    for _ in 0..3 {
+        let state = tool(&mut server, "debug-continue", json!({"sessionId": id}));
+        stops.push(json!([
+            state["location"]["line"],
+            state["exception"]["message"],
+            state["exception"]["uncaught"]
+        ]));
+    }
+    assert_eq!(
+        stops,
+        [
+            json!([6, "not a number: 'x'", false]),
+            json!([15, "giving up", false]),
+            json!([15, "giving up", true])
+        ]
+    );
     tool(&mut server, "debug-stop", json!({"sessionId": id}));
     assert_no_debuggee(&tag);
 
