@@ -348,9 +348,13 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     if let Some(resolved) = outcome.resolved_line {
         breakpoint["resolvedLine"] = resolved.into();
         if resolved != plan.line {
+            let debugger = match plan.language {
+                Language::Node => "V8",
+                Language::Python => "debugpy",
+            };
             notes.push(format!(
-                "Note: the breakpoint was requested at line {} but V8 placed it at line {resolved}, \
-                 the nearest position with code; values are from line {resolved}.",
+                "Note: the breakpoint was requested at line {} but {debugger} placed it at line \
+                 {resolved}, the nearest position with code; values are from line {resolved}.",
                 plan.line
             ));
         }

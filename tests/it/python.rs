@@ -283,6 +283,13 @@ fn generators_async_recursion_floods_and_children() {
     let result = script("recursion.py", "", 3, "n");
     assert_eq!(values(ok(&result)), [json!(5), json!(4), json!(3), json!(2), json!(1)]);
     assert_eq!(ok(&result)["output"]["stdout"], "120\n");
+    // A blank line: debugpy places the breakpoint on the line with code before it, even
+    // inside the function above; the answer says so.
+    let result = script("recursion.py", "", 7, "n");
+    assert_eq!(ok(&result)["breakpoint"]["resolvedLine"], 5);
+    assert_eq!(values(ok(&result)), [json!(5), json!(4), json!(3), json!(2)]);
+    let note = result["content"][0]["text"].as_str().unwrap();
+    assert!(note.contains("requested at line 7 but debugpy placed it at line 5"), "{note}");
 
     let result = script("flood.py", "", 7, "i");
     let s = ok(&result);
