@@ -816,6 +816,7 @@ impl Session {
                     }
                     "bool" => Value::Bool(text == "True"),
                     "NoneType" => Value::Null,
+                    "str" => clip(&python_string(text).unwrap_or_else(|| text.into()), 200).into(),
                     _ => clip(text, 200).into(),
                 };
                 json!({"name": v["name"], "type": kind, "value": value,
@@ -1117,6 +1118,48 @@ impl Session {
     }
 }
 
+/// The string a Python `repr` of a `str` stands for, or `None` when `text` is not one (debugpy
+/// cuts long values, for one).
+fn python_string(text: &str) -> Option<String> {
+    let quote = text.chars().next().filter(|q| *q == '\'' || *q == '"')?;
+    let body = text.strip_prefix(quote)?.strip_suffix(quote)?;
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    let hex = |chars: &mut std::str::Chars, n: usize| -> Option<char> {
+        let digits: String = chars.by_ref().take(n).collect();
+        if digits.len() != n {
+            return None;
+        }
+        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
+    };
+    while let Some(c) = chars.next() {
+        if c == quote {
+            return None; // unescaped: not one literal
+        }
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let escaped = chars.next()?;
+        out.push(match escaped {
+            '\\' | '\'' | '"' => escaped,
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            '0' => '\0',
+            'x' => hex(&mut chars, 2)?,
+            'u' => hex(&mut chars, 4)?,
+            'U' => hex(&mut chars, 8)?,
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
 /// Whether a frame's file is Python's own or an installed package's, not the program's.
 fn is_library(path: &str) -> bool {
     ["/lib/python3.", "/site-packages/", "/dist-packages/"].iter().any(|part| path.contains(part))
@@ -1156,7 +1199,24 @@ fn template_fits(template: &str, text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::template_fits;
+    use super::{python_string, template_fits};
+
+    #[test]
+    fn python_string_reprs_become_strings() {
+        for (repr, string) in [
+            (r"'tick 1'", Some("tick 1")),
+            (r#""it's""#, Some("it's")),
+            (r"'a\tb\nc\'d\x1b\u20ac\U0001f600'", Some("a\tb\nc'd\u{1b}\u{20ac}\u{1f600}")),
+            (r"''", Some("")),
+            (r"'cut...", None),
+            (r"'a'b'", None),
+            (r"'\q'", None),
+            (r"'\x1'", None),
+            ("Point(x=1)", None),
+        ] {
+            assert_eq!(python_string(repr).as_deref(), string, "{repr}");
+        }
+    }
 
     #[test]
     fn logpoint_text_is_matched_to_its_template() {
