@@ -126,6 +126,9 @@ fn handle_request(
         let key = key.clone();
         move || {
             let result = tools::call(&name, &arguments, &call);
+            // A call cancelled as it finished gets no response either (notes/mcp.md), even
+            // one that had not begun to wait when the cancellation came.
+            let result = result.filter(|_| call.cancel.try_recv().is_err());
             match result {
                 Some(result) => {
                     let _ = out.send(Response::ok_json(id, result.into_json()).into());
