@@ -403,7 +403,7 @@ fn refuse_host(host: &str) -> Failure {
     Failure::new(
         "host_not_allowed",
         format!(
-            "{host} is not this machine: an inspector lets whoever connects run code there. \
+            "{host} is not this machine: a debugger port (an inspector or debugpy) lets whoever connects run code there. \
              Add it to DEBUG_MCP_ALLOWED_HOSTS (comma-separated) in the server's environment to allow it"
         ),
     )

@@ -726,6 +726,8 @@ fn attach_to_debugpy_listen_and_detach() {
         tool(&mut server, "debug-attach", json!({"pid": program.0.id(), "language": "python"}));
     assert_eq!(error["field"], "port", "{error}");
     assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"));
+    let error = tool(&mut server, "debug-attach", json!({"port": port, "host": "example.com"}));
+    assert_eq!(error["code"], "host_not_allowed", "{error}");
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let error = tool(&mut server, "debug-attach", json!({"port": free, "language": "python"}));
     assert_eq!(error["code"], "no_inspector", "{error}");
