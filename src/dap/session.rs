@@ -984,7 +984,10 @@ impl Session {
     /// The program's loaded Python files, asked of the paused program itself (debugpy
     /// does not answer `loadedSources`).
     fn loaded_files(&mut self, include_internal: bool) -> Reply {
-        const FILES: &str = "sorted({f for m in list(__import__('sys').modules.values()) \
+        // Absolute in the program's own working directory (a program started as
+        // `python app.py` has `__main__.__file__ == 'app.py'`).
+        const FILES: &str = "sorted({__import__('os').path.abspath(f) \
+                             for m in list(__import__('sys').modules.values()) \
                              for f in [getattr(m, '__file__', None)] if isinstance(f, str)})";
         let answer = self.evaluate(FILES, 0).map_err(|f| match f {
             Failure::Error { code: "running", .. } => Failure::new(

@@ -625,7 +625,9 @@ fn listening_program(tag: &str, flags: &[&str]) -> (Program, u16, mpsc::Receiver
         std::process::Command::new(python())
             .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}")])
             .args(flags)
-            .arg(py("listening.py"))
+            // Relative, in its own directory: the way people start programs.
+            .arg("listening.py")
+            .current_dir(root().join("fixtures/py"))
             .env("DMCP_TAG", tag)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null()),
@@ -686,6 +688,8 @@ fn attach_to_debugpy_listen_and_detach() {
     assert_eq!(local(&state, "label")["value"], "tick 1000000");
     let output = tool(&mut server, "debug-output", json!({}));
     assert!(output["stdout"].as_str().unwrap().contains("tick "), "{output}");
+    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    assert_eq!(scripts["scripts"], json!([{"file": file, "url": file}]), "{scripts}");
 
     // Stopped while paused at a breakpoint: detached, never killed, and it runs on.
     let stopped = tool(&mut server, "debug-stop", json!({}));
