@@ -62,7 +62,7 @@ pub(crate) fn process_group(body: &Value) -> Option<crate::sys::ProcessGroup> {
 
 /// The arguments of our `initialize` request.
 pub(crate) fn initialize_arguments() -> Value {
-    json!({"clientID": "debug-mcp", "adapterID": "debugpy", "pathFormat": "path",
+    json!({"clientID": "debug-mcp", "clientName": "debug-mcp", "adapterID": "debugpy", "pathFormat": "path",
            "linesStartAt1": true, "columnsStartAt1": true, "supportsVariableType": true})
 }
 

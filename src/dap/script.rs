@@ -47,7 +47,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         output: process::Output::default(),
         cancelled: false,
         no_code: None,
-        probe: String::new(),
+        probe: python::probe_reference(program.reads_pythonpath()),
     };
     let result = run.setup(&program, helpers).and_then(|()| run.collect());
     run.finish(result)
@@ -130,18 +130,12 @@ impl Run<'_> {
         program: &python::Program,
         helpers: &std::path::Path,
     ) -> Result<(), Failure> {
-        let initialize = self.client.send(
-            "initialize",
-            json!({"clientID": "debug-mcp", "clientName": "debug-mcp", "adapterID": "debugpy",
-                   "pathFormat": "path", "linesStartAt1": true, "columnsStartAt1": true,
-                   "supportsVariableType": true}),
-        );
+        let initialize = self.client.send("initialize", dap::initialize_arguments());
         self.answer(&initialize)?;
         // debugpy answers `launch` only after `configurationDone`.
         let launch = self.client.send("launch", python::launch_arguments(program, helpers));
         self.until_initialized(&launch)?;
         let expression = base64(self.plan.expression.as_bytes());
-        self.probe = python::probe_reference(program.reads_pythonpath());
         let mut breakpoint = json!({"line": self.plan.line});
         if let Some(condition) = &self.plan.condition {
             breakpoint["condition"] = condition.as_str().into();

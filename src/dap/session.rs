@@ -3,8 +3,8 @@
 //!
 //! A launched session's thread owns the adapter (spawned here, so it dies with this thread)
 //! and the program's process group (from the `process` event). An attached session
-//! (`python -m debugpy --listen`) owns neither: it detaches, and the program runs on. A call that waits parks its reply until the next
-//! `stopped`, the program's end or its deadline. Breakpoints are kept per file, since DAP's
+//! (`python -m debugpy --listen`) owns neither: it detaches, and the program runs on. A call
+//! that waits parks its reply until the next `stopped`, the program's end or its deadline. Breakpoints are kept per file, since DAP's
 //! `setBreakpoints` replaces a file's whole list. Values go through the same probe as
 //! `debug-script` (`probe.py`).
 
@@ -78,8 +78,8 @@ pub(crate) fn attach(
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     run_session(id, cancel, move |id, summary, _| {
-        let mut session =
-            Session::new(id, client, None, format!("attached to {address}"), summary, watch);
+        let command_line = format!("attached to {address}");
+        let mut session = Session::new(id, client, None, false, command_line, summary, watch);
         let arguments = json!({"name": "debug-mcp", "type": "python", "request": "attach",
             "justMyCode": false, "subProcess": false, "redirectOutput": true});
         match session.setup("attach", arguments, start.breakpoints, &start.pause_on_exceptions) {
@@ -238,13 +238,13 @@ fn start(
         id,
         client,
         Some(OwnAdapter { process, python }),
+        // A program that skips our sitecustomize.py (and perhaps our PYTHONPATH) gets the
+        // probe and TCP_NODELAY at its first stop, as an attached one does.
+        program.loads_sitecustomize(),
         crate::shell::join(&spec.command.words),
         summary,
         watch,
     );
-    // A program that skips our sitecustomize.py (and perhaps our PYTHONPATH) gets the
-    // probe and TCP_NODELAY at its first stop, as an attached one does.
-    session.prepared = program.loads_sitecustomize();
     let mut arguments = python::launch_arguments(&program, helpers);
     arguments["stopOnEntry"] = spec.stop_on_entry.into();
     let started = session.initialize().and_then(|()| {
@@ -316,6 +316,7 @@ impl Session {
         id: String,
         client: Client,
         adapter: Option<OwnAdapter>,
+        prepared: bool,
         command_line: String,
         summary: Arc<Mutex<Value>>,
         watch: Arc<Watch>,
@@ -323,8 +324,8 @@ impl Session {
         Session {
             id,
             client,
-            prepared: adapter.is_some(),
             adapter,
+            prepared,
             debuggee: None,
             state: State::Running,
             waiter: None,
