@@ -7,8 +7,8 @@
 //! `cdp/session.rs`; the registry is `sessions.rs`. Every call that waits has a deadline and
 //! returns a state (`paused`, `running` or `exited`) rather than hanging.
 
-use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{select, Sender};
@@ -19,6 +19,7 @@ use crate::cdp::session::{
     self, Action, AttachSpec, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
 };
 use crate::jsonrpc::Json;
+use crate::sessions::{Handle, Watch};
 use crate::shell;
 use crate::tools::script::{
     self, check_file, render_failure, Failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS,
@@ -381,14 +382,23 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
         pause_on_exceptions: pause_on_exceptions_arg(&args)?,
         timeout: timeout_arg(&args)?,
     };
-    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
-    let (handle, state) = if python {
-        crate::dap::session::launch(&id, spec, call.sessions.watch(), &call.cancel)?
-    } else {
-        session::launch(&id, spec, call.sessions.watch(), &call.cancel)?
-    };
-    call.sessions.insert(id, handle);
+    let (_, state) = open_session(call, |id, watch| match python {
+        true => crate::dap::session::launch(id, spec, watch, &call.cancel),
+        false => session::launch(id, spec, watch, &call.cancel),
+    })?;
     Ok(state)
+}
+
+/// Opens a session: reserves its id, starts it with `start` and registers it. Gives the id
+/// and the first state.
+fn open_session(
+    call: &Call,
+    start: impl FnOnce(&str, Arc<Watch>) -> Result<(Handle, Value), Failure>,
+) -> Result<(String, Value), Failure> {
+    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
+    let (handle, state) = start(&id, call.sessions.watch())?;
+    call.sessions.insert(id.clone(), handle);
+    Ok((id, state))
 }
 
 /// Whether `host` may be attached to: this machine, or listed in DEBUG_MCP_ALLOWED_HOSTS
@@ -411,21 +421,6 @@ fn refuse_host(host: &str) -> Failure {
 
 /// How long attaching by pid waits for the inspector SIGUSR1 opens.
 const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
-
-fn attach_python(
-    client: crate::dap::Client,
-    address: SocketAddr,
-    start: AttachSpec,
-    call: &Call,
-) -> Reply {
-    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
-    let watch = call.sessions.watch();
-    let (handle, mut state) =
-        crate::dap::session::attach(&id, client, address, start, watch, &call.cancel)?;
-    call.sessions.insert(id, handle);
-    state["attached"] = json!({"url": format!("tcp://{address}")});
-    Ok(state)
-}
 
 fn handle_attach(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
@@ -477,7 +472,13 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
             let address = node::socket_address(host, port as u16)
                 .map_err(|m| Failure::new("no_inspector", m))?;
             match crate::dap::session::connect(address, &call.cancel)? {
-                Some(client) => return attach_python(client, address, start, call),
+                Some(client) => {
+                    let (_, mut state) = open_session(call, |id, watch| {
+                        crate::dap::session::attach(id, client, address, start, watch, &call.cancel)
+                    })?;
+                    state["attached"] = json!({"url": format!("tcp://{address}")});
+                    return Ok(state);
+                }
                 None if language.is_some() => {
                     return Err(Failure::new(
                         "no_inspector",
@@ -534,10 +535,9 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
             }
         }
     };
-    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
-    let (handle, mut state) =
-        session::attach(&id, ws_url.clone(), start, call.sessions.watch(), &call.cancel)?;
-    call.sessions.insert(id.clone(), handle);
+    let (id, mut state) = open_session(call, |id, watch| {
+        session::attach(id, ws_url.clone(), start, watch, &call.cancel)
+    })?;
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.
         let seen = ask(call, Some(&id), Duration::ZERO, |reply| Command::Evaluate {
