@@ -658,10 +658,12 @@ impl Session {
             return;
         }
         self.state = State::Exited(code);
-        self.client.close_input();
         if let Some(adapter) = &mut self.adapter {
+            // Our adapter exits when its input closes.
+            self.client.close_input();
             let _ = adapter.process.finish(Duration::from_secs(2));
         }
+        // Attached, this detaches first (an idle end), then closes the connection.
         self.kill_all();
         self.publish();
         let state = self.stop_state();
