@@ -39,6 +39,11 @@ pub fn tag() -> String {
     format!("t{}x{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
+/// A TCP port nothing listens on at the moment (the OS's pick, released at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 /// `DMCP_TAG=<tag> node <fixture> <args>`, quoted for the tool's shell-like splitting.
 pub fn node(tag: &str, fixture_name: &str, args: &str) -> String {
     format!("DMCP_TAG={tag} node '{}' {args}", fixture(fixture_name))

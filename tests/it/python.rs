@@ -9,8 +9,8 @@ use std::sync::{mpsc, Mutex};
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, err, fixture, ok, root, run_script, tag, tool, values, Program, Server,
-    DEADLINE,
+    assert_no_debuggee, err, fixture, free_port, ok, root, run_script, tag, tool, values, Program,
+    Server, DEADLINE,
 };
 
 /// An interpreter that has debugpy.
@@ -620,7 +620,7 @@ fn python_sessions_run_modules_and_programs_with_children() {
 /// arrive on the returned channel.
 fn listening_program(tag: &str, flags: &[&str]) -> (Program, u16, mpsc::Receiver<String>) {
     use std::io::BufRead;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let mut program = Program::spawn(
         std::process::Command::new(python())
             .args(["-m", "debugpy", "--listen", &format!("127.0.0.1:{port}")])
@@ -732,7 +732,7 @@ fn attach_to_debugpy_listen_and_detach() {
     assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"));
     let error = tool(&mut server, "debug-attach", json!({"port": port, "host": "example.com"}));
     assert_eq!(error["code"], "host_not_allowed", "{error}");
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let free = free_port();
     let error = tool(&mut server, "debug-attach", json!({"port": free, "language": "python"}));
     assert_eq!(error["code"], "no_inspector", "{error}");
     assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"), "{error}");

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, err, fixture, node, ok, run_script, tag, values, Server};
+use crate::{
+    assert_no_debuggee, err, fixture, free_port, node, ok, run_script, tag, values, Server,
+};
 
 fn script(fixture_name: &str, args: &str, line: u64, expression: &str) -> Value {
     run_script(json!({
@@ -327,7 +329,7 @@ fn port_in_use_is_named() {
 
 #[test]
 fn explicit_inspector_ports_work() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     for flag in [
         format!("--inspect-brk={port}"),
         format!("--inspect-brk=127.0.0.1:{port}"),

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, eventually, fixture, node, processes_with_tag, root, tag, tool, Program,
-    Server,
+    assert_no_debuggee, eventually, fixture, free_port, node, processes_with_tag, root, tag, tool,
+    Program, Server,
 };
 
 fn ts_file(name: &str) -> String {
@@ -612,7 +612,7 @@ fn attach_refuses_other_hosts_and_explains_misses() {
         error["error"],
         "invalid argument `url`: give exactly one of `url`, `port` or `pid`"
     );
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let free = free_port();
     let error = tool(&mut server, "debug-attach", json!({"port": free}));
     assert_eq!(error["code"], "no_inspector", "{error}");
 }
