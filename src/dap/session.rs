@@ -82,16 +82,9 @@ pub(crate) fn attach(
         let mut session = Session::new(id, client, None, false, command_line, summary, watch);
         let arguments = json!({"name": "debug-mcp", "type": "python", "request": "attach",
             "justMyCode": false, "subProcess": false, "redirectOutput": true});
-        match session.setup("attach", arguments, start.breakpoints, &start.pause_on_exceptions) {
-            Ok(()) => {
-                session.first_deadline = Instant::now() + start.timeout;
-                Ok(session)
-            }
-            Err(failure) => {
-                session.kill_all();
-                Err(failure)
-            }
-        }
+        let started =
+            session.setup("attach", arguments, start.breakpoints, &start.pause_on_exceptions);
+        session.ready(started, start.timeout)
     })
 }
 
@@ -250,16 +243,7 @@ fn start(
     let started = session.initialize().and_then(|()| {
         session.setup("launch", arguments, spec.breakpoints, &spec.pause_on_exceptions)
     });
-    match started {
-        Ok(()) => {
-            session.first_deadline = Instant::now() + spec.timeout;
-            Ok(session)
-        }
-        Err(failure) => {
-            session.kill_all();
-            Err(failure)
-        }
-    }
+    session.ready(started, spec.timeout)
 }
 
 fn filters(state: &str) -> Value {
@@ -341,6 +325,25 @@ impl Session {
             command_line,
             first_deadline: Instant::now(),
             idle_ended: false,
+        }
+    }
+
+    /// The session once set up, its first answer waiting up to `timeout` for a stop; or,
+    /// when setting up failed, the failure, with nothing of ours left running.
+    fn ready(
+        mut self,
+        started: Result<(), Failure>,
+        timeout: Duration,
+    ) -> Result<Session, Failure> {
+        match started {
+            Ok(()) => {
+                self.first_deadline = Instant::now() + timeout;
+                Ok(self)
+            }
+            Err(failure) => {
+                self.kill_all();
+                Err(failure)
+            }
         }
     }
 
