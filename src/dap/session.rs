@@ -198,7 +198,7 @@ struct Session {
     /// `None` when attached: the adapter and the program are not ours.
     adapter: Option<OwnAdapter>,
     /// Whether the probe is in the program and its debugger socket has TCP_NODELAY: from
-    /// our PYTHONPATH when launched, else done at the first stop (`prepare_attached`).
+    /// our PYTHONPATH when launched, else done at the first stop (`install_probe_at`).
     prepared: bool,
     debuggee: Option<sys::ProcessGroup>,
     state: State,
@@ -641,7 +641,7 @@ impl Session {
         });
         if !self.prepared {
             if let Some(frame) = frames.first() {
-                self.prepare_attached(&frame["id"]);
+                self.install_probe_at(&frame["id"]);
             }
         }
         self.thread = Some(thread.clone());
@@ -691,7 +691,7 @@ impl Session {
     /// At the first stop of a program without our sitecustomize.py (attached to, or run
     /// with -I, -E or -S): the probe and TCP_NODELAY (`python::install_probe`). Every
     /// request after it is ~40 ms faster.
-    fn prepare_attached(&mut self, frame_id: &Value) {
+    fn install_probe_at(&mut self, frame_id: &Value) {
         self.prepared = true;
         let expression = python::install_probe();
         let prepared = self.request(
@@ -699,7 +699,7 @@ impl Session {
             json!({"expression": expression, "frameId": frame_id, "context": "watch"}),
         );
         if let Err(failure) = prepared {
-            log::warn(format_args!("preparing the attached program: {failure:?}"));
+            log::warn(format_args!("installing the probe in the program: {failure:?}"));
         }
     }
 
