@@ -53,6 +53,8 @@ Example:
 
 fn main() -> ExitCode {
     sys::limit_malloc_arenas();
+    // Before any debuggee starts: what they abandon comes back to us to be killed and reaped.
+    sys::become_subreaper();
     log::init_from_env();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {

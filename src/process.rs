@@ -7,7 +7,7 @@
 //! caller passes a predicate for stderr lines that belong to the runtime rather than the program,
 //! and receives those lines on a channel instead of in the tail.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{self, Read};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -154,6 +154,135 @@ impl Exit {
     }
 }
 
+/// The environment variable every debuggee carries, `<server pid>.<n>`: its descendants inherit
+/// it, so the orphans re-parented to the server (see `sys::become_subreaper`) can be told apart.
+const RUN_TAG: &str = "DEBUG_MCP_RUN";
+/// How often the process tree under a debuggee is looked at.
+const SAMPLE_EVERY: Duration = Duration::from_millis(20);
+
+/// Pids of the children the server owns through a `std::process::Child` (counted, since a pid
+/// can be reused while its old watcher is still finishing): those are reaped by their watcher,
+/// every other child of the server is an adopted orphan that [`reap_orphans`] may reap.
+static OWNED: Mutex<BTreeMap<u32, usize>> = Mutex::new(BTreeMap::new());
+
+fn owned() -> std::sync::MutexGuard<'static, BTreeMap<u32, usize>> {
+    OWNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A process the debuggee started (directly or not), as seen while it ran.
+#[derive(Clone, Debug)]
+pub(crate) struct Descendant {
+    pub(crate) process: sys::Process,
+    pub(crate) parent: u32,
+    pub(crate) command: String,
+}
+
+/// Every process a debuggee started, as far as they can be seen: its process tree sampled
+/// every [`SAMPLE_EVERY`] while it runs (a process living less than that may be missed), and
+/// the orphans that carry its [`RUN_TAG`]. Linux only; empty elsewhere.
+struct Tree {
+    tag: String,
+    seen: Arc<Mutex<BTreeMap<u32, Descendant>>>,
+    stop: Option<Sender<()>>,
+    sampler: Option<JoinOnDrop>,
+}
+
+impl Tree {
+    fn watch(root: u32, tag: String) -> Tree {
+        let seen: Arc<Mutex<BTreeMap<u32, Descendant>>> = Arc::default();
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let sampler = sys::Process::now(root).map(|root| {
+            let seen = seen.clone();
+            JoinOnDrop::spawn(&format!("tree-{}", root.pid), move || loop {
+                sample(root, &seen);
+                if stopped.recv_timeout(SAMPLE_EVERY) != Err(RecvTimeoutError::Timeout) {
+                    return;
+                }
+            })
+        });
+        Tree { tag, seen, stop: Some(stop), sampler }
+    }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, BTreeMap<u32, Descendant>> {
+        self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Kills every descendant still running: those sampled, the orphans with our tag that the
+    /// server adopted, and their own descendants; then reaps the ones re-parented to us.
+    fn kill_all(&self) {
+        let server = sys::this_process();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let mut victims: BTreeSet<sys::Process> = BTreeSet::new();
+        loop {
+            let mut frontier: Vec<sys::Process> =
+                self.seen().values().map(|d| d.process).filter(sys::Process::alive).collect();
+            if let Some(server) = server {
+                let adopted = server.children().into_iter().filter(|p| !owned().contains_key(p));
+                frontier
+                    .extend(adopted.filter_map(sys::Process::now).filter(|p| p.has_env(&self.tag)));
+            }
+            let mut found = false;
+            while let Some(process) = frontier.pop() {
+                if process.alive() {
+                    process.kill();
+                    found |= victims.insert(process);
+                }
+                frontier.extend(process.children().into_iter().filter_map(sys::Process::now));
+            }
+            if !found || Instant::now() > deadline {
+                break;
+            }
+        }
+        reap_orphans(&victims, deadline);
+    }
+}
+
+/// Reaps the `victims` that are (or become, as their parents die) children of the server,
+/// until none is left or `deadline` passes; and any other adopted orphan that has ended.
+fn reap_orphans(victims: &BTreeSet<sys::Process>, deadline: Instant) {
+    let Some(server) = sys::this_process() else { return };
+    loop {
+        let owned = owned();
+        for pid in server.children() {
+            if !owned.contains_key(&pid) {
+                sys::reap(pid);
+            }
+        }
+        drop(owned);
+        // A victim is left while its pid is still its own: running, or a zombie not reaped.
+        let left = victims.iter().any(|v| sys::Process::now(v.pid) == Some(*v));
+        if !left || Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Adds the children of `root` and of every live process seen before, recursively.
+fn sample(root: sys::Process, seen: &Mutex<BTreeMap<u32, Descendant>>) {
+    let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut frontier = vec![root];
+    frontier.extend(seen.values().map(|d| d.process).filter(sys::Process::alive));
+    while let Some(parent) = frontier.pop() {
+        for pid in parent.children() {
+            let Some(child) = sys::Process::now(pid) else { continue };
+            if seen.get(&pid).is_some_and(|d| d.process == child) {
+                continue;
+            }
+            let command = child.command();
+            seen.insert(pid, Descendant { process: child, parent: parent.pid, command });
+            frontier.push(child);
+        }
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.stop.take();
+        self.sampler.take();
+    }
+}
+
 /// A running (or finished) child process in its own process group.
 pub(crate) struct Debuggee {
     pid: u32,
@@ -166,6 +295,7 @@ pub(crate) struct Debuggee {
     output: Output,
     watcher: Option<JoinOnDrop>,
     drains: Vec<(JoinOnDrop, Receiver<()>)>,
+    tree: Tree,
 }
 
 impl Debuggee {
@@ -197,12 +327,20 @@ impl Debuggee {
             command.env_remove(name);
         }
         command.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("{}.{run}", std::process::id());
+        command.env(RUN_TAG, &tag);
         sys::new_process_group(&mut command);
+        // Registered before anything can reap it: see `OWNED`.
+        let mut owned = owned();
         let mut child = command.spawn().map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => SpawnError::NotFound(spec.program.clone()),
             _ => SpawnError::Other(spec.program.clone(), e),
         })?;
         let pid = child.id();
+        *owned.entry(pid).or_default() += 1;
+        drop(owned);
         // Before the watcher can reap it: see `ProcessGroup`.
         let group = sys::ProcessGroup::of(pid);
         let output = Output::default();
@@ -218,6 +356,7 @@ impl Debuggee {
         };
         let (exit_tx, exited) = crossbeam_channel::bounded(1);
         let watcher = JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx));
+        let tree = Tree::watch(pid, format!("{RUN_TAG}={tag}"));
         let debuggee = Debuggee {
             pid,
             group,
@@ -227,6 +366,7 @@ impl Debuggee {
             output,
             watcher: Some(watcher),
             drains,
+            tree,
         };
         Ok((debuggee, pipes))
     }
@@ -275,6 +415,7 @@ impl Debuggee {
     /// program started in its group go too: nothing the debuggee started is left behind.
     pub(crate) fn kill(&mut self) -> Exit {
         self.group.kill();
+        self.tree.kill_all();
         if let Some(exit) = self.try_exit() {
             return exit;
         }
@@ -285,6 +426,29 @@ impl Debuggee {
             .unwrap_or(Exit { code: None, signal: Some(sys::SIGKILL) });
         self.exit = Some(exit);
         exit
+    }
+
+    /// The processes the program started, as far as they were seen (none on systems other
+    /// than Linux), below `pid` (the program's, when the debuggee is a debug adapter) or below
+    /// the debuggee itself.
+    pub(crate) fn descendants(&self, pid: Option<u32>) -> Vec<Descendant> {
+        let seen = self.tree.seen();
+        let top = pid.unwrap_or(self.pid);
+        let below = |d: &Descendant| {
+            let mut parent = d.parent;
+            // Bounded: a parent chain in a snapshot of pids cannot be longer than the snapshot.
+            for _ in 0..=seen.len() {
+                if parent == top {
+                    return true;
+                }
+                match seen.get(&parent) {
+                    Some(next) => parent = next.parent,
+                    None => return false,
+                }
+            }
+            false
+        };
+        seen.values().filter(|d| d.process.pid != top && below(d)).cloned().collect()
     }
 
     /// Waits (briefly) until both pipes reached end of file, so the output tails hold
@@ -329,6 +493,14 @@ fn watch(mut child: Child, exit_tx: &Sender<Exit>) {
             Err(_) => break Exit { code: None, signal: None },
         }
     };
+    let mut owned = owned();
+    if let Some(count) = owned.get_mut(&child.id()) {
+        *count -= 1;
+        if *count == 0 {
+            owned.remove(&child.id());
+        }
+    }
+    drop(owned);
     let _ = exit_tx.send(exit);
 }
 

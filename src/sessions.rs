@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, Receiver, Sender};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::cdp::session::Command;
 use crate::jsonrpc::{Message, Notification};
@@ -218,4 +218,13 @@ impl Sessions {
         // The stdout channel must close for the writer to finish.
         self.1.out.lock().expect("watch poisoned").take();
     }
+}
+
+/// The state a waiting call answers when nothing stopped the program while it waited (which
+/// may be no time at all: an attach without breakpoints answers at once).
+pub(crate) fn running_state(id: &str) -> Value {
+    json!({"sessionId": id, "state": "running",
+           "message": "the program is running: nothing stopped it while this call waited. Call \
+                       debug-pause to stop it, debug-continue to wait for the next stop, or \
+                       debug-output to read what it printed"})
 }

@@ -105,6 +105,11 @@ impl ProcessGroup {
         ProcessGroup { pid, started: start_time(pid) }
     }
 
+    /// The leader's pid.
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// Kills what is left of the group, unless its pid now belongs to another process. (While
     /// any member of the old group lives, the kernel does not hand its id out again.)
     pub(crate) fn kill(&self) {
@@ -121,6 +126,136 @@ fn start_time(pid: u32) -> Option<u64> {
     // The command name (field 2) may hold spaces and parentheses: count after the last ')'.
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux): a process a debuggee
+/// starts and abandons (a daemon, `spawn(..., {detached: true})`, `setsid`) is re-parented to
+/// debug-mcp rather than to init, so it can still be found, killed and reaped. Elsewhere such
+/// processes escape (README, Limits).
+pub(crate) fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}
+
+/// One process, told apart from a later one with the same pid by its start time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Process {
+    pub(crate) pid: u32,
+    pub(crate) started: u64,
+}
+
+impl Process {
+    /// The process with this pid now, if there is one.
+    pub(crate) fn now(pid: u32) -> Option<Process> {
+        Some(Process { pid, started: start_time(pid)? })
+    }
+
+    /// Whether it still runs (a zombie does not).
+    pub(crate) fn alive(&self) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return false;
+        };
+        let Some(after_name) = stat.rfind(')').map(|at| &stat[at + 1..]) else { return false };
+        let mut fields = after_name.split_whitespace();
+        let state = fields.next();
+        let started = fields.nth(18).and_then(|t| t.parse().ok());
+        state != Some("Z") && state != Some("X") && started == Some(self.started)
+    }
+
+    /// SIGKILL, unless the pid now belongs to another process.
+    pub(crate) fn kill(&self) {
+        if start_time(self.pid) == Some(self.started) {
+            if let Ok(pid) = libc::pid_t::try_from(self.pid) {
+                // SAFETY: kill(2) signals one process; it touches no memory of ours.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+
+    /// Its children, whichever of its threads started them (`/proc/PID/task/*/children`,
+    /// Linux 3.5 and later). Empty when it is gone, or on other systems.
+    pub(crate) fn children(&self) -> Vec<u32> {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.pid)) else {
+            return Vec::new();
+        };
+        let mut children = Vec::new();
+        for task in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                children.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+            }
+        }
+        children
+    }
+
+    /// Whether its environment holds `entry` (`NAME=value`), as it was when it started.
+    pub(crate) fn has_env(&self, entry: &str) -> bool {
+        let Ok(environ) = std::fs::read(format!("/proc/{}/environ", self.pid)) else {
+            return false;
+        };
+        environ.split(|&b| b == 0).any(|e| e == entry.as_bytes())
+    }
+
+    /// Its command line, words joined by spaces (`?` when it cannot be read).
+    pub(crate) fn command(&self) -> String {
+        let Ok(cmdline) = std::fs::read(format!("/proc/{}/cmdline", self.pid)) else {
+            return "?".into();
+        };
+        let words: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .filter(|w| !w.is_empty())
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        words.join(" ")
+    }
+}
+
+/// Whether process `pid` holds the socket listening on TCP `port` (Linux: the socket's inode
+/// in `/proc/net/tcp{,6}` against the process's descriptors). `None` where that cannot be told
+/// (no `/proc/net`, another system): the caller then takes the port on trust.
+pub(crate) fn listens_on(pid: u32, port: u16) -> Option<bool> {
+    let mut inodes = Vec::new();
+    let mut readable = false;
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else { continue };
+        readable = true;
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the inode.
+            let local_port = fields.get(1).and_then(|a| a.rsplit(':').next());
+            let listening = fields.get(3) == Some(&"0A");
+            if listening && local_port.and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port) {
+                inodes.extend(fields.get(9).map(|inode| format!("socket:[{inode}]")));
+            }
+        }
+    }
+    if !readable {
+        return None;
+    }
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+    }))
+}
+
+/// The server itself, as a [`Process`] (for the orphans re-parented to it).
+pub(crate) fn this_process() -> Option<Process> {
+    Process::now(std::process::id())
+}
+
+/// Collects the exit status of `pid` if it is a child of ours that has ended. True when there
+/// is nothing more to wait for (reaped now, or not our child).
+pub(crate) fn reap(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
+    let mut status = 0;
+    // SAFETY: waitpid(2) with WNOHANG writes the status into a local.
+    let n = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    n != 0
 }
 
 /// The write end of the self-pipe the signal handler writes to; -1 until [`Signals::install`].

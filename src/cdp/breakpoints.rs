@@ -11,6 +11,7 @@
 //! This module builds requests and reads answers; the caller sends them, so it serves any run
 //! loop (`debug-script` now, sessions later).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,9 +22,8 @@ use crate::cdp::node;
 use crate::cdp::scripts::{self, Scripts};
 use crate::sourcemap::{Position, SourceMap};
 
-/// A breakpoint to set in a generated file.
+/// A breakpoint to set in a generated file (the key of `Breakpoint::targets`).
 struct Target {
-    generated: PathBuf,
     position: Position,
     map: Arc<SourceMap>,
     source: usize,
@@ -88,7 +88,9 @@ pub(crate) struct Breakpoint {
     /// and column, and a session may hold several on one line.
     unique: String,
     direct: bool,
-    targets: Vec<Target>,
+    /// By generated file: one CDP breakpoint per file, however many ways the search found it
+    /// (V8 refuses a second one at the same place).
+    targets: BTreeMap<PathBuf, Target>,
     probe: Probe,
     placed: Vec<Placed>,
     pub(crate) resolution: Resolution,
@@ -107,17 +109,17 @@ impl Breakpoint {
     ) -> Result<(Breakpoint, Search), String> {
         let search = maps::search(real_file, entry);
         let direct = maps::is_javascript(real_file);
-        let targets: Vec<Target> = search
+        let targets: BTreeMap<PathBuf, Target> = search
             .covered
             .iter()
             .filter_map(|covered| {
                 let (_, positions) = covered.map.generated_for(covered.source, line - 1)?;
-                Some(Target {
-                    generated: covered.generated.clone(),
+                let target = Target {
                     position: *positions.first()?,
                     map: covered.map.clone(),
                     source: covered.source,
-                })
+                };
+                Some((covered.generated.clone(), target))
             })
             .collect();
         if !direct && targets.is_empty() && !search.covered.is_empty() {
@@ -189,8 +191,8 @@ impl Breakpoint {
             let params = self.params(self.file_regex(), line, column.is_some());
             requests.push((params, Request::Placed(None)));
         }
-        for t in &self.targets {
-            let regex = node::file_url_regex(&[t.generated.as_path()]);
+        for (generated, t) in &self.targets {
+            let regex = node::file_url_regex(&[generated.as_path()]);
             let map = Some((t.map.clone(), t.source));
             requests.push((self.params(regex, t.position, true), Request::Placed(map)));
         }
@@ -328,8 +330,7 @@ impl Breakpoint {
                 self.file.display()
             );
         }
-        let files: Vec<String> =
-            self.targets.iter().map(|t| t.generated.display().to_string()).collect();
+        let files: Vec<String> = self.targets.keys().map(|g| g.display().to_string()).collect();
         let direct = if self.direct {
             format!("no script loaded from {} itself, and ", self.file.display())
         } else {

@@ -8,6 +8,7 @@
 //! disk; `cdp/script.rs` then stops the module before its body runs and uses the map that
 //! `scriptParsed` carries, through [`load_for_script`].
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,11 +53,13 @@ pub(crate) fn search(file: &Path, entry: Option<&Path>) -> Search {
         // The breakpoint is in the script Node runs: nothing to map.
         return search;
     }
-    let mut candidates = vec![entry.clone()];
+    // A set: the entry is also among the scripts of its folder, and a script read twice would
+    // carry the breakpoint twice (V8 refuses the second: "Breakpoint at specified location
+    // already exists").
+    let mut candidates = BTreeSet::from([entry.clone()]);
     if let Some(dir) = entry.parent() {
         collect_scripts(dir, 0, &mut candidates);
     }
-    candidates.dedup();
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     for script in candidates.iter().filter(|c| is_javascript(c)) {
         match map_of_script(script, &name) {
@@ -86,7 +89,7 @@ fn list_sources(map: &SourceMap) -> String {
     }
 }
 
-fn collect_scripts(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+fn collect_scripts(dir: &Path, depth: usize, out: &mut BTreeSet<PathBuf>) {
     if depth > MAX_DEPTH || out.len() >= MAX_FILES {
         return;
     }
@@ -107,7 +110,7 @@ fn collect_scripts(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
             Ok(t) if t.is_dir() => collect_scripts(&path, depth + 1, out),
             Ok(_) if is_javascript(&path) => {
                 if let Ok(real) = fs::canonicalize(&path) {
-                    out.push(real);
+                    out.insert(real);
                 }
             }
             _ => {}

@@ -13,6 +13,7 @@ use crossbeam_channel::{select, Receiver};
 
 use crate::process::{self, Debuggee, Exit};
 use crate::shell::CommandLine;
+use crate::sys;
 
 /// What to run and where its inspector will listen.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +53,42 @@ const OPTIONS_WITH_VALUE: &[&str] = &[
 pub(crate) const WAIT_FLAG: &str = "--inspect-wait=0";
 pub(crate) const BRK_FLAG: &str = "--inspect-brk=0";
 
+/// Evaluated in a launched program while it waits for the debugger, before Node has set
+/// `process.execArgv`: children it forks (`child_process.fork` passes `process.execArgv`) would
+/// otherwise inherit our inspector flag and wait for a debugger that never comes. An accessor
+/// catches Node's own assignment (`process->Set` in `PatchProcessObject`) and keeps the array
+/// without inspector flags, as a plain property again; so children run undebugged.
+pub(crate) const UNINHERIT_INSPECTOR: &str = r#"(() => {
+  const inspector = /^--(inspect(-brk|-wait|-port|-publish-uid)?|debug-port)(=|$)/;
+  Object.defineProperty(process, 'execArgv', {
+    configurable: true,
+    enumerable: true,
+    set(argv) {
+      const kept = Array.isArray(argv) ? argv.filter((a) => !inspector.test(a)) : argv;
+      Object.defineProperty(process, 'execArgv',
+        {value: kept, writable: true, configurable: true, enumerable: true});
+    },
+  });
+  return true;
+})()"#;
+
+/// `NodeWorker.enable` params: workers are announced (`NodeWorker.attachedToWorker`) but need
+/// not wait for us. A worker inherits the parent's `--inspect-wait` and waits for a debugger of
+/// its own regardless; [`release_worker`] lets it go.
+pub(crate) fn worker_events() -> serde_json::Value {
+    serde_json::json!({"waitForDebuggerOnStart": false})
+}
+
+/// Lets a worker that waits for its debugger run undebugged, and detaches from it: until
+/// workers are debugged, their code runs as it would without debug-mcp.
+pub(crate) fn release_worker(client: &mut crate::cdp::Client, attached: &serde_json::Value) {
+    let session = attached["sessionId"].clone();
+    let run = r#"{"id":1,"method":"Runtime.runIfWaitingForDebugger"}"#;
+    let message = serde_json::json!({"sessionId": session, "message": run});
+    drop(client.send("NodeWorker.sendMessageToWorker", message));
+    drop(client.send("NodeWorker.detach", serde_json::json!({"sessionId": session})));
+}
+
 /// Whether Node's stderr says it does not know `--inspect-wait`.
 pub(crate) fn refused_wait_flag(stderr: &str) -> bool {
     stderr.contains("bad option: --inspect-wait")
@@ -70,6 +107,7 @@ pub(crate) fn prepare(
     let mut requested = None;
     let mut found = false;
     let mut entry = None;
+    let mut test_runner = false;
     let mut index = 0;
     while index < args.len() {
         let arg = &args[index];
@@ -89,12 +127,18 @@ pub(crate) fn prepare(
             found = true;
         } else if matches!(arg.as_str(), "-e" | "--eval" | "-p" | "--print") {
             break;
+        } else if arg == "--test" {
+            // Node's test runner never opens an inspector in its own process; it runs each
+            // test file in a child and hands inspector flags to those. Children are not
+            // debugged yet, so none is added: they run in parallel, as without debug-mcp.
+            test_runner = true;
         } else if OPTIONS_WITH_VALUE.contains(&arg.as_str()) {
             index += 1;
         }
         index += 1;
     }
-    if !found && is_node {
+    let inserted = !found && is_node && !test_runner;
+    if inserted {
         args.insert(0, flag.to_string());
     }
     // Inspector flags in NODE_OPTIONS would make every child node process wait for, or fight
@@ -114,7 +158,6 @@ pub(crate) fn prepare(
         }
     }
     let entry = entry.filter(|_| is_node);
-    let inserted = !found && is_node;
     Ok(Launch {
         spec: process::Spec { program, args, env, env_remove },
         requested,
@@ -284,7 +327,15 @@ pub(crate) fn discover(
             recv(debuggee.notices()) -> line => match line {
                 Ok(line) => {
                     if let Some(url) = line.strip_prefix("Debugger listening on ") {
-                        return Ok(url.trim().to_string());
+                        let url = url.trim();
+                        // A child's inspector (the program's children share its stderr) is
+                        // never taken for the program's own: only the process we started is
+                        // the program. The child is let go, undebugged.
+                        match url_port(url).and_then(|port| sys::listens_on(debuggee.pid(), port)) {
+                            Some(false) => release_foreign(url, deadline),
+                            _ => return Ok(url.to_string()),
+                        }
+                        continue;
                     }
                     if let Some(failure) = inspector_failure(&line) {
                         return Err(failure);
@@ -297,6 +348,27 @@ pub(crate) fn discover(
             recv(timeout) -> _ => return Err(Discovery::TimedOut),
             recv(cancel) -> _ => return Err(Discovery::Cancelled),
         }
+    }
+}
+
+/// The port of a `ws://host:port/...` URL.
+fn url_port(url: &str) -> Option<u16> {
+    let authority = url.strip_prefix("ws://")?.split('/').next()?;
+    authority.rsplit_once(':')?.1.parse().ok()
+}
+
+/// Lets a process that is not the program (a child that inherited an inspector flag and waits
+/// for a debugger) run on undebugged: connect, tell it to run, disconnect.
+fn release_foreign(url: &str, deadline: Instant) {
+    let left = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(2));
+    match crate::cdp::Client::connect(url, left) {
+        Ok(mut client) => {
+            let reply = client.send("Runtime.runIfWaitingForDebugger", serde_json::json!({}));
+            let _ = reply.recv_timeout(left);
+            client.close();
+            crate::log::debug(format_args!("released a child's inspector at {url}"));
+        }
+        Err(e) => crate::log::warn(format_args!("cannot release the inspector at {url}: {e}")),
     }
 }
 

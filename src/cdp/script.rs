@@ -33,7 +33,7 @@ use crate::cdp::{self, Client, Event};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
 use crate::shell::CommandLine;
-use crate::tools::script::{Failure, Outcome, Plan, VALUE_CHARS};
+use crate::tools::script::{Failure, Outcome, Plan, Undebugged, VALUE_CHARS};
 use crate::tools::Call;
 
 const PROBE: &str = include_str!("probe.js");
@@ -85,6 +85,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         search,
         outcome: Outcome::default(),
         scripts: Scripts::default(),
+        workers: 0,
     };
     let outcome = run.setup().and_then(|()| run.collect());
     run.finish(outcome)
@@ -145,9 +146,24 @@ fn discovery_failure(
             ),
         ),
         Discovery::Failed(line) => Failure::new("inspector_failed", format!("Node could not start its inspector: {line}")),
-        Discovery::Exited(exit) if launch.is_node => exited_before_hit(exit.describe(), None)
-            .with("exitCode", exit.code.map_or(Value::Null, Value::from))
-            .with("output", output),
+        Discovery::Exited(exit) if launch.is_node => {
+            let undebugged = Undebugged { processes: debuggee.descendants(None), workers: 0 };
+            let hint = undebugged.describe().map(|what| {
+                format!(
+                    "the program ended without opening its own inspector (Node's test runner \
+                     never does); it ran {what} outside the debugger: if the line ran there, \
+                     its hits were not seen. Run the code in the process debug-mcp starts, \
+                     e.g. the test file itself: `node path/to/file.test.js`"
+                )
+            });
+            let mut failure = exited_before_hit(exit.describe(), hint)
+                .with("exitCode", exit.code.map_or(Value::Null, Value::from))
+                .with("output", output);
+            if !undebugged.is_empty() {
+                failure = failure.with("undebugged", undebugged.to_json());
+            }
+            failure
+        }
         Discovery::Exited(exit) => Failure::new(
             "no_inspector",
             format!(
@@ -213,6 +229,8 @@ struct Run<'a> {
     search: Search,
     outcome: Outcome,
     scripts: Scripts,
+    /// Worker threads the program started (they run undebugged).
+    workers: usize,
 }
 
 /// Why event collection stopped.
@@ -257,9 +275,14 @@ impl Run<'_> {
             client.send("Debugger.enable", json!({})),
             client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
             client.send("Runtime.addBinding", json!({"name": self.binding})),
+            client.send("NodeWorker.enable", node::worker_events()),
         ];
         let installed =
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true}));
+        let uninherited = client.send(
+            "Runtime.evaluate",
+            json!({"expression": node::UNINHERIT_INSPECTOR, "returnByValue": true}),
+        );
         let compiled: Vec<_> = checks
             .iter()
             .map(|(field, code)| {
@@ -286,6 +309,7 @@ impl Run<'_> {
                 format!("could not install the probe: {installed}"),
             ));
         }
+        self.answer(&uninherited)?;
         for (field, reply) in compiled {
             let compiled = self.answer(&reply)?;
             if let Some(details) = compiled.get("exceptionDetails") {
@@ -440,6 +464,10 @@ impl Run<'_> {
                 self.breakpoint.resolved(id, &event.params["location"], &self.scripts);
             }
             "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
+            "NodeWorker.attachedToWorker" => {
+                self.workers += 1;
+                node::release_worker(&mut self.client, &event.params);
+            }
             "NodeRuntime.waitingForDisconnect" => return Ok(true),
             _ => {}
         }
@@ -531,6 +559,8 @@ impl Run<'_> {
             .send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
         self.outcome.exit = Some(exit);
         self.outcome.output = self.debuggee.output().to_json();
+        self.outcome.undebugged =
+            Undebugged { processes: self.debuggee.descendants(None), workers: self.workers };
         let resolution = std::mem::take(&mut self.breakpoint.resolution);
         self.outcome.resolved_line = resolution.line;
         self.outcome.resolved_file = resolution.file;
@@ -554,6 +584,9 @@ impl Run<'_> {
             failure = failure.with("resolvedLine", line.into());
         } else if self.outcome.timed_out {
             failure = failure.with("hint", self.never_hit_hint(exit).into());
+        }
+        if !self.outcome.undebugged.is_empty() {
+            failure = failure.with("undebugged", self.outcome.undebugged.to_json());
         }
         Err(failure)
     }
@@ -587,6 +620,16 @@ impl Run<'_> {
             return format!(
                 "the program failed ({}) before the breakpoint was reached: see its stderr",
                 exit.describe()
+            );
+        }
+        if let Some(what) = self.outcome.undebugged.describe() {
+            return format!(
+                "{} in the process debug-mcp started; the program also ran {what} outside the \
+                 debugger: if the line ran there, its hits were not seen",
+                match self.outcome.resolved_line {
+                    Some(line) => format!("line {line} never ran"),
+                    None => format!("no script loaded from {}", self.plan.file.display()),
+                }
             );
         }
         match (self.outcome.resolved_line, &self.plan.condition) {

@@ -24,7 +24,7 @@ use crate::process::{Debuggee, Exit};
 use crate::sessions::{Clocks, Handle, Watch};
 use crate::shell::{self, CommandLine};
 use crate::thread::JoinOnDrop;
-use crate::tools::script::{Failure, VALUE_CHARS};
+use crate::tools::script::{Failure, Undebugged, VALUE_CHARS};
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -265,6 +265,7 @@ pub(crate) fn attach(
             first_deadline: Instant::now() + start.timeout,
             watch,
             idle_ended: false,
+            workers: 0,
         };
         session.setup(&start.pause_on_exceptions, start.breakpoints)?;
         Ok(session)
@@ -353,6 +354,7 @@ fn start(
         first_deadline: deadline,
         watch,
         idle_ended: false,
+        workers: 0,
     };
     session.setup(&spec.pause_on_exceptions, spec.breakpoints)?;
     session.first_deadline = Instant::now() + spec.timeout;
@@ -398,6 +400,8 @@ struct Session {
     watch: Arc<Watch>,
     /// Ended because no call came for the idle limit.
     idle_ended: bool,
+    /// Worker threads the program started (they run undebugged).
+    workers: usize,
 }
 
 impl Session {
@@ -437,8 +441,14 @@ impl Session {
             client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
             client.send("Runtime.addBinding", json!({"name": self.binding})),
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
+            client.send("NodeWorker.enable", node::worker_events()),
         ];
-        for reply in replies {
+        // Only a program we start: an attached one's children are its own business.
+        let uninherit = self.debuggee.is_some().then(|| {
+            let params = json!({"expression": node::UNINHERIT_INSPECTOR, "returnByValue": true});
+            self.client.send("Runtime.evaluate", params)
+        });
+        for reply in replies.into_iter().chain(uninherit) {
             self.answer(&reply)?;
         }
         for (i, spec) in breakpoints.into_iter().enumerate() {
@@ -614,6 +624,10 @@ impl Session {
                 self.console.record(json!({"type": kind, "text": clip(&text.join(" "), 4000)}));
             }
             "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
+            "NodeWorker.attachedToWorker" => {
+                self.workers += 1;
+                node::release_worker(&mut self.client, &event.params);
+            }
             "NodeRuntime.waitingForDisconnect" => self.ended(),
             _ => {}
         }
@@ -802,8 +816,7 @@ impl Session {
     }
 
     fn running_state(&self) -> Value {
-        json!({"sessionId": self.id, "state": "running",
-               "message": "still running when the timeout passed: call debug-pause to stop it, or debug-continue to wait longer"})
+        crate::sessions::running_state(&self.id)
     }
 
     /// The state every waiting call returns: paused (where, why, the source and the locals),
@@ -825,6 +838,12 @@ impl Session {
                 match exit.code {
                     Some(code) => state["exitCode"] = code.into(),
                     None => state["signal"] = exit.signal.unwrap_or(0).into(),
+                }
+                let undebugged =
+                    Undebugged { processes: debuggee.descendants(None), workers: self.workers };
+                if let Some(note) = undebugged.note() {
+                    state["undebugged"] = undebugged.to_json();
+                    state["message"] = note.into();
                 }
                 state
             }

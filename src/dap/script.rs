@@ -21,7 +21,7 @@ use crate::dap::{self, python, Client, Reply};
 use crate::log;
 use crate::process::{self, Debuggee, Exit};
 use crate::sys;
-use crate::tools::script::{Failure, Outcome, Plan};
+use crate::tools::script::{Failure, Outcome, Plan, Undebugged};
 use crate::tools::Call;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -340,6 +340,11 @@ impl Run<'_> {
         log::debug(format_args!("python program ended ({})", exit.describe()));
         self.outcome.exit = Some(exit);
         self.outcome.output = self.output.to_json();
+        let program = self.debuggee.map(|group| group.pid());
+        self.outcome.undebugged = Undebugged {
+            processes: program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default(),
+            workers: 0,
+        };
         if !self.outcome.results.is_empty() {
             return Ok(self.outcome);
         }
@@ -356,9 +361,19 @@ impl Run<'_> {
         if let Some(code) = exit.code {
             failure = failure.with("exitCode", code.into());
         }
+        if !self.outcome.undebugged.is_empty() {
+            failure = failure.with("undebugged", self.outcome.undebugged.to_json());
+        }
+        let undebugged = self.outcome.undebugged.describe();
         let hint = match (self.outcome.resolved_line, exit.code) {
             _ if self.no_code.is_some() => format!("line {}: {}", self.plan.line, self.no_code.as_deref().unwrap_or_default()),
             (_, Some(code)) if code != 0 => format!("the program failed (exit code {code}) before the breakpoint was reached: see its stderr"),
+            (line, _) if undebugged.is_some() => format!(
+                "{} in the process debug-mcp started; the program also ran {} outside the \
+                 debugger: if the line ran there, its hits were not seen",
+                line.map_or(format!("{} was not loaded", self.plan.file.display()), |l| format!("line {l} never ran")),
+                undebugged.unwrap_or_default()
+            ),
             (None, _) => format!("the breakpoint was not verified: debugpy did not load {} (is it the file the command runs or imports?)", self.plan.file.display()),
             (Some(line), _) => format!("the breakpoint was set at line {line} but that line never ran (or its condition was never true)"),
         };

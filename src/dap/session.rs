@@ -711,8 +711,7 @@ impl Session {
 
     fn stop_state(&mut self) -> Value {
         match &self.state {
-            State::Running => json!({"sessionId": self.id, "state": "running",
-                "message": "still running when the timeout passed: call debug-pause to stop it, or debug-continue to wait longer"}),
+            State::Running => crate::sessions::running_state(&self.id),
             State::Exited(code) => {
                 let output = self.output.to_json();
                 let mut state = json!({"sessionId": self.id, "state": "exited",

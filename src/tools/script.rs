@@ -96,8 +96,69 @@ pub(crate) struct Outcome {
     pub(crate) values_truncated: bool,
     /// `{stdout, stderr, truncated}`.
     pub(crate) output: Value,
+    /// Child processes and worker threads the program ran outside the debugger.
+    pub(crate) undebugged: Undebugged,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
+}
+
+/// What the program ran where breakpoints do not reach (until child processes and workers are
+/// debugged): child processes (as far as they were seen) and worker threads.
+#[derive(Debug, Default)]
+pub(crate) struct Undebugged {
+    pub(crate) processes: Vec<crate::process::Descendant>,
+    pub(crate) workers: usize,
+}
+
+impl Undebugged {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.processes.is_empty() && self.workers == 0
+    }
+
+    /// `{processes: [{pid, command}], workers}`.
+    pub(crate) fn to_json(&self) -> Value {
+        let processes: Vec<Value> = self
+            .processes
+            .iter()
+            .map(|d| json!({"pid": d.process.pid, "command": crate::cdp::session::clip(&d.command, 200)}))
+            .collect();
+        json!({"processes": processes, "workers": self.workers})
+    }
+
+    /// "3 child processes (pid 12: node t.js, …) and 1 worker thread", or `None`.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if !self.processes.is_empty() {
+            let named: Vec<String> = self
+                .processes
+                .iter()
+                .take(3)
+                .map(|d| {
+                    format!("pid {}: {}", d.process.pid, crate::cdp::session::clip(&d.command, 200))
+                })
+                .collect();
+            let more = if self.processes.len() > 3 { ", …" } else { "" };
+            let n = self.processes.len();
+            let what = plural(n, "child process", "child processes");
+            parts.push(format!("{what} ({}{more})", named.join("; ")));
+        }
+        if self.workers > 0 {
+            parts.push(plural(self.workers, "worker thread", "worker threads"));
+        }
+        (!parts.is_empty()).then(|| parts.join(" and "))
+    }
+
+    /// The note for an answer: what ran undebugged.
+    pub(crate) fn note(&self) -> Option<String> {
+        self.describe().map(|what| {
+            format!(
+                "Note: code run in {what} was not debugged: breakpoints apply only to the \
+                 process debug-mcp started."
+            )
+        })
+    }
 }
 
 impl Outcome {
@@ -385,6 +446,10 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         if let Some(signal) = exit.signal {
             structured["signal"] = signal.into();
         }
+    }
+    if let Some(note) = outcome.undebugged.note() {
+        structured["undebugged"] = outcome.undebugged.to_json();
+        notes.push(note);
     }
     if outcome.values_truncated {
         structured["valuesTruncated"] = true.into();
