@@ -34,6 +34,40 @@ pub(crate) fn split(line: &str) -> Result<CommandLine, String> {
     Ok(CommandLine { env, words })
 }
 
+impl CommandLine {
+    /// The interpreter a script-like program names on its `#!` line (`#!/usr/bin/env python3`
+    /// gives `["python3"]`, `#!/usr/bin/env -S node --x` gives `["node", "--x"]`), and the
+    /// script's path: found the way `execvp` finds it (a word with a `/` as it is, else through
+    /// `PATH`, the command's own assignment first). `None` for binaries and unknown programs.
+    pub(crate) fn shebang(&self) -> Option<(Vec<String>, std::path::PathBuf)> {
+        use std::io::Read;
+        let program = self.words.first()?;
+        let path = if program.contains('/') {
+            std::path::PathBuf::from(program)
+        } else {
+            let own = self.env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
+            let search = own.or_else(|| std::env::var("PATH").ok())?;
+            search
+                .split(':')
+                .map(|dir| std::path::Path::new(dir).join(program))
+                .find(|p| p.is_file())?
+        };
+        let mut head = [0u8; 256];
+        let n = std::fs::File::open(&path).and_then(|mut f| f.read(&mut head)).ok()?;
+        let line = head[..n].strip_prefix(b"#!")?.split(|&b| b == b'\n').next()?;
+        let mut words: Vec<String> =
+            String::from_utf8_lossy(line).split_whitespace().map(String::from).collect();
+        let is_env = words.first().is_some_and(|w| w == "/usr/bin/env" || w == "/bin/env");
+        if is_env {
+            words.remove(0);
+            if words.first().is_some_and(|w| w == "-S") {
+                words.remove(0);
+            }
+        }
+        (!words.is_empty()).then(|| (words, std::path::absolute(&path).unwrap_or(path)))
+    }
+}
+
 fn words(line: &str) -> Result<Vec<Word>, String> {
     let mut words = Vec::new();
     let mut chars = line.chars().peekable();

@@ -456,6 +456,26 @@ fn resolve_source(base: Option<&Path>, root: &str, source: &str) -> Source {
 }
 
 /// Resolves `.` and `..` without touching the disk.
+/// `sourcesContent[index]` of a map's JSON text, counting the sources of an index map's
+/// sections in order as [`SourceMap::sources`] does. Parses the whole text: only for the rare
+/// source that is not on disk.
+pub(crate) fn source_content(json: &str, index: usize) -> Option<String> {
+    let map: serde_json::Value = serde_json::from_str(json).ok()?;
+    let parts: Vec<&serde_json::Value> = match map["sections"].as_array() {
+        Some(sections) => sections.iter().map(|s| &s["map"]).collect(),
+        None => vec![&map],
+    };
+    let mut index = index;
+    for part in parts {
+        let count = part["sources"].as_array().map_or(0, Vec::len);
+        if index < count {
+            return part["sourcesContent"].get(index)?.as_str().map(String::from);
+        }
+        index -= count;
+    }
+    None
+}
+
 pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {

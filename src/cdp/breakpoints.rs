@@ -274,12 +274,30 @@ impl Breakpoint {
         frame: &Value,
         scripts: &Scripts,
     ) -> Result<[Step; 2], LoadError> {
+        let script_id =
+            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
+        self.place_in(script_id, scripts)
+    }
+
+    /// When the file was compiled while loading before this breakpoint was set (a session's
+    /// breakpoint in a module that already ran once), the probe would never fire: the script
+    /// and its map are known, so the requests of [`Breakpoint::at_load`] are due at once.
+    pub(crate) fn in_loaded_script(
+        &mut self,
+        scripts: &Scripts,
+    ) -> Option<Result<[Step; 2], LoadError>> {
+        self.probe_id()?;
+        let script_id = scripts.find_file(&[&self.real_file, &self.file])?;
+        Some(self.place_in(&script_id, scripts))
+    }
+
+    /// The requests that place this breakpoint in loaded script `script_id` (the file itself,
+    /// compiled while loading): remove the probe, set the breakpoint from the script's map.
+    fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<[Step; 2], LoadError> {
         let error = |code, message| LoadError { code, message };
         let Probe::Waiting(Some(probe)) = std::mem::replace(&mut self.probe, Probe::Done) else {
             return Err(error("internal", "the load-time probe fired twice".into()));
         };
-        let script_id =
-            frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
         let (url, map_url) = scripts.get(script_id);
         let line = self.line - 1;
         let (position, map) = if map_url.is_empty() {

@@ -48,17 +48,28 @@ pub(crate) fn is_javascript(file: &Path) -> bool {
 /// JavaScript files under the entry's directory (not `node_modules`, not hidden folders).
 pub(crate) fn search(file: &Path, entry: Option<&Path>) -> Search {
     let mut search = Search::default();
-    let Some(entry) = entry.and_then(|e| fs::canonicalize(e).ok()) else { return search };
-    if entry == file {
+    let entry = entry.and_then(|e| fs::canonicalize(e).ok());
+    if entry.as_deref() == Some(file) {
         // The breakpoint is in the script Node runs: nothing to map.
         return search;
     }
     // A set: the entry is also among the scripts of its folder, and a script read twice would
     // carry the breakpoint twice (V8 refuses the second: "Breakpoint at specified location
     // already exists").
-    let mut candidates = BTreeSet::from([entry.clone()]);
-    if let Some(dir) = entry.parent() {
-        collect_scripts(dir, 0, &mut candidates);
+    let mut candidates = BTreeSet::new();
+    if let Some(entry) = entry {
+        if let Some(dir) = entry.parent() {
+            collect_scripts(dir, 0, &mut candidates);
+        }
+        candidates.insert(entry);
+    }
+    // A file that exists only in a map's `sourcesContent` (a package that ships its build
+    // and map, not its `src/`): its builds are near where it would be.
+    if let Some(dir) = absent_file_base(file) {
+        collect_scripts(&dir, 0, &mut candidates);
+    }
+    if candidates.is_empty() {
+        return search;
     }
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     for script in candidates.iter().filter(|c| is_javascript(c)) {
@@ -78,6 +89,48 @@ pub(crate) fn search(file: &Path, entry: Option<&Path>) -> Search {
         }
     }
     search
+}
+
+/// For a file that is not on disk, the nearest existing folder above it (at most
+/// [`MAX_DEPTH`] levels up), where the build that lists it in its map would be.
+fn absent_file_base(file: &Path) -> Option<PathBuf> {
+    if file.exists() {
+        return None;
+    }
+    file.ancestors().skip(1).take(MAX_DEPTH).find(|dir| dir.is_dir()).map(Path::to_path_buf)
+}
+
+/// The text of a source file that is not on disk but that a map near it carries in
+/// `sourcesContent` (see [`search`]). Answers are kept: a stop in such a file asks each time.
+pub(crate) fn original_text(file: &Path) -> Option<Arc<str>> {
+    const KEEP: usize = 16;
+    static KNOWN: std::sync::Mutex<Vec<(PathBuf, Arc<str>)>> = std::sync::Mutex::new(Vec::new());
+    let file = sourcemap::normalize(file);
+    let mut known = KNOWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, text)) = known.iter().find(|(path, _)| *path == file) {
+        return Some(text.clone());
+    }
+    let found = search(&file, None).covered.into_iter().find_map(|covered| {
+        let json = map_text_of(&covered.generated).ok()?;
+        sourcemap::source_content(&json, covered.source)
+    })?;
+    let text: Arc<str> = found.into();
+    if known.len() == KEEP {
+        known.remove(0);
+    }
+    known.push((file, text.clone()));
+    Some(text)
+}
+
+/// The JSON text of a script's map (inline or a file beside it).
+fn map_text_of(script: &Path) -> Result<String, String> {
+    let text = fs::read_to_string(script).map_err(|e| e.to_string())?;
+    let url = source_mapping_url(&text).ok_or("no source map")?;
+    if url.starts_with("data:") {
+        return sourcemap::data_url_text(url);
+    }
+    let path = map_path(script.parent().unwrap_or(Path::new("/")), url);
+    fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn list_sources(map: &SourceMap) -> String {

@@ -21,7 +21,7 @@ pub(crate) mod session;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,11 +87,11 @@ impl Client {
             .strip_prefix("ws://")
             .and_then(|rest| rest.split('/').next())
             .ok_or_else(|| format!("not an inspector WebSocket URL: {url}"))?;
-        let address = authority
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve {authority}: {e}"))?
-            .next()
-            .ok_or_else(|| format!("cannot resolve {authority}"))?;
+        let (host, port) = authority
+            .rsplit_once(':')
+            .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
+            .ok_or_else(|| format!("no port in the inspector WebSocket URL {url}"))?;
+        let address = node::socket_address(host, port)?;
         let stream = TcpStream::connect_timeout(&address, timeout)
             .map_err(|e| format!("cannot connect to the inspector at {authority}: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;

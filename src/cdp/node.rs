@@ -218,9 +218,18 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || bare.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The first address `host:port` resolves to.
+/// The first address `host:port` resolves to. Address literals and `localhost` need no
+/// resolver: a static binary's glibc can only reach the system's name services (even
+/// /etc/hosts) through the shared libraries of its own version, which another Linux may lack.
 pub(crate) fn socket_address(host: &str, port: u16) -> Result<std::net::SocketAddr, String> {
-    use std::net::ToSocketAddrs;
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.eq_ignore_ascii_case("localhost") {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
     let authority = format!("{host}:{port}");
     authority
         .to_socket_addrs()
@@ -229,41 +238,32 @@ pub(crate) fn socket_address(host: &str, port: u16) -> Result<std::net::SocketAd
         .ok_or_else(|| format!("cannot resolve {authority}"))
 }
 
-/// Asks a Node inspector's HTTP endpoint (`GET /json/list`) for its WebSocket URL.
+/// Asks a Node inspector's HTTP endpoint (`GET /json/list`) for its WebSocket URL. Node keeps
+/// the connection open after answering; ureq reads the body by its Content-Length.
 pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
-    use std::io::{Read, Write};
-    use std::net::TcpStream;
     let authority = format!("{host}:{port}");
+    // The address, not the name, goes to ureq: see `socket_address`.
     let address = socket_address(host, port)?;
-    let mut stream = TcpStream::connect_timeout(&address, timeout)
-        .map_err(|e| format!("no inspector answers on {authority} ({e})"))?;
-    stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    let request =
-        format!("GET /json/list HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
-    // Node keeps the connection open after answering: read the headers, then exactly
-    // Content-Length bytes, rather than waiting for the end of the stream.
-    let mut response = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let body = loop {
-        let n =
-            stream.read(&mut chunk).map_err(|e| format!("reading {authority}/json/list: {e}"))?;
-        response.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&response);
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-                })
-                .and_then(|(_, v)| v.trim().parse::<usize>().ok());
-            if n == 0 || length.is_none_or(|length| body.len() >= length) {
-                break body.to_string();
+    // Never through a proxy from the environment: the inspector is on this machine or on a
+    // host the user allowed by name.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .proxy(None)
+        .max_redirects(0)
+        .build()
+        .into();
+    let url = format!("http://{address}/json/list");
+    let body = agent
+        .get(&url)
+        .call()
+        .and_then(|mut response| response.body_mut().with_config().limit(1 << 20).read_to_string())
+        .map_err(|e| match e {
+            ureq::Error::Io(e) => format!("no inspector answers on {authority} ({e})"),
+            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+                format!("no inspector answers on {authority} ({e})")
             }
-        } else if n == 0 || response.len() > 1 << 20 {
-            break String::new();
-        }
-    };
+            e => format!("{authority} does not answer like a Node inspector ({e})"),
+        })?;
     let targets: serde_json::Value = serde_json::from_str(&body)
         .map_err(|_| format!("{authority} does not answer like a Node inspector (/json/list)"))?;
     targets

@@ -43,6 +43,18 @@ impl Scripts {
         self.parsed.get(script_id).cloned().unwrap_or_default()
     }
 
+    /// The id of a loaded script whose file is one of `paths` (the latest, if it loaded twice).
+    pub(crate) fn find_file(&self, paths: &[&std::path::Path]) -> Option<String> {
+        self.parsed
+            .iter()
+            .filter(|(_, (url, _))| {
+                url.starts_with("file://")
+                    && paths.iter().any(|p| node::file_url_to_path(url) == p.to_string_lossy())
+            })
+            .max_by_key(|(id, _)| id.parse::<u64>().unwrap_or(0))
+            .map(|(id, _)| id.clone())
+    }
+
     /// The path (or URL, for `node:` scripts) of a script.
     pub(crate) fn file(&self, script_id: &str) -> String {
         node::file_url_to_path(&self.get(script_id).0)

@@ -62,7 +62,8 @@ impl UserBreakpoint {
         self.breakpoint.ids().any(|id| hits.iter().any(|h| h == id))
     }
 
-    fn to_json(&self) -> Value {
+    /// `undebugged`: what the program ran outside the debugger so far (see [`Undebugged`]).
+    fn to_json(&self, undebugged: Option<&str>) -> Value {
         let resolution = &self.breakpoint.resolution;
         let mut json = json!({"breakpointId": self.id, "file": self.spec.file.display().to_string(),
             "line": self.spec.line, "verified": resolution.line.is_some(), "hits": self.hits});
@@ -87,10 +88,19 @@ impl UserBreakpoint {
             }
             None => {
                 json["resolved"] = json!([]);
-                json["reason"] = format!(
-                    "not bound yet; it binds when its script loads. If the program is past that: {}",
-                    self.breakpoint.never_bound().trim_start_matches("the breakpoint never bound: ")
-                )
+                json["reason"] = match undebugged {
+                    Some(what) => format!(
+                        "not bound in the process debug-mcp started; the program also ran {what} \
+                         outside the debugger: if the file runs there, its hits are not seen"
+                    ),
+                    None => format!(
+                        "not bound yet; it binds when its script loads. If the program is past \
+                         that: {}",
+                        self.breakpoint
+                            .never_bound()
+                            .trim_start_matches("the breakpoint never bound: ")
+                    ),
+                }
                 .into();
             }
         }
@@ -483,8 +493,17 @@ impl Session {
             let answer = self.request("Debugger.setBreakpointByUrl", params)?;
             breakpoint.set(request, &answer, &self.scripts);
         }
+        if let Some(steps) = breakpoint.in_loaded_script(&self.scripts) {
+            let steps = steps.map_err(|e| Failure::new(e.code, e.message))?;
+            for step in steps {
+                let answer = self.request(step.method, step.params)?;
+                if let Some(request) = step.request {
+                    breakpoint.set(request, &answer, &self.scripts);
+                }
+            }
+        }
         let user = UserBreakpoint { id, spec, breakpoint, hits: 0 };
-        let json = user.to_json();
+        let json = user.to_json(self.undebugged().describe().as_deref());
         self.breakpoints.push(user);
         Ok(json)
     }
@@ -581,6 +600,13 @@ impl Session {
         if let Some(debuggee) = &mut self.debuggee {
             debuggee.kill();
         }
+    }
+
+    /// What the program ran outside the debugger so far: child processes (of a program we
+    /// started) and worker threads.
+    fn undebugged(&self) -> Undebugged {
+        let processes = self.debuggee.as_ref().map(|d| d.descendants(None)).unwrap_or_default();
+        Undebugged { processes, workers: self.workers }
     }
 
     fn reply(&mut self, reply: Reply) {
@@ -738,8 +764,9 @@ impl Session {
                 let _ = reply.send(self.remove_breakpoint(&id));
             }
             Command::ListBreakpoints { reply } => {
+                let undebugged = self.undebugged().describe();
                 let list: Vec<Value> =
-                    self.breakpoints.iter().map(UserBreakpoint::to_json).collect();
+                    self.breakpoints.iter().map(|b| b.to_json(undebugged.as_deref())).collect();
                 let _ = reply.send(Ok(json!({"sessionId": self.id, "breakpoints": list})));
             }
             Command::Output { since, reply } => {
@@ -839,8 +866,7 @@ impl Session {
                     Some(code) => state["exitCode"] = code.into(),
                     None => state["signal"] = exit.signal.unwrap_or(0).into(),
                 }
-                let undebugged =
-                    Undebugged { processes: debuggee.descendants(None), workers: self.workers };
+                let undebugged = self.undebugged();
                 if let Some(note) = undebugged.note() {
                     state["undebugged"] = undebugged.to_json();
                     state["message"] = note.into();
@@ -1191,7 +1217,9 @@ impl Session {
             let top = params["callFrames"][0].clone();
             summary["location"] = self.scripts.location_json(&top);
         }
-        summary["breakpoints"] = self.breakpoints.iter().map(UserBreakpoint::to_json).collect();
+        let undebugged = self.undebugged().describe();
+        summary["breakpoints"] =
+            self.breakpoints.iter().map(|b| b.to_json(undebugged.as_deref())).collect();
         *self.summary.lock().expect("session summary poisoned") = summary;
         self.watch.changed(&self.id);
     }
@@ -1260,7 +1288,10 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
 pub(crate) fn source_lines(location: &Value) -> Option<Value> {
     let file = location["file"].as_str()?;
     let line = location["line"].as_u64()? as usize;
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(_) => cdp::maps::original_text(std::path::Path::new(file))?.to_string(),
+    };
     let lines: Vec<Value> = text
         .lines()
         .enumerate()

@@ -78,6 +78,7 @@ pub(crate) struct Client {
     seq: u64,
     pending: Pending,
     events: Receiver<Value>,
+    noise: Noise,
     reader: Option<JoinOnDrop>,
 }
 
@@ -102,12 +103,26 @@ impl Client {
         socket: Option<TcpStream>,
     ) -> Client {
         let pending: Pending = Arc::default();
+        let noise: Noise = Arc::default();
         let (events_tx, events) = crossbeam_channel::unbounded();
         let reader = JoinOnDrop::spawn("dap-reader", {
-            let pending = pending.clone();
-            move || read_messages(output, &pending, &events_tx)
+            let (pending, noise) = (pending.clone(), noise.clone());
+            move || read_messages(output, &pending, &events_tx, &noise)
         });
-        Client { input: Some(input), socket, seq: 0, pending, events, reader: Some(reader) }
+        let input = Some(input);
+        Client { input, socket, seq: 0, pending, events, noise, reader: Some(reader) }
+    }
+
+    /// What the adapter wrote that is not DAP (empty for a well-behaved adapter), once its
+    /// output has been read to the end (for an adapter that has ended: half a second at most).
+    pub(crate) fn noise(&self) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_millis(500);
+        while self.reader.as_ref().is_some_and(|r| !r.is_finished())
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.noise.lock().expect("noise poisoned").trim_end().to_string()
     }
 
     /// Events (and reverse requests) in arrival order; disconnects when the adapter is gone.
@@ -189,10 +204,10 @@ impl Read for QuickAck {
     }
 }
 
-fn read_messages(output: impl Read, pending: &Pending, events: &Sender<Value>) {
+fn read_messages(output: impl Read, pending: &Pending, events: &Sender<Value>, noise: &Noise) {
     let mut reader = BufReader::new(output);
     loop {
-        match read_message(&mut reader) {
+        match read_message(&mut reader, noise) {
             Ok(Some(message)) => route(message, pending, events),
             Ok(None) => break,
             Err(e) => {
@@ -206,22 +221,36 @@ fn read_messages(output: impl Read, pending: &Pending, events: &Sender<Value>) {
     }
 }
 
-/// One framed message, or `None` at end of stream.
-fn read_message(reader: &mut impl BufRead) -> io::Result<Option<Value>> {
+/// What the adapter wrote on its protocol channel that is not DAP (a program that is not an
+/// adapter at all, a banner): kept, up to [`NOISE_BYTES`], to say why the adapter failed.
+type Noise = Arc<Mutex<String>>;
+const NOISE_BYTES: usize = 4096;
+
+/// One framed message, or `None` at end of stream. Lines before a header block that are not
+/// headers are kept in `noise` and passed over.
+fn read_message(reader: &mut impl BufRead, noise: &Noise) -> io::Result<Option<Value>> {
     let mut length = None;
+    let mut headers = Vec::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
+            keep_noise(noise, &headers);
             return Ok(None);
         }
         let line = line.trim_end();
         if line.is_empty() {
-            break;
+            if length.is_some() {
+                break;
+            }
+            keep_noise(noise, &headers);
+            headers.clear();
+            continue;
         }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
+        match line.split_once(':') {
+            Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
                 length = value.trim().parse::<usize>().ok();
             }
+            _ => headers.push(line.to_string()),
         }
     }
     let length = length.ok_or_else(|| io::Error::other("a message without Content-Length"))?;
@@ -231,6 +260,16 @@ fn read_message(reader: &mut impl BufRead) -> io::Result<Option<Value>> {
         log::debug(format_args!("dap <- {}", log::clip(&String::from_utf8_lossy(&body))));
     }
     serde_json::from_slice(&body).map(Some).map_err(io::Error::other)
+}
+
+fn keep_noise(noise: &Noise, lines: &[String]) {
+    let mut noise = noise.lock().expect("noise poisoned");
+    for line in lines {
+        if noise.len() + line.len() < NOISE_BYTES {
+            noise.push_str(line);
+            noise.push('\n');
+        }
+    }
 }
 
 fn route(message: Value, pending: &Pending, events: &Sender<Value>) {
@@ -257,14 +296,16 @@ mod tests {
     fn reads_framed_messages() {
         let input =
             b"Content-Length: 10\r\n\r\n{\"seq\": 1}content-length:2\r\nX-Other: y\r\n\r\n{}";
+        let noise = Noise::default();
         let mut reader = BufReader::new(&input[..]);
-        assert_eq!(read_message(&mut reader).unwrap(), Some(json!({"seq": 1})));
-        assert_eq!(read_message(&mut reader).unwrap(), Some(json!({})));
-        assert_eq!(read_message(&mut reader).unwrap(), None);
-        let mut reader = BufReader::new(&b"X: 1\r\n\r\n{}"[..]);
-        assert_eq!(
-            read_message(&mut reader).unwrap_err().to_string(),
-            "a message without Content-Length"
-        );
+        assert_eq!(read_message(&mut reader, &noise).unwrap(), Some(json!({"seq": 1})));
+        assert_eq!(read_message(&mut reader, &noise).unwrap(), Some(json!({})));
+        assert_eq!(read_message(&mut reader, &noise).unwrap(), None);
+        assert_eq!(*noise.lock().unwrap(), "");
+        // A program that is not an adapter: its words are kept, and the stream just ends.
+        let noise = Noise::default();
+        let mut reader = BufReader::new(&b"ERROR: usage: pytest\n\nbad: 1\n"[..]);
+        assert_eq!(read_message(&mut reader, &noise).unwrap(), None);
+        assert_eq!(*noise.lock().unwrap(), "ERROR: usage: pytest\nbad: 1\n");
     }
 }

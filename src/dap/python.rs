@@ -67,6 +67,7 @@ pub(crate) fn is_python(program: &str) -> bool {
 const OPTIONS_WITH_VALUE: &[&str] = &["-W", "-X", "--check-hash-based-pycs"];
 
 pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
+    let command = through_shebang(command)?;
     let CommandLine { env, words } = command;
     let mut words = words.into_iter();
     let interpreter = words.next().expect("shell::split never returns an empty command");
@@ -100,6 +101,31 @@ pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
     Ok(Program { interpreter, python_args, target, args: words.collect(), env })
 }
 
+/// A command whose program is not an interpreter but a script with a Python `#!` line (a
+/// console script such as `venv/bin/pytest`, `flask`) runs as that interpreter with the
+/// script: `python3 /path/to/pytest args`, which debugpy can launch. A script for another
+/// interpreter cannot be; a binary is taken for a Python interpreter with another name.
+fn through_shebang(command: CommandLine) -> Result<CommandLine, String> {
+    if is_python(&command.words[0]) {
+        return Ok(command);
+    }
+    match command.shebang() {
+        None => Ok(command),
+        Some((interpreter, script)) if interpreter.first().is_some_and(|i| is_python(i)) => {
+            let mut words = interpreter;
+            words.push(script.display().to_string());
+            words.extend(command.words.into_iter().skip(1));
+            Ok(CommandLine { env: command.env, words })
+        }
+        Some((interpreter, _)) => Err(format!(
+            "`{}` is a script for `{}`, not for Python: run Python programs as `python app.py`, \
+             `python -m module`, or a console script such as `venv/bin/pytest`",
+            command.words[0],
+            interpreter.join(" ")
+        )),
+    }
+}
+
 /// debugpy's adapter, started for a program: the interpreter it runs under and a DAP
 /// client on its pipes.
 pub(crate) struct Adapter {
@@ -111,21 +137,37 @@ pub(crate) struct Adapter {
     pub(crate) client: Client,
 }
 
-/// After the adapter ended early: the failure that says debugpy is missing for `python`, with
-/// the command that installs it, when its stderr says so (the most common reason).
-pub(crate) fn no_debugpy(adapter: &mut Debuggee, python: &str) -> Option<Failure> {
-    let _ = adapter.finish(std::time::Duration::from_millis(500));
+/// The adapter ended early (or never spoke DAP): why, in its own words. Most often debugpy
+/// is missing for `python`, and the failure then gives the command that installs it; else
+/// the adapter's exit, its stderr, and what it wrote on the protocol channel that was not DAP.
+pub(crate) fn adapter_failed(adapter: &mut Debuggee, python: &str, client: &Client) -> Failure {
+    let exit = adapter.finish(std::time::Duration::from_millis(500));
     adapter.settle_output();
+    let noise = client.noise();
     let stderr = adapter.output().stderr_text();
-    (stderr.contains("No module named") && stderr.contains("debugpy")).then(|| {
-        Failure::new(
+    if stderr.contains("No module named") && stderr.contains("debugpy") {
+        return Failure::new(
             "no_debugpy",
             format!(
                 "debugpy is not installed for {python}: run `{python} -m pip install debugpy` \
                  (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"
             ),
-        )
-    })
+        );
+    }
+    let words: Vec<&str> =
+        [stderr.trim(), noise.trim()].into_iter().filter(|w| !w.is_empty()).collect();
+    let words = match words.is_empty() {
+        true => "it printed nothing".to_string(),
+        false => crate::cdp::session::clip(&words.join("\n"), 2000),
+    };
+    Failure::new(
+        "adapter_failed",
+        format!(
+            "debugpy's adapter (`{python} -m debugpy.adapter`) ended ({}) before the program \
+             could start: {words}",
+            exit.describe()
+        ),
+    )
 }
 
 /// Parses `command` and starts `python -m debugpy.adapter` for it, under

@@ -117,12 +117,9 @@ impl Run<'_> {
         }
     }
 
-    /// The adapter ended early: most often debugpy is not installed for that interpreter.
+    /// The adapter ended early: why, in its words (most often debugpy is not installed).
     fn adapter_gone(&mut self) -> Failure {
-        python::no_debugpy(&mut self.adapter, &self.adapter_python).unwrap_or_else(|| {
-            let stderr = self.adapter.output().stderr_text();
-            Failure::new("adapter_failed", format!("debugpy's adapter ended: {}", stderr.trim()))
-        })
+        python::adapter_failed(&mut self.adapter, &self.adapter_python, &self.client)
     }
 
     fn setup(

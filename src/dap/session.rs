@@ -410,10 +410,17 @@ impl Session {
         }
     }
 
-    /// Explains an adapter that ended early (most often: no debugpy for that interpreter).
+    /// Explains an adapter that ended early, in its words (most often: no debugpy for that
+    /// interpreter); `failure` stands when the adapter is still there.
     fn adapter_failure(&mut self, failure: Failure) -> Failure {
         let Some(adapter) = &mut self.adapter else { return failure };
-        python::no_debugpy(&mut adapter.process, &adapter.python).unwrap_or(failure)
+        if adapter.process.try_exit().is_none() {
+            match adapter.process.exited().recv_timeout(Duration::from_millis(500)) {
+                Ok(exit) => adapter.process.record_exit(exit),
+                Err(_) => return failure,
+            }
+        }
+        python::adapter_failed(&mut adapter.process, &adapter.python, &self.client)
     }
 
     /// Sends a file's whole breakpoint list and records what debugpy made of each.

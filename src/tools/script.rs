@@ -54,10 +54,20 @@ pub(crate) enum Language {
 
 /// The language a command runs: the `language` argument when given, else from the
 /// program's name.
-pub(crate) fn language_arg(args: &Args, command: &CommandLine) -> Result<Language, ArgError> {
+pub(crate) fn language_arg(
+    args: &Args,
+    command: &CommandLine,
+    breakpoint_files: &[&str],
+) -> Result<Language, ArgError> {
+    use crate::dap::python::is_python;
+    let shebang = || command.shebang().and_then(|(words, _)| words.into_iter().next());
     Ok(match language_given(args)? {
         Some(language) => language,
-        None if crate::dap::python::is_python(&command.words[0]) => Language::Python,
+        None if is_python(&command.words[0]) => Language::Python,
+        // A console script (`venv/bin/pytest`) or a script with a Python `#!` line.
+        None if shebang().is_some_and(|interpreter| is_python(&interpreter)) => Language::Python,
+        // Whatever starts it (`make test`, a wrapper), a `.py` breakpoint is Python code.
+        None if breakpoint_files.iter().any(|f| f.ends_with(".py")) => Language::Python,
         None => Language::Node,
     })
 }
@@ -75,7 +85,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python: Python through debugpy; else Node)."})
+    json!({"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python, a script or console script such as venv/bin/pytest whose #! line names Python) or a `.py` breakpoint file: Python through debugpy; else Node."})
 }
 
 /// How a run that produced an answer ended.
@@ -339,7 +349,7 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
     let include_stack = args.boolean("includeStack", false)?;
     let command = shell::split(command_text)
         .map_err(|problem| PlanError::Argument(ArgError { field: "command".into(), problem }))?;
-    let language = language_arg(&args, &command)?;
+    let language = language_arg(&args, &command, &[file])?;
     let line = u32::try_from(line).expect("bounded by the range check");
     let (file, real_file) = check_file(Path::new(file), line).map_err(PlanError::Failure)?;
     Ok(Plan {
@@ -363,19 +373,32 @@ pub(crate) fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), F
     let not_found = |why: String| {
         Failure::new("file_not_found", why).with("file", absolute.display().to_string().into())
     };
-    let real = fs::canonicalize(&absolute).map_err(|e| {
-        not_found(format!(
-            "breakpoint file {} not found ({e}); relative paths resolve against {}",
-            absolute.display(),
-            std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()
-        ))
-    })?;
-    let bytes = fs::read(&real)
-        .map_err(|e| not_found(format!("cannot read breakpoint file {}: {e}", real.display())))?;
-    if real.is_dir() {
-        return Err(not_found(format!("breakpoint file {} is a directory", real.display())));
-    }
-    let lines = count_lines(&bytes);
+    let (real, lines) = match fs::canonicalize(&absolute) {
+        Ok(real) => {
+            let bytes = fs::read(&real).map_err(|e| {
+                not_found(format!("cannot read breakpoint file {}: {e}", real.display()))
+            })?;
+            if real.is_dir() {
+                return Err(not_found(format!(
+                    "breakpoint file {} is a directory",
+                    real.display()
+                )));
+            }
+            (real, count_lines(&bytes))
+        }
+        // Only in a source map's `sourcesContent` (a package shipping its build, not its src/).
+        Err(e) => match crate::cdp::maps::original_text(&absolute) {
+            Some(text) => (crate::sourcemap::normalize(&absolute), count_lines(text.as_bytes())),
+            None => {
+                return Err(not_found(format!(
+                    "breakpoint file {} not found ({e}), nor in the sourcesContent of a source \
+                     map near it; relative paths resolve against {}",
+                    absolute.display(),
+                    std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()
+                )))
+            }
+        },
+    };
     if u64::from(line) > lines {
         return Err(Failure::new(
             "line_out_of_range",

@@ -373,11 +373,14 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
     .map_err(arg_failure)?;
     let command = shell::split(args.string("command").map_err(arg_failure)?)
         .map_err(|problem| arg_failure(ArgError { field: "command".into(), problem }))?;
-    let python =
-        script::language_arg(&args, &command).map_err(arg_failure)? == script::Language::Python;
+    let breakpoints = breakpoints_arg(&args)?;
+    let files: Vec<String> = breakpoints.iter().map(|b| b.file.display().to_string()).collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let python = script::language_arg(&args, &command, &files).map_err(arg_failure)?
+        == script::Language::Python;
     let spec = LaunchSpec {
         command,
-        breakpoints: breakpoints_arg(&args)?,
+        breakpoints,
         stop_on_entry: args.boolean("stopOnEntry", false).map_err(arg_failure)?,
         pause_on_exceptions: pause_on_exceptions_arg(&args)?,
         timeout: timeout_arg(&args)?,
@@ -740,8 +743,10 @@ fn handle_source(arguments: &Value, call: &Call) -> Reply {
             let at = |column| crate::sourcemap::Position { line: line as u32 - 1, column };
             let original = map.original_for(at(u32::MAX)).or_else(|| map.original_for(at(0)));
             if let Some((source, position)) = original {
-                if let Some(source_path) = map.sources()[source].path.clone().filter(|p| p.exists())
-                {
+                let known = |p: &std::path::PathBuf| {
+                    p.exists() || crate::cdp::maps::original_text(p).is_some()
+                };
+                if let Some(source_path) = map.sources()[source].path.clone().filter(known) {
                     mapped_from = Some(json!({"file": path.display().to_string(), "line": line}));
                     path = source_path;
                     line = position.line as usize + 1;
@@ -749,9 +754,10 @@ fn handle_source(arguments: &Value, call: &Call) -> Reply {
             }
         }
     }
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(_) => {
+    let on_disk = std::fs::read_to_string(&path).ok();
+    let text = match on_disk.or_else(|| Some(crate::cdp::maps::original_text(&path)?.to_string())) {
+        Some(text) => text,
+        None => {
             // Not on disk: maybe code the program compiled in memory.
             let id = args.optional_string("sessionId").map_err(arg_failure)?;
             let file = path.display().to_string();

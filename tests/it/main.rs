@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod defects;
 mod protocol;
 mod python;
 mod script;

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// An interpreter that has debugpy.
-fn python() -> String {
+pub fn python() -> String {
     static READY: Mutex<Option<String>> = Mutex::new(None);
     let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(python) = ready.as_ref() {

@@ -1,0 +1,393 @@
+//! Regression tests for defects found on real third-party code (one test per defect, on a
+//! fixture that reproduces it): duplicate CDP breakpoints from a tsc build, floats that lost
+//! digits, programs with children and workers, `node --test`, tsx files loaded before their
+//! breakpoint, sources that exist only in a map, console scripts, and processes left behind.
+
+use serde_json::{json, Value};
+
+use crate::python::python;
+use crate::{
+    assert_no_debuggee, err, fixture, node, ok, processes_with_tag, root, run_script, tag, tool,
+    values, Server,
+};
+
+fn paused_at(state: &Value, file: &str, line: u64) {
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], fixture(file), "{state}");
+    assert_eq!(state["location"]["line"], line, "{state}");
+}
+
+fn local<'a>(state: &'a Value, name: &str) -> &'a Value {
+    let locals = state["locals"].as_array().unwrap();
+    locals.iter().find(|l| l["name"] == name).unwrap_or_else(|| panic!("no local {name}: {state}"))
+}
+
+/// A tsc build whose entry (`dist/main.js`) is not the first file of `dist/`: the entry was
+/// read twice, and V8 refused the second breakpoint ("Breakpoint at specified location
+/// already exists").
+#[test]
+fn a_tsc_entry_that_is_not_first_in_its_folder() {
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} node {}", fixture("tsc-project/dist/main.js"));
+    let file = fixture("tsc-project/src/main.ts");
+    let result = run_script(json!({"command": command, "breakpoint": {"file": file, "line": 15},
+        "expression": "line.sku"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!("a"), json!("b")]);
+    assert_eq!(s["breakpoint"]["resolvedLine"], 15);
+    assert_eq!(s["breakpoint"]["generated"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(s["output"]["stdout"], "total $22.49\n");
+
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command, "breakpoints": [{"file": file, "line": 15}]}),
+    );
+    paused_at(&state, "tsc-project/src/main.ts", 15);
+    assert_eq!(local(&state, "sum")["value"], 0);
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+/// `13 * 0.9` is 11.700000000000001; every answer said 11.7.
+#[test]
+fn floats_keep_every_digit_in_node() {
+    let result = run_script(json!({"command": node(&tag(), "floats.js", ""),
+        "breakpoint": {"file": fixture("floats.js"), "line": 6}, "expression": "[a, pair]"}));
+    assert_eq!(
+        values(ok(&result)),
+        [json!([11.700000000000001, {"a": 11.700000000000001, "b": 0.30000000000000004}])]
+    );
+
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "floats.js", ""),
+               "breakpoints": [{"file": fixture("floats.js"), "line": 7}]}),
+    );
+    assert_eq!(local(&state, "a")["value"], json!(11.700000000000001));
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "a"}));
+    assert_eq!(value, json!({"type": "number", "value": 11.700000000000001}));
+    let pair = tool(&mut server, "debug-variables", json!({"path": "pair"}));
+    let b = pair["variables"].as_array().unwrap().iter().find(|v| v["name"] == "b").unwrap();
+    assert_eq!(b["value"], json!(0.30000000000000004));
+    let output = tool(&mut server, "debug-output", json!({}));
+    assert_eq!(output["console"][0]["text"], "a 11.700000000000001 false", "{output}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn floats_keep_every_digit_in_python() {
+    let file = fixture("py/floats.py");
+    let command = format!("DMCP_TAG={} {} {file}", tag(), python());
+    let result = run_script(json!({"command": command, "breakpoint": {"file": file, "line": 6},
+        "expression": "[a, pair]"}));
+    assert_eq!(
+        values(ok(&result)),
+        [json!([11.700000000000001, {"a": 11.700000000000001, "b": 0.30000000000000004}])]
+    );
+
+    let mut server = Server::initialized();
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} {} {file}", python());
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command, "breakpoints": [{"file": file, "line": 7}]}),
+    );
+    assert_eq!(local(&state, "a")["value"], json!(11.700000000000001), "{state}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "a"}));
+    assert_eq!(value, json!({"type": "float", "value": 11.700000000000001}));
+    let pair = tool(&mut server, "debug-variables", json!({"path": "pair"}));
+    let b = pair["variables"].as_array().unwrap().iter().find(|v| v["name"] == "'b'").unwrap();
+    assert_eq!(b["value"], json!(0.30000000000000004), "{pair}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+/// A fork inherited `--inspect-wait` through `execArgv` and waited for a debugger for ever;
+/// a worker did the same. Both now run undebugged, finish, and are named in the answer.
+#[test]
+fn forks_and_workers_run_undebugged_and_finish() {
+    let result = run_script(json!({"command": node(&tag(), "children/fork.js", ""),
+        "breakpoint": {"file": fixture("children/fork.js"), "line": 11},
+        "expression": "message.value"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(21)]);
+    assert_eq!(s["exitCode"], 0);
+    assert_eq!(s["output"]["stdout"], "from child 42\nchild exited 0\n");
+    let processes = s["undebugged"]["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 1, "{s}");
+    let command = processes[0]["command"].as_str().unwrap();
+    assert!(command.ends_with("fixtures/children/fork.js child"), "{command}");
+    assert!(!command.contains("--inspect"), "{command}");
+    let note = result["content"].to_string();
+    assert!(note.contains("code run in 1 child process (pid "), "{note}");
+
+    let result = run_script(json!({"command": node(&tag(), "children/worker.js", ""),
+        "breakpoint": {"file": fixture("children/worker.js"), "line": 7},
+        "expression": "value"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(41)]);
+    assert_eq!(s["output"]["stdout"], "from worker 42\nworker exited 0\n");
+    assert_eq!(s["undebugged"], json!({"processes": [], "workers": 1}));
+
+    // A line that runs only in the worker: the hint says where it ran, not "is it the file
+    // the command runs?".
+    let result = run_script(json!({"command": node(&tag(), "children/worker.js", ""),
+        "breakpoint": {"file": fixture("children/worker.js"), "line": 13},
+        "expression": "answer"}));
+    let e = err(&result);
+    assert_eq!(e["code"], "exited");
+    assert_eq!(
+        e["hint"],
+        "line 13 never ran in the process debug-mcp started; the program also ran 1 worker \
+         thread outside the debugger: if the line ran there, its hits were not seen"
+    );
+
+    // The same in a session: the exited state names what ran undebugged.
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "children/worker.js", ""),
+               "breakpoints": [{"file": fixture("children/worker.js"), "line": 7}]}),
+    );
+    paused_at(&state, "children/worker.js", 7);
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["undebugged"], json!({"processes": [], "workers": 1}));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+/// `node --test dir/`: debug-mcp took the first test file's inspector for the program's, took
+/// that child's exit for the end and killed the rest (1 hit of 3, output cut, no note).
+#[test]
+fn node_test_runs_every_file_and_says_they_ran_undebugged() {
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} node --test {}", fixture("node-test"));
+    let result = run_script(json!({"command": command,
+        "breakpoint": {"file": fixture("node-test/square.js"), "line": 4},
+        "expression": "n"}));
+    let e = err(&result);
+    assert_eq!(e["code"], "exited");
+    assert_eq!(e["exitCode"], 0);
+    let stdout = e["output"]["stdout"].as_str().unwrap();
+    assert!(stdout.contains("# tests 3\n") && stdout.contains("# pass 3\n"), "{stdout}");
+    assert!(e.get("signal").is_none(), "{e}");
+    let processes = e["undebugged"]["processes"].as_array().unwrap();
+    let mut files: Vec<&str> = processes
+        .iter()
+        .map(|p| p["command"].as_str().unwrap().rsplit('/').next().unwrap())
+        .collect();
+    files.sort_unstable();
+    assert_eq!(files, ["t1.test.js", "t2.test.js", "t3.test.js"], "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("3 child processes"), "{e}");
+}
+
+/// A breakpoint set mid-session in a file tsx had already compiled never bound.
+#[test]
+fn breakpoints_set_mid_session_bind_in_files_tsx_already_loaded() {
+    // tsx is installed in fixtures/ (`npm ci --prefix fixtures`), where node looks for it.
+    let mut server = Server::initialized_in(&root().join("fixtures"));
+    let tag = tag();
+    let command = format!(
+        "DMCP_TAG={tag} node --import tsx {} 400",
+        root().join("fixtures/tsx-app/src/main.ts").display()
+    );
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command,
+               "breakpoints": [{"file": fixture("tsx-app/src/main.ts"), "line": 9}]}),
+    );
+    paused_at(&state, "tsx-app/src/main.ts", 9);
+    let set = tool(
+        &mut server,
+        "debug-set-breakpoint",
+        json!({"file": fixture("tsx-app/src/describe.ts"), "line": 8}),
+    );
+    assert_eq!(set["verified"], true, "{set}");
+    assert_eq!(set["resolved"][0]["line"], 8, "{set}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    paused_at(&state, "tsx-app/src/describe.ts", 8);
+    assert_eq!(state["hitBreakpoints"], json!(["2"]));
+    assert_eq!(local(&state, "n")["value"], 1);
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+/// A library that ships its build and map but not its sources (`marked`): the source is in
+/// the map's `sourcesContent` only. Breakpoints, stops and debug-source answered
+/// `file_not_found` or showed no lines.
+#[test]
+fn sources_only_in_sources_content() {
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} node {}", fixture("mapped-lib/main.js"));
+    let file = fixture("mapped-lib/src/index.ts");
+    assert!(!std::path::Path::new(&file).exists());
+    let result = run_script(json!({"command": command, "breakpoint": {"file": file, "line": 4},
+        "expression": "name"}));
+    assert_eq!(values(ok(&result)), [json!("ada"), json!("bob")]);
+
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command, "breakpoints": [{"file": file, "line": 5}]}),
+    );
+    paused_at(&state, "mapped-lib/src/index.ts", 5);
+    let current: Vec<&Value> =
+        state["source"].as_array().unwrap().iter().filter(|l| l["current"] == true).collect();
+    assert_eq!(current[0]["text"], "  return message;", "{state}");
+    let source = tool(&mut server, "debug-source", json!({"file": file, "line": 4, "context": 0}));
+    assert_eq!(
+        source["lines"],
+        json!([{"line": 4, "text": "  const message: string = `hello ${name}`;", "current": true}])
+    );
+    assert_eq!(source["totalLines"], 6);
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+
+    let missing = run_script(json!({"command": command,
+        "breakpoint": {"file": fixture("mapped-lib/src/other.ts"), "line": 1}, "expression": "1"}));
+    assert_eq!(err(&missing)["code"], "file_not_found");
+}
+
+/// A console script (`venv/bin/pytest`) was taken for Node; a `.py` breakpoint means Python;
+/// an adapter that fails says why in its own words.
+#[test]
+fn console_scripts_and_py_breakpoints_are_python() {
+    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
+    if !pytest.exists() {
+        let installed = std::process::Command::new(python())
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pytest"])
+            .status()
+            .unwrap();
+        assert!(installed.success(), "pip install pytest failed");
+    }
+    let tag = tag();
+    let file = fixture("py/test_sample.py");
+    let command = format!("DMCP_TAG={tag} {} -q -p no:cacheprovider {file}", pytest.display());
+    let result = run_script(json!({"command": command, "breakpoint": {"file": file, "line": 5},
+            "expression": "total"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(5), json!(10.5)]);
+    assert_eq!(s["exitCode"], 0);
+    assert!(s["output"]["stdout"].as_str().unwrap().contains("1 passed"), "{s}");
+
+    // A `.py` breakpoint with a command that is no Python at all: a Python answer, not
+    // "no Node inspector".
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": fixture("bin/not-an-adapter"),
+        "breakpoint": {"file": file, "line": 5}, "expression": "total"}));
+    assert_eq!(
+        err(&result)["error"],
+        format!(
+            "`{}` is a script for `/bin/sh`, not for Python: run Python programs as `python \
+             app.py`, `python -m module`, or a console script such as `venv/bin/pytest`",
+            fixture("bin/not-an-adapter")
+        )
+    );
+
+    let adapter = fixture("bin/not-an-adapter");
+    let mut server = Server::start_with(&[("DEBUG_MCP_DEBUGPY_PYTHON", &adapter)]);
+    server.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "it", "version": "0"}}),
+    );
+    let command = format!("{} {}", python(), fixture("py/loop.py"));
+    let result = server.debug_script(json!({"command": command,
+        "breakpoint": {"file": fixture("py/loop.py"), "line": 5}, "expression": "total"}));
+    assert_eq!(
+        err(&result)["error"],
+        format!(
+            "debugpy's adapter (`{adapter} -m debugpy.adapter`) ended (exit code 3) before the \
+             program could start: not-an-adapter: cannot run -m debugpy.adapter\n\
+             not-an-adapter: this is not a debug adapter"
+        )
+    );
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command, "breakpoints": [{"file": fixture("py/loop.py"), "line": 5}]}),
+    );
+    assert_eq!(state["code"], "adapter_failed", "{state}");
+    assert!(state["error"].as_str().unwrap().contains("cannot run -m debugpy.adapter"), "{state}");
+}
+
+/// Pids of the server's children that are zombies: orphans it adopted and did not reap.
+fn zombie_children(server: u32) -> Vec<u32> {
+    let mut zombies = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{server}/task")).unwrap().flatten() {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in children.split_whitespace() {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+                zombies.push(pid.parse().unwrap());
+            }
+        }
+    }
+    zombies
+}
+
+/// A daemon the program starts (`detached: true`, `unref()`) left the process group and
+/// outlived the run.
+#[test]
+fn detached_children_are_killed_with_the_run() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let result = server.debug_script(json!({"command": node(&tag, "children/detached.js", ""),
+        "breakpoint": {"file": fixture("children/detached.js"), "line": 10},
+        "expression": "child.pid"}));
+    let daemon = values(ok(&result))[0].as_u64().unwrap();
+    assert!(daemon > 0);
+    assert_no_debuggee(&tag);
+    assert!(!std::path::Path::new(&format!("/proc/{daemon}")).exists(), "daemon {daemon} left");
+    assert_eq!(zombie_children(server.pid()), Vec::<u32>::new());
+
+    // In a session too, when it stops.
+    let tag = crate::tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "children/detached.js", ""),
+               "breakpoints": [{"file": fixture("children/detached.js"), "line": 10}]}),
+    );
+    paused_at(&state, "children/detached.js", 10);
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(processes_with_tag(&tag), Vec::<u32>::new(), "the daemon outlived the program");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+    assert_eq!(zombie_children(server.pid()), Vec::<u32>::new());
+}
+
+/// A launch or attach without breakpoints said "still running when the timeout passed"
+/// although no timeout was asked for.
+#[test]
+fn a_running_program_is_said_to_be_running() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "hang.js", ""), "timeout": 100}),
+    );
+    assert_eq!(state["state"], "running", "{state}");
+    assert_eq!(
+        state["message"],
+        "the program is running: nothing stopped it while this call waited. Call debug-pause to \
+         stop it, debug-continue to wait for the next stop, or debug-output to read what it \
+         printed"
+    );
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
