@@ -12,6 +12,8 @@ Figures:
     written at once, as clients do);
   - peak RSS of the server process (VmHWM, after all the calls above);
   - size of the stripped release binary, and the number of crates in `cargo tree`;
+  - the static build's size (`bash .ci/dist` makes it) and its speed against the release
+    build's: the 3-hit and 10,000-hit calls, debug-continue, start-up;
   - session latency: median `debug-continue` to the next breakpoint hit and median
     `debug-step`, against the same cycles driven by a bare CDP client (stdlib Python, no
     debug-mcp) and a bare `Runtime.evaluate` round trip, all in the same run;
@@ -35,6 +37,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "debug-mcp")
+# The static build (.ci/dist): opt-level "z", panic = "abort", glibc linked in.
+DIST = os.path.join(ROOT, "target", "x86_64-unknown-linux-gnu", "dist", "debug-mcp")
 FIXTURE = os.path.join(ROOT, "fixtures", "loop.js")
 COUNT = os.path.join(ROOT, "fixtures", "count.js")
 COUNT_PY = os.path.join(ROOT, "fixtures", "py", "count.py")
@@ -46,8 +50,8 @@ EXTRA_ENV = {}
 class Server:
     """The release binary spoken to over stdio; every read has a deadline."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen([BINARY], cwd=ROOT, env=dict(os.environ, **EXTRA_ENV), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, binary=None):
+        self.proc = subprocess.Popen([binary or BINARY], cwd=ROOT, env=dict(os.environ, **EXTRA_ENV), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.next_id = 1
 
     def send(self, message):
@@ -98,8 +102,8 @@ def debug_script(server, command, file, line, expression):
     return result["structuredContent"]
 
 
-def spawn_to_tools_list():
-    proc = subprocess.Popen([BINARY], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def spawn_to_tools_list(binary=None):
+    proc = subprocess.Popen([binary or BINARY], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     start = time.perf_counter()
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -400,9 +404,37 @@ def main():
         ("stripped release binary", f"{size / 1024:.0f} KiB", ""),
         ("crates in cargo tree (incl. debug-mcp)", str(crates), ""),
     ]
+    rows += static_rows(runs, med_script, hits_time, startup, session_resume)
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
         print(f"{name:<{width}}  {value:>12}  {note}")
+
+
+def static_rows(runs, med_script, hits_time, startup, session_resume):
+    """The same figures with the static build, when .ci/dist made it: its speed cost."""
+    if not os.path.exists(DIST):
+        return [("static build (bash .ci/dist)", "not built", "")]
+    server = Server(DIST)
+    server.initialize()
+    debug_script(server, f"node {FIXTURE}", FIXTURE, 5, "total")
+    script = [timed(lambda: debug_script(server, f"node {FIXTURE}", FIXTURE, 5, "total"))[0] for _ in range(runs)]
+    hits, result = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
+    assert len(result["results"]) == 10000
+    resume, _ = session_cycles(server, 30, f"node {COUNT} 100000000", COUNT, 6)
+    rss = server.peak_rss_kib()
+    server.close()
+    start = statistics.median(spawn_to_tools_list(DIST) for _ in range(30))
+    ms = lambda s: f"{s * 1000:.1f} ms"
+    versus = lambda a, b: f"release {ms(b)}: {a / b:.2f}x"
+    med = statistics.median(script)
+    return [
+        ("static build: size", f"{os.path.getsize(DIST) / 1024:.0f} KiB", "goal <= 2048 KiB"),
+        ("static build: debug-script, 3 hits (median)", ms(med), versus(med, med_script)),
+        ("static build: debug-script, 10,000 hits", ms(hits), versus(hits, hits_time)),
+        ("static build: debug-continue (median of 30)", ms(resume), versus(resume, session_resume)),
+        ("static build: spawn to tools/list (median of 30)", ms(start), versus(start, startup)),
+        ("static build: server peak RSS", f"{rss / 1024:.1f} MiB", ""),
+    ]
 
 
 if __name__ == "__main__":

@@ -296,6 +296,8 @@ pub(crate) struct Debuggee {
     watcher: Option<JoinOnDrop>,
     drains: Vec<(JoinOnDrop, Receiver<()>)>,
     tree: Tree,
+    /// The program as spawned (`node`), to tell its own kind among its descendants.
+    program: String,
 }
 
 impl Debuggee {
@@ -367,6 +369,7 @@ impl Debuggee {
             watcher: Some(watcher),
             drains,
             tree,
+            program: spec.program.clone(),
         };
         Ok((debuggee, pipes))
     }
@@ -448,7 +451,17 @@ impl Debuggee {
             }
             false
         };
-        seen.values().filter(|d| d.process.pid != top && below(d)).cloned().collect()
+        let mut found: Vec<Descendant> =
+            seen.values().filter(|d| d.process.pid != top && below(d)).cloned().collect();
+        // Those that run the same program as the debuggee (the test files of a runner, forks)
+        // first, before the shells and tools it ran on the way; else in pid order.
+        let program = |command: &str| {
+            let first = command.split(' ').next().unwrap_or_default();
+            std::path::Path::new(first).file_name().map(|n| n.to_os_string())
+        };
+        let own = program(seen.get(&top).map_or(self.program.as_str(), |d| d.command.as_str()));
+        found.sort_by_key(|d| program(&d.command) != own);
+        found
     }
 
     /// Waits (briefly) until both pipes reached end of file, so the output tails hold

@@ -200,47 +200,21 @@ impl Process {
         environ.split(|&b| b == 0).any(|e| e == entry.as_bytes())
     }
 
-    /// Its command line, words joined by spaces (`?` when it cannot be read).
+    /// Its command line, words joined by spaces; for a process that has just ended (whose
+    /// command line is gone) its name in brackets, as `ps` shows it: `[sh]`.
     pub(crate) fn command(&self) -> String {
-        let Ok(cmdline) = std::fs::read(format!("/proc/{}/cmdline", self.pid)) else {
-            return "?".into();
-        };
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", self.pid)).unwrap_or_default();
         let words: Vec<String> = cmdline
             .split(|&b| b == 0)
             .filter(|w| !w.is_empty())
             .map(|w| String::from_utf8_lossy(w).into_owned())
             .collect();
-        words.join(" ")
-    }
-}
-
-/// Whether process `pid` holds the socket listening on TCP `port` (Linux: the socket's inode
-/// in `/proc/net/tcp{,6}` against the process's descriptors). `None` where that cannot be told
-/// (no `/proc/net`, another system): the caller then takes the port on trust.
-pub(crate) fn listens_on(pid: u32, port: u16) -> Option<bool> {
-    let mut inodes = Vec::new();
-    let mut readable = false;
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else { continue };
-        readable = true;
-        for line in text.lines().skip(1) {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            // local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the inode.
-            let local_port = fields.get(1).and_then(|a| a.rsplit(':').next());
-            let listening = fields.get(3) == Some(&"0A");
-            if listening && local_port.and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port) {
-                inodes.extend(fields.get(9).map(|inode| format!("socket:[{inode}]")));
-            }
+        if !words.is_empty() {
+            return words.join(" ");
         }
+        let name = std::fs::read_to_string(format!("/proc/{}/comm", self.pid)).unwrap_or_default();
+        format!("[{}]", name.trim_end())
     }
-    if !readable {
-        return None;
-    }
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
-    Some(fds.flatten().any(|fd| {
-        std::fs::read_link(fd.path())
-            .is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
-    }))
 }
 
 /// The server itself, as a [`Process`] (for the orphans re-parented to it).

@@ -78,6 +78,7 @@ pub(crate) struct Client {
     events: Receiver<Event>,
     next_id: u64,
     thread: Option<JoinOnDrop>,
+    url: String,
 }
 
 impl Client {
@@ -109,7 +110,14 @@ impl Client {
             let waker = waker.clone();
             move || pump(socket, &outgoing_rx, &waker, &events_tx)
         });
-        Ok(Client { outgoing: Some(outgoing_tx), waker, events, next_id: 1, thread: Some(thread) })
+        let outgoing = Some(outgoing_tx);
+        let url = url.to_string();
+        Ok(Client { outgoing, waker, events, next_id: 1, thread: Some(thread), url })
+    }
+
+    /// The WebSocket URL connected to.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
     }
 
     /// Events in arrival order; the channel disconnects when the connection is gone.

@@ -13,7 +13,6 @@ use crossbeam_channel::{select, Receiver};
 
 use crate::process::{self, Debuggee, Exit};
 use crate::shell::CommandLine;
-use crate::sys;
 
 /// What to run and where its inspector will listen.
 #[derive(Debug, Clone, PartialEq)]
@@ -315,7 +314,8 @@ pub(crate) enum Discovery {
     Cancelled,
 }
 
-/// Waits for the child's `Debugger listening on ws://...` line and returns that URL.
+/// Waits for the next `Debugger listening on ws://...` line on the child's stderr and returns
+/// its URL. The program's children share its stderr: the caller checks whose it is.
 pub(crate) fn discover(
     debuggee: &mut Debuggee,
     deadline: Instant,
@@ -327,15 +327,7 @@ pub(crate) fn discover(
             recv(debuggee.notices()) -> line => match line {
                 Ok(line) => {
                     if let Some(url) = line.strip_prefix("Debugger listening on ") {
-                        let url = url.trim();
-                        // A child's inspector (the program's children share its stderr) is
-                        // never taken for the program's own: only the process we started is
-                        // the program. The child is let go, undebugged.
-                        match url_port(url).and_then(|port| sys::listens_on(debuggee.pid(), port)) {
-                            Some(false) => release_foreign(url, deadline),
-                            _ => return Ok(url.to_string()),
-                        }
-                        continue;
+                        return Ok(url.trim().to_string());
                     }
                     if let Some(failure) = inspector_failure(&line) {
                         return Err(failure);
@@ -348,27 +340,6 @@ pub(crate) fn discover(
             recv(timeout) -> _ => return Err(Discovery::TimedOut),
             recv(cancel) -> _ => return Err(Discovery::Cancelled),
         }
-    }
-}
-
-/// The port of a `ws://host:port/...` URL.
-fn url_port(url: &str) -> Option<u16> {
-    let authority = url.strip_prefix("ws://")?.split('/').next()?;
-    authority.rsplit_once(':')?.1.parse().ok()
-}
-
-/// Lets a process that is not the program (a child that inherited an inspector flag and waits
-/// for a debugger) run on undebugged: connect, tell it to run, disconnect.
-fn release_foreign(url: &str, deadline: Instant) {
-    let left = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(2));
-    match crate::cdp::Client::connect(url, left) {
-        Ok(mut client) => {
-            let reply = client.send("Runtime.runIfWaitingForDebugger", serde_json::json!({}));
-            let _ = reply.recv_timeout(left);
-            client.close();
-            crate::log::debug(format_args!("released a child's inspector at {url}"));
-        }
-        Err(e) => crate::log::warn(format_args!("cannot release the inspector at {url}: {e}")),
     }
 }
 

@@ -54,7 +54,7 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let (launch, debuggee, url) =
+    let (launch, debuggee, client) =
         start_node(&plan.command, node::WAIT_FLAG, plan.timeout, deadline, &call.cancel)?;
     // The condition is filled in by setup(), once the binding's name is known.
     let (breakpoint, search) = Breakpoint::plan(
@@ -66,14 +66,15 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         launch.entry.as_deref().map(Path::new),
     )
     .map_err(|message| Failure::new("no_code_at_line", message))?;
-    log::debug(format_args!("inspector at {url}"));
     call.log.send(
         "info",
-        format!("started {} (pid {}), inspector at {url}", launch.spec.program, debuggee.pid()),
+        format!(
+            "started {} (pid {}), inspector at {}",
+            launch.spec.program,
+            debuggee.pid(),
+            client.url()
+        ),
     );
-    let left = deadline.saturating_duration_since(Instant::now());
-    let client = Client::connect(&url, left.min(REQUEST_TIMEOUT))
-        .map_err(|message| Failure::new("inspector_failed", message))?;
     let mut run = Run {
         plan,
         call,
@@ -92,14 +93,14 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
 }
 
 /// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
-/// `--inspect-brk` when this Node refuses `--inspect-wait`) and waits for the inspector's URL.
+/// `--inspect-brk` when this Node refuses `--inspect-wait`) and connects to its inspector.
 pub(crate) fn start_node(
     command: &CommandLine,
     flag: &str,
     timeout: Duration,
     deadline: Instant,
     cancel: &Receiver<()>,
-) -> Result<(node::Launch, Debuggee, String), Failure> {
+) -> Result<(node::Launch, Debuggee, Client), Failure> {
     let prepare = |flag| {
         node::prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
             .map_err(|message| Failure::new("invalid_command", message))
@@ -110,7 +111,7 @@ pub(crate) fn start_node(
                 SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
                 SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
             })?;
-        let found = node::discover(&mut debuggee, deadline, cancel);
+        let found = connect_own(&mut debuggee, deadline, cancel);
         Ok::<_, Failure>((debuggee, found))
     };
     let mut launch = prepare(flag)?;
@@ -123,8 +124,48 @@ pub(crate) fn start_node(
         }
     }
     match found {
-        Ok(url) => Ok((launch, debuggee, url)),
+        Ok(Ok(client)) => Ok((launch, debuggee, client)),
+        Ok(Err(message)) => Err(Failure::new("inspector_failed", message)),
         Err(discovery) => Err(discovery_failure(discovery, &launch, timeout, &mut debuggee)),
+    }
+}
+
+/// Connects to the inspector of the process we started. The program's children share its
+/// stderr, and one that inherited an inspector flag prints its own `Debugger listening` line,
+/// maybe first (`node --inspect-wait --test` runs every test file in a child): an inspector
+/// whose `process.pid` is not the program's is a child's, never taken for the program; it is
+/// let go undebugged, and the search goes on.
+fn connect_own(
+    debuggee: &mut Debuggee,
+    deadline: Instant,
+    cancel: &Receiver<()>,
+) -> Result<Result<Client, String>, Discovery> {
+    loop {
+        let url = node::discover(debuggee, deadline, cancel)?;
+        log::debug(format_args!("inspector at {url}"));
+        let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
+        let mut client = match Client::connect(&url, left) {
+            Ok(client) => client,
+            Err(message) => return Ok(Err(message)),
+        };
+        // Enabling Runtime reports the default context, named `node[PID]` (Node's
+        // GetHumanReadableProcessName), before it answers; `process.pid` is not set yet while
+        // Node waits for us. Setup enables Runtime again, which is harmless.
+        let enabled = client.send("Runtime.enable", json!({})).recv_timeout(left);
+        let pid = enabled.ok().and_then(|_| {
+            client.events().try_iter().find_map(|event| {
+                let name = event.params.pointer("/context/name")?.as_str()?;
+                let digits = name.strip_suffix(']')?.rsplit_once('[')?.1;
+                digits.parse::<u32>().ok()
+            })
+        });
+        if pid.is_none_or(|pid| pid == debuggee.pid()) {
+            return Ok(Ok(client));
+        }
+        log::debug(format_args!("{url} is a child's (pid {pid:?}): letting it run"));
+        let running = client.send("Runtime.runIfWaitingForDebugger", json!({}));
+        let _ = running.recv_timeout(left);
+        client.close();
     }
 }
 

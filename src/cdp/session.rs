@@ -340,10 +340,8 @@ fn start(
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     // --inspect-brk stops at the first line (stopOnEntry); --inspect-wait does not.
     let flag = if spec.stop_on_entry { node::BRK_FLAG } else { node::WAIT_FLAG };
-    let (launch, debuggee, url) =
+    let (launch, debuggee, client) =
         script::start_node(&spec.command, flag, STARTUP_TIMEOUT, deadline, abandon)?;
-    let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-    let client = Client::connect(&url, left).map_err(|m| Failure::new("inspector_failed", m))?;
     let mut session = Session {
         entry: launch.entry.map(PathBuf::from),
         next_breakpoint: 0,

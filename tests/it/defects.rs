@@ -167,11 +167,19 @@ fn forks_and_workers_run_undebugged_and_finish() {
 }
 
 /// `node --test dir/`: debug-mcp took the first test file's inspector for the program's, took
-/// that child's exit for the end and killed the rest (1 hit of 3, output cut, no note).
+/// that child's exit for the end and killed the rest (1 hit of 3, output cut, no note). Also
+/// with an inspector flag of the user's, which the runner hands to every test file's process.
 #[test]
 fn node_test_runs_every_file_and_says_they_ran_undebugged() {
-    let tag = tag();
-    let command = format!("DMCP_TAG={tag} node --test {}", fixture("node-test"));
+    for flag in ["", "--inspect-wait=0 "] {
+        let tag = tag();
+        let command = format!("DMCP_TAG={tag} node {flag}--test {}", fixture("node-test"));
+        node_test_files_ran_undebugged(&command);
+        assert_no_debuggee(&tag);
+    }
+}
+
+fn node_test_files_ran_undebugged(command: &str) {
     let result = run_script(json!({"command": command,
         "breakpoint": {"file": fixture("node-test/square.js"), "line": 4},
         "expression": "n"}));

@@ -12,6 +12,7 @@ mod protocol;
 mod python;
 mod script;
 mod session;
+mod soak;
 mod sourcemaps;
 
 use std::io::{BufRead, BufReader, Write};
