@@ -133,7 +133,7 @@ pub(crate) fn start_node(
 /// Connects to the inspector of the process we started. The program's children share its
 /// stderr, and one that inherited an inspector flag prints its own `Debugger listening` line,
 /// maybe first (`node --inspect-wait --test` runs every test file in a child): an inspector
-/// whose `process.pid` is not the program's is a child's, never taken for the program; it is
+/// whose default context names another pid is a child's, never taken for the program; it is
 /// let go undebugged, and the search goes on.
 fn connect_own(
     debuggee: &mut Debuggee,

@@ -282,6 +282,11 @@ pub(crate) fn declaration() -> Value {
                 "timedOut": {"type": "boolean"},
                 "hitsCapped": {"type": "boolean"},
                 "valuesTruncated": {"type": "boolean"},
+                "undebugged": {"type": "object", "description": "What the program ran outside the debugger (child processes, as far as seen, and worker threads); present only when it ran any.",
+                    "properties": {
+                        "processes": {"type": "array", "items": {"type": "object", "properties": {
+                            "pid": {"type": "integer"}, "command": {"type": "string"}}}},
+                        "workers": {"type": "integer"}}},
                 "output": {"type": "object", "properties": {
                     "stdout": {"type": "string"}, "stderr": {"type": "string"}, "truncated": {"type": "boolean"}}},
                 "error": {"type": "string", "description": "Present only when the call failed."},
