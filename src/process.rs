@@ -233,22 +233,27 @@ impl Tree {
                 break;
             }
         }
-        reap_orphans(&victims, deadline);
+        reap_victims(&victims, deadline);
+    }
+}
+
+/// Reaps the adopted orphans (children of the server it does not own through a `Child`) that
+/// have ended.
+pub(crate) fn reap_orphans() {
+    let Some(server) = sys::this_process() else { return };
+    let owned = owned();
+    for pid in server.children() {
+        if !owned.contains_key(&pid) {
+            sys::reap(pid);
+        }
     }
 }
 
 /// Reaps the `victims` that are (or become, as their parents die) children of the server,
 /// until none is left or `deadline` passes; and any other adopted orphan that has ended.
-fn reap_orphans(victims: &BTreeSet<sys::Process>, deadline: Instant) {
-    let Some(server) = sys::this_process() else { return };
+fn reap_victims(victims: &BTreeSet<sys::Process>, deadline: Instant) {
     loop {
-        let owned = owned();
-        for pid in server.children() {
-            if !owned.contains_key(&pid) {
-                sys::reap(pid);
-            }
-        }
-        drop(owned);
+        reap_orphans();
         // A victim is left while its pid is still its own: running, or a zombie not reaped.
         let left = victims.iter().any(|v| sys::Process::now(v.pid) == Some(*v));
         if !left || Instant::now() > deadline {

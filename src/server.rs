@@ -1,4 +1,5 @@
-//! The main loop: one `select!` over stdin messages, finished tool calls and signals.
+//! The main loop: one `select!` over stdin messages, finished tool calls, signals and a tick that
+//! reaps orphans re-parented to the server.
 //!
 //! The loop never blocks on a tool. A `tools/call` runs on a worker thread of its own, so `ping`,
 //! cancellation and further calls are handled while it runs. Each worker owns its debuggee; the
@@ -17,7 +18,10 @@ use crate::mcp::{self, Dispatch};
 use crate::sessions::Sessions;
 use crate::thread::JoinOnDrop;
 use crate::tools::{self, Call, ClientLog, Progress};
-use crate::{log, stdio, sys};
+use crate::{log, process, stdio, sys};
+
+/// How often the main loop reaps orphans that ended by themselves.
+const REAP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A tool call in flight. Dropping it cancels the call (the worker sees its cancel channel
 /// disconnect) and then joins the thread: the fields drop in this order.
@@ -47,6 +51,9 @@ pub(crate) fn run() -> std::io::Result<()> {
     let sessions = Sessions::default();
     sessions.notify_to(out.clone());
     let mut workers: HashMap<String, Worker> = HashMap::new();
+    // Orphans a debuggee abandoned are re-parented to the server (`sys::become_subreaper`);
+    // those that end by themselves are reaped here, whatever else is going on.
+    let reap = crossbeam_channel::tick(REAP_EVERY);
 
     loop {
         select! {
@@ -70,6 +77,7 @@ pub(crate) fn run() -> std::io::Result<()> {
                     workers.remove(&key);
                 }
             },
+            recv(reap) -> _ => process::reap_orphans(),
             recv(signal_rx) -> signal => {
                 log::info(format_args!("signal {} received; shutting down", signal.unwrap_or(0)));
                 break;

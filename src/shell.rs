@@ -201,6 +201,36 @@ mod tests {
     }
 
     #[test]
+    fn reads_shebang_lines() {
+        let dir = std::env::temp_dir().join(format!("debug-mcp-shebang-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let check = |content: &[u8], expected: Option<&[&str]>| {
+            let script = dir.join("script");
+            std::fs::write(&script, content).unwrap();
+            let command =
+                CommandLine { env: Vec::new(), words: vec![script.display().to_string()] };
+            let got = command.shebang();
+            let expected = expected
+                .map(|w| (w.iter().map(|s| s.to_string()).collect::<Vec<_>>(), script.clone()));
+            assert_eq!(got, expected, "{}", String::from_utf8_lossy(content));
+        };
+        check(b"#!/v/bin/python3\nimport x\n", Some(&["/v/bin/python3"]));
+        check(b"#!/usr/bin/env python3\n", Some(&["python3"]));
+        check(b"#!/usr/bin/env -S node --no-warnings\n", Some(&["node", "--no-warnings"]));
+        check(b"#! /bin/sh -e\n", Some(&["/bin/sh", "-e"]));
+        check(b"\x7fELF\x02\x01", None);
+        check(b"#!\n", None);
+        // Found through the command's own PATH, as execvp would.
+        let command = CommandLine {
+            env: vec![("PATH".into(), format!("/nowhere:{}", dir.display()))],
+            words: vec!["script".into()],
+        };
+        std::fs::write(dir.join("script"), "#!/usr/bin/env python\n").unwrap();
+        assert_eq!(command.shebang(), Some((vec!["python".into()], dir.join("script"))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn splits_like_a_shell() {
         check("node app.js", r#"env[] words["node", "app.js"]"#);
         check("  node   'my app.js'  ", r#"env[] words["node", "my app.js"]"#);

@@ -668,6 +668,22 @@ mod reference {
     use super::*;
 
     #[test]
+    fn source_content_counts_sources_across_sections() {
+        let regular =
+            r#"{"version":3,"sources":["a.ts","b.ts"],"sourcesContent":["A",null],"mappings":""}"#;
+        assert_eq!(source_content(regular, 0).as_deref(), Some("A"));
+        assert_eq!(source_content(regular, 1), None);
+        assert_eq!(source_content(regular, 2), None);
+        let index = r#"{"version":3,"sections":[
+            {"offset":{"line":0,"column":0},"map":{"version":3,"sources":["x.ts"],"mappings":""}},
+            {"offset":{"line":9,"column":0},"map":{"version":3,"sources":["y.ts","z.ts"],
+             "sourcesContent":["Y","Z"],"mappings":""}}]}"#;
+        assert_eq!(source_content(index, 0), None);
+        assert_eq!(source_content(index, 2).as_deref(), Some("Z"));
+        assert_eq!(source_content("not json", 0), None);
+    }
+
+    #[test]
     fn matches_the_source_map_package() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sourcemaps");
         let mut checked = 0;

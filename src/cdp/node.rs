@@ -442,6 +442,12 @@ mod tests {
 
     #[test]
     fn prepares_commands() {
+        // Node's test runner opens no inspector of its own: no flag is added.
+        check(
+            "node --test t/",
+            None,
+            r#"node ["--test", "t/"] env=[] remove=[] requested=None node=true entry=t/"#,
+        );
         check(
             "node a.js x",
             None,

@@ -108,6 +108,35 @@ impl UserBreakpoint {
     }
 }
 
+/// Sends the requests that place `breakpoint` in its loaded file ([`Breakpoint::at_load`],
+/// [`Breakpoint::in_loaded_script`]), in order, and records where it landed.
+fn send_steps(
+    client: &mut Client,
+    scripts: &Scripts,
+    breakpoint: &mut Breakpoint,
+    steps: [crate::cdp::breakpoints::Step; 2],
+) -> Result<(), Failure> {
+    for step in steps {
+        let answer = answer(&client.send(step.method, step.params))?;
+        if let Some(request) = step.request {
+            breakpoint.set(request, &answer, scripts);
+        }
+    }
+    Ok(())
+}
+
+/// The answer to a request, within [`REQUEST_TIMEOUT`].
+fn answer(reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
+    match reply.recv_timeout(REQUEST_TIMEOUT) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
+        Err(_) => Err(Failure::new(
+            "inspector_failed",
+            format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
+        )),
+    }
+}
+
 /// The CDP condition for a breakpoint: its condition, and for a logpoint a call that reports
 /// the message through the probe and never stops.
 fn cdp_condition(binding: &str, id: &str, spec: &BreakpointSpec) -> String {
@@ -414,14 +443,7 @@ struct Session {
 
 impl Session {
     fn answer(&self, reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
-        match reply.recv_timeout(REQUEST_TIMEOUT) {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
-            Err(_) => Err(Failure::new(
-                "inspector_failed",
-                format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
-            )),
-        }
+        answer(reply)
     }
 
     fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
@@ -493,12 +515,7 @@ impl Session {
         }
         if let Some(steps) = breakpoint.in_loaded_script(&self.scripts) {
             let steps = steps.map_err(|e| Failure::new(e.code, e.message))?;
-            for step in steps {
-                let answer = self.request(step.method, step.params)?;
-                if let Some(request) = step.request {
-                    breakpoint.set(request, &answer, &self.scripts);
-                }
-            }
+            send_steps(&mut self.client, &self.scripts, &mut breakpoint, steps)?;
         }
         let user = UserBreakpoint { id, spec, breakpoint, hits: 0 };
         let json = user.to_json(self.undebugged().describe().as_deref());
@@ -705,17 +722,11 @@ impl Session {
     }
 
     fn place_at_load(&mut self, index: usize, frame: &Value) -> Result<(), Failure> {
-        let steps = self.breakpoints[index]
-            .breakpoint
+        let breakpoint = &mut self.breakpoints[index].breakpoint;
+        let steps = breakpoint
             .at_load(frame, &self.scripts)
             .map_err(|e| Failure::new(e.code, e.message))?;
-        for step in steps {
-            let answer = self.request(step.method, step.params)?;
-            if let Some(request) = step.request {
-                self.breakpoints[index].breakpoint.set(request, &answer, &self.scripts);
-            }
-        }
-        Ok(())
+        send_steps(&mut self.client, &self.scripts, breakpoint, steps)
     }
 
     /// The program finished (or its connection or process went away): let it exit, record how.

@@ -321,6 +321,23 @@ mod tests {
             "error: `python -c` is not supported: put the code in a file and run that",
         );
         check("python -u", "error: the command names no script or module: e.g. `python app.py`");
+        // A console script runs as the interpreter its #! line names, with the script.
+        let dir = std::env::temp_dir().join(format!("debug-mcp-console-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pytest"), "#!/v/bin/python3.11\nimport sys\n").unwrap();
+        std::fs::write(dir.join("tool"), "#!/bin/sh\nexec x\n").unwrap();
+        let pytest = dir.join("pytest").display().to_string();
+        check(&format!("{pytest} -q t.py"), r#"/v/bin/python3.11 [] pytest ["-q", "t.py"]"#);
+        let tool = dir.join("tool").display().to_string();
+        check(
+            &tool,
+            &format!(
+                "error: `{tool}` is a script for `/bin/sh`, not for Python: run Python programs \
+                 as `python app.py`, `python -m module`, or a console script such as \
+                 `venv/bin/pytest`"
+            ),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::log;
 use crate::process::{self, Debuggee};
 use crate::sessions::{Clocks, Handle, Watch};
 use crate::sys;
-use crate::tools::script::Failure;
+use crate::tools::script::{Failure, Undebugged};
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;
@@ -733,6 +733,17 @@ impl Session {
                         "the attached program ended or debugpy closed the connection; \
                         debugpy does not tell an attached client the exit code"
                             .into();
+                }
+                let processes = match (&self.adapter, self.debuggee) {
+                    (Some(adapter), Some(program)) => {
+                        adapter.process.descendants(Some(program.pid()))
+                    }
+                    _ => Vec::new(),
+                };
+                let undebugged = Undebugged { processes, workers: 0 };
+                if let Some(note) = undebugged.note() {
+                    state["undebugged"] = undebugged.to_json();
+                    state["message"] = note.into();
                 }
                 state
             }

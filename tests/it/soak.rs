@@ -5,12 +5,12 @@
 //! It takes about a minute, so it runs only when `DEBUG_MCP_SOAK=1` (.ci/run sets it); a plain
 //! `cargo test` passes it over, saying so.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::python::python;
-use crate::{assert_no_debuggee, eventually, fixture, node, ok, tool, values, Server};
+use crate::{assert_no_debuggee, fixture, node, ok, tool, values, Server};
 
 /// What the server process holds: resident memory (KiB), open descriptors, threads, children.
 #[derive(Debug, PartialEq)]
@@ -107,12 +107,18 @@ fn hundreds_of_calls_and_sessions_leave_nothing_behind() {
         round(&mut server);
     }
     let settle = |server: &Server| {
-        let mut now = footprint(server.pid());
-        eventually(Duration::from_secs(10), "call threads joined, children reaped", || {
-            now = footprint(pid);
-            now.threads == idle.threads && now.children == 0
-        });
-        now
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = footprint(server.pid());
+            if now.threads == idle.threads && now.children == 0 {
+                return now;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "call threads not joined or children not reaped: idle {idle:?}, now {now:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     };
     let warm = settle(&server);
     // 30 rounds: 150 Node calls, 30 with a daemon, 30 Python calls, 60 sessions.
