@@ -72,7 +72,7 @@ fn breakpoint_schema() -> Value {
         "file": {"type": "string", "description": "Absolute or relative to the server's working directory; an original source (.ts) works through source maps."},
         "line": {"type": "integer", "minimum": 1},
         "column": {"type": "integer", "minimum": 1},
-        "condition": {"type": "string", "description": "JavaScript; stop only when truthy."},
+        "condition": {"type": "string", "description": "An expression in the program's language; stop only when truthy."},
         "logMessage": {"type": "string", "description": "A logpoint: log this (with {expression} parts) to debug-output instead of stopping."}},
         "required": ["file", "line"], "additionalProperties": false})
 }
@@ -101,12 +101,12 @@ pub(crate) fn declarations() -> Vec<Value> {
         declare(
             "debug-launch",
             "Launch a program under the debugger",
-            "Starts a Node.js command under the debugger, sets `breakpoints` (original source \
+            "Starts a Node.js or Python command under the debugger, sets `breakpoints` (original source \
              files and lines work through source maps), and returns the first stop: where it \
              stopped, the source around it and the local variables. Returns `sessionId` for the \
              other debug-* tools. If nothing stops it within `timeout`, the state is `running`.",
             json!({
-                "command": {"type": "string", "description": "e.g. `node app.js`; no inspector flag needed."},
+                "command": {"type": "string", "description": "e.g. `node app.js` or `python3 app.py`; no inspector flag needed."},
                 "breakpoints": {"type": "array", "items": breakpoint_schema()},
                 "stopOnEntry": {"type": "boolean", "default": false},
                 "pauseOnExceptions": {"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"},
@@ -227,7 +227,8 @@ pub(crate) fn declarations() -> Vec<Value> {
         declare(
             "debug-evaluate",
             "Evaluate an expression",
-            "Evaluates a JavaScript expression in a paused frame (locals and closures visible; \
+            "Evaluates an expression in the program's language in a paused frame (locals and \
+             closures visible; \
              `frame` 0 is the top) or, while running, in the global scope. Returns {type, value} \
              as debug-script does; a thrown error gives type `error`.",
             json!({"sessionId": session_id(),
@@ -239,11 +240,11 @@ pub(crate) fn declarations() -> Vec<Value> {
         declare(
             "debug-set-variable",
             "Change a variable",
-            "Sets a variable of a paused frame to the value of a JavaScript expression and \
-             returns its new {type, value}.",
+            "Sets a variable of a paused frame to the value of an expression in the program's \
+             language and returns its new {type, value}.",
             json!({"sessionId": session_id(),
                    "name": {"type": "string"},
-                   "value": {"type": "string", "description": "A JavaScript expression, e.g. `42` or `{a: 1}`."},
+                   "value": {"type": "string", "description": "An expression in the program's language, e.g. `42`, `{a: 1}` or `{'a': 1}`."},
                    "frame": {"type": "integer", "minimum": 0, "default": 0},
                    "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "default": "local"}}),
             &["name", "value"],
@@ -299,7 +300,9 @@ pub(crate) fn declarations() -> Vec<Value> {
         declare(
             "debug-stop",
             "End a debug session",
-            "Ends the session: kills the program (with its process group) and forgets the session.",
+            "Ends the session: kills a program it launched (with its process group and anything \
+             it started), detaches from one it attached to (which runs on), and forgets the \
+             session.",
             json!({"sessionId": session_id()}),
             &[],
             false,
@@ -350,7 +353,8 @@ fn timeout_arg(args: &Args) -> Result<Duration, Failure> {
 }
 
 fn breakpoints_arg(args: &Args) -> Result<Vec<BreakpointSpec>, Failure> {
-    args.objects("breakpoints").map_err(arg_failure)?.iter().map(breakpoint_spec).collect()
+    let breakpoints = args.objects("breakpoints").map_err(arg_failure)?;
+    breakpoints.iter().map(|bp| breakpoint_spec(bp, &[])).collect()
 }
 
 fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
@@ -665,9 +669,12 @@ fn handle_pause_on_exceptions(arguments: &Value, call: &Call) -> Reply {
 }
 
 /// A breakpoint's fields, checked (the file exists, the line is in it).
-fn breakpoint_spec(bp: &Args) -> Result<BreakpointSpec, Failure> {
-    bp.deny_unknown(&["file", "line", "column", "condition", "logMessage", "sessionId"])
-        .map_err(arg_failure)?;
+/// One breakpoint's fields; `debug-set-breakpoint`'s arguments also carry `sessionId` (in
+/// `also`), an entry of `breakpoints` does not.
+fn breakpoint_spec(bp: &Args, also: &[&str]) -> Result<BreakpointSpec, Failure> {
+    let mut fields = vec!["file", "line", "column", "condition", "logMessage"];
+    fields.extend_from_slice(also);
+    bp.deny_unknown(&fields).map_err(arg_failure)?;
     let file = bp.string("file").map_err(arg_failure)?;
     let line = bp.integer("line", 1, u64::from(u32::MAX), None).map_err(arg_failure)?;
     let line = u32::try_from(line).expect("bounded by the range check");
@@ -695,7 +702,7 @@ fn breakpoint_spec(bp: &Args) -> Result<BreakpointSpec, Failure> {
 
 fn handle_set_breakpoint(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
-    let spec = breakpoint_spec(&args)?;
+    let spec = breakpoint_spec(&args, &["sessionId"])?;
     let id = args.optional_string("sessionId").map_err(arg_failure)?;
     ask(call, id, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply })
 }

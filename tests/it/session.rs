@@ -834,3 +834,71 @@ fn step_into_and_out_of_a_call() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+/// The pipe inodes (`pipe:[N]`) among a process's descriptors.
+fn pipes_of(pid: u32) -> std::collections::BTreeSet<String> {
+    let mut pipes = std::collections::BTreeSet::new();
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        if let Ok(target) = std::fs::read_link(fd.path()) {
+            let target = target.display().to_string();
+            if target.starts_with("pipe:") {
+                pipes.insert(target);
+            }
+        }
+    }
+    pipes
+}
+
+#[test]
+fn a_debuggee_holds_no_descriptor_of_the_server_but_its_output() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "loop.js", ""),
+               "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    let debuggee = processes_with_tag(&tag);
+    assert_eq!(debuggee.len(), 1, "{debuggee:?}");
+    let shared: Vec<String> =
+        pipes_of(debuggee[0]).intersection(&pipes_of(server.pid())).cloned().collect();
+    // stdout and stderr; the server's wake and signal pipes stay its own.
+    let fds = |pid: u32| -> Vec<(String, String)> {
+        let mut fds: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .flatten()
+            .filter_map(|fd| {
+                let target = std::fs::read_link(fd.path()).ok()?.display().to_string();
+                Some((fd.file_name().to_string_lossy().into_owned(), target))
+            })
+            .collect();
+        fds.sort();
+        fds
+    };
+    assert_eq!(
+        shared.len(),
+        2,
+        "{shared:?}\ndebuggee {:?}\nserver {:?}",
+        fds(debuggee[0]),
+        fds(server.pid())
+    );
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+/// A field is accepted only where the schema declares it: `sessionId` belongs to
+/// debug-set-breakpoint's arguments, not to an entry of `breakpoints`.
+#[test]
+fn breakpoint_entries_take_only_their_declared_fields() {
+    let mut server = Server::initialized();
+    let error = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "node x.js",
+               "breakpoints": [{"file": fixture("loop.js"), "line": 5, "sessionId": "s1"}]}),
+    );
+    assert_eq!(error["code"], "invalid_arguments");
+    assert_eq!(error["field"], "breakpoints[0].sessionId");
+}
