@@ -36,7 +36,7 @@ Usage:
 
 Options for run:
   --break FILE:LINE    where to break (1-based line)
-  --eval EXPR          JavaScript expression evaluated at every hit
+  --eval EXPR          expression (JavaScript or Python) evaluated at every hit
   --condition EXPR     only count hits where EXPR is truthy
   --timeout MS         limit for the whole run (default 30000)
   --max-hits N         stop collecting after N hits (default 10000)

@@ -18,8 +18,9 @@ pub(crate) const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26"
 
 const INSTRUCTIONS: &str = "debug-mcp runs programs under a real debugger. To learn what a \
 value is at a line, call debug-script once with the command that runs the program (e.g. `node \
-app.js`, no inspector flag needed), the breakpoint file and 1-based line, and a JavaScript \
-expression: you get the value at every hit, in order, typed, plus the exit code and output tail. \
+app.js` or `python3 app.py`, no inspector flag needed), the breakpoint file and 1-based line, \
+and an expression in the program's language: you get the value at every hit, in order, typed, \
+plus the exit code and output tail. \
 Use `breakpoint.condition` to keep only interesting hits and `maxHits` to cap long loops. If \
 `resolvedLine` differs from your line, the breakpoint moved to the nearest line with code. A \
 result of type `error` means the expression threw at that hit. `Process exited before \
@@ -27,7 +28,8 @@ breakpoint was hit` means the line never ran: check the stderr tail and the hint
 interactively, debug-launch with breakpoints returns where the program stopped with its \
 locals; then debug-step, debug-continue, debug-variables (with `path` to open values), \
 debug-evaluate and debug-stack; end with debug-stop. Breakpoints in TypeScript work through \
-source maps.";
+source maps. Code run in child processes and worker threads is not debugged: answers say so in \
+`undebugged`.";
 
 pub(crate) struct State {
     /// Minimum level for `notifications/message`, an index into `tools::LOG_LEVELS`.
@@ -163,7 +165,7 @@ fn prompts_list() -> Value {
         {"name": "investigate-condition", "title": "Investigate when a condition holds",
          "description": "Find where and when an expression becomes true, and what the state is then.",
          "arguments": [{"name": "sessionId", "description": "The session (from debug-launch).", "required": true},
-                       {"name": "expression", "description": "A JavaScript expression, e.g. `order.total < 0`.", "required": true}]}
+                       {"name": "expression", "description": "An expression in the program's language (JavaScript or Python), e.g. `order.total < 0`.", "required": true}]}
     ]})
 }
 

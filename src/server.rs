@@ -134,8 +134,9 @@ fn handle_request(
         let key = key.clone();
         move || {
             let result = tools::call(&name, &arguments, &call);
-            // A call cancelled as it finished gets no response either (notes/mcp.md), even
-            // one that had not begun to wait when the cancellation came.
+            // A call cancelled as it finished gets no response either (MCP: the receiver of a
+            // cancellation does not answer the request), even one that had not begun to wait
+            // when the cancellation came.
             let result = result.filter(|_| call.cancel.try_recv().is_err());
             match result {
                 Some(result) => {

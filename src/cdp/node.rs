@@ -1,7 +1,7 @@
 //! Starting Node under the inspector: reading and rewriting the command's inspector flags,
 //! cleaning `NODE_OPTIONS`, and finding the exact WebSocket URL the child prints.
 //!
-//! Facts this relies on (notes/cdp.md): `--inspect-brk` waits for a debugger before the first
+//! Facts this relies on (observed on Node 20): `--inspect-brk` waits for a debugger before the first
 //! line; the URL (with a random UUID) appears on stderr as `Debugger listening on ws://...`; when
 //! the port is taken Node says so on stderr and runs the script WITHOUT a debugger, so connecting
 //! to the port blindly could debug someone else's process.

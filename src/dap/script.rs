@@ -7,7 +7,7 @@
 //! expression raises, the probe reports the error; when the message itself fails, debugpy
 //! sends the exception's text instead, which becomes an error for that hit.
 //!
-//! The ordering follows notes/dap.md: `initialize`, then `launch` (answered only after
+//! The ordering is debugpy's: `initialize`, then `launch` (answered only after
 //! `configurationDone`), the `initialized` event, breakpoints, `configurationDone`. The adapter
 //! does not exit on `disconnect`, and the program runs in its own process group: both are
 //! killed at the end.

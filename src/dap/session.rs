@@ -370,7 +370,7 @@ impl Session {
         pause_on_exceptions: &str,
     ) -> Result<(), Failure> {
         let launch = self.client.send(request, arguments);
-        // The `initialized` event, then the breakpoints and configurationDone (notes/dap.md).
+        // The `initialized` event, then the breakpoints and configurationDone: debugpy's order.
         let events = self.client.events().clone();
         let limit = crossbeam_channel::after(REQUEST_TIMEOUT);
         loop {

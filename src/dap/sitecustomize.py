@@ -1,6 +1,6 @@
 """Written by debug-mcp first on the debuggee's PYTHONPATH: turns on TCP_NODELAY for TCP
 sockets the process connects. pydevd's socket to debugpy's adapter lacks it, so each small
-write waits for a delayed ACK (~40 ms a request; see notes/dap.md, "Speed")."""
+write waits for a delayed ACK (~40 ms a request, measured)."""
 
 import socket
 

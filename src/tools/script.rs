@@ -230,19 +230,20 @@ pub(crate) fn declaration() -> Value {
     json!({
         "name": NAME,
         "title": "Debug a script: evaluate an expression at a breakpoint",
-        "description": "Runs a Node.js command under the debugger, evaluates `expression` in the \
-            paused frame every time `breakpoint` is hit (locals and closures are visible), and \
-            returns every value in hit order with its JavaScript type, plus the exit code and \
+        "description": "Runs a Node.js or Python command under the debugger, evaluates \
+            `expression` in the frame every time `breakpoint` is hit (locals and closures are \
+            visible), and returns every value in hit order with its type, plus the exit code and \
             the tail of stdout/stderr. The program is never left stopped: it runs to its end \
             (or is killed at `timeout`). Use it to answer questions like 'what is order.total \
             each time line 42 runs?'. No inspector flag is needed in `command` (a free port is \
-            chosen). If `resolvedLine` differs from the line you asked for, V8 moved the \
-            breakpoint to the nearest line with code. An expression that throws yields \
-            {type: 'error', value: message} for that hit.",
+            chosen). If `resolvedLine` differs from the line you asked for, the debugger moved \
+            the breakpoint to the nearest line with code. An expression that throws yields \
+            {type: 'error', value: message} for that hit. Code run in child processes or worker \
+            threads is not debugged; `undebugged` lists them.",
         "inputSchema": {
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
+                "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
                 "breakpoint": {
                     "type": "object",
                     "properties": {

@@ -129,7 +129,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the server with the environment official clients give it (notes/mcp.md).
+    /// Starts the server with the environment official clients give it (a few variables:
+    /// HOME, LOGNAME, PATH, SHELL, TERM, USER).
     pub fn start() -> Server {
         Server::start_with(&[])
     }
