@@ -11,6 +11,12 @@ use crate::{
     values, Server,
 };
 
+/// debug-launch with one breakpoint; the first state.
+fn launch(server: &mut Server, command: &str, file: &str, line: u64) -> Value {
+    let breakpoints = json!([{"file": file, "line": line}]);
+    tool(server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}))
+}
+
 fn paused_at(state: &Value, file: &str, line: u64) {
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["location"]["file"], fixture(file), "{state}");
@@ -39,11 +45,7 @@ fn a_tsc_entry_that_is_not_first_in_its_folder() {
     assert_eq!(s["output"]["stdout"], "total $22.49\n");
 
     let mut server = Server::initialized();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": command, "breakpoints": [{"file": file, "line": 15}]}),
-    );
+    let state = launch(&mut server, &command, &file, 15);
     paused_at(&state, "tsc-project/src/main.ts", 15);
     assert_eq!(local(&state, "sum")["value"], 0);
     tool(&mut server, "debug-stop", json!({}));
@@ -62,12 +64,7 @@ fn floats_keep_every_digit_in_node() {
 
     let mut server = Server::initialized();
     let tag = tag();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": node(&tag, "floats.js", ""),
-               "breakpoints": [{"file": fixture("floats.js"), "line": 7}]}),
-    );
+    let state = launch(&mut server, &node(&tag, "floats.js", ""), &fixture("floats.js"), 7);
     assert_eq!(local(&state, "a")["value"], json!(11.700000000000001));
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "a"}));
     assert_eq!(value, json!({"type": "number", "value": 11.700000000000001}));
@@ -94,11 +91,7 @@ fn floats_keep_every_digit_in_python() {
     let mut server = Server::initialized();
     let tag = tag();
     let command = format!("DMCP_TAG={tag} {} {file}", python());
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": command, "breakpoints": [{"file": file, "line": 7}]}),
-    );
+    let state = launch(&mut server, &command, &file, 7);
     assert_eq!(local(&state, "a")["value"], json!(11.700000000000001), "{state}");
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "a"}));
     assert_eq!(value, json!({"type": "float", "value": 11.700000000000001}));
@@ -152,11 +145,11 @@ fn forks_and_workers_run_undebugged_and_finish() {
     // The same in a session: the exited state names what ran undebugged.
     let mut server = Server::initialized();
     let tag = tag();
-    let state = tool(
+    let state = launch(
         &mut server,
-        "debug-launch",
-        json!({"command": node(&tag, "children/worker.js", ""),
-               "breakpoints": [{"file": fixture("children/worker.js"), "line": 7}]}),
+        &node(&tag, "children/worker.js", ""),
+        &fixture("children/worker.js"),
+        7,
     );
     paused_at(&state, "children/worker.js", 7);
     let state = tool(&mut server, "debug-continue", json!({}));
@@ -209,12 +202,7 @@ fn breakpoints_set_mid_session_bind_in_files_tsx_already_loaded() {
         "DMCP_TAG={tag} node --import tsx {} 400",
         root().join("fixtures/tsx-app/src/main.ts").display()
     );
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": command,
-               "breakpoints": [{"file": fixture("tsx-app/src/main.ts"), "line": 9}]}),
-    );
+    let state = launch(&mut server, &command, &fixture("tsx-app/src/main.ts"), 9);
     paused_at(&state, "tsx-app/src/main.ts", 9);
     let set = tool(
         &mut server,
@@ -245,11 +233,7 @@ fn sources_only_in_sources_content() {
     assert_eq!(values(ok(&result)), [json!("ada"), json!("bob")]);
 
     let mut server = Server::initialized();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": command, "breakpoints": [{"file": file, "line": 5}]}),
-    );
+    let state = launch(&mut server, &command, &file, 5);
     paused_at(&state, "mapped-lib/src/index.ts", 5);
     let current: Vec<&Value> =
         state["source"].as_array().unwrap().iter().filter(|l| l["current"] == true).collect();
@@ -322,11 +306,7 @@ fn console_scripts_and_py_breakpoints_are_python() {
              not-an-adapter: this is not a debug adapter"
         )
     );
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": command, "breakpoints": [{"file": fixture("py/loop.py"), "line": 5}]}),
-    );
+    let state = launch(&mut server, &command, &fixture("py/loop.py"), 5);
     assert_eq!(state["code"], "adapter_failed", "{state}");
     assert!(state["error"].as_str().unwrap().contains("cannot run -m debugpy.adapter"), "{state}");
 }
@@ -363,11 +343,11 @@ fn detached_children_are_killed_with_the_run() {
 
     // In a session too, when it stops.
     let tag = crate::tag();
-    let state = tool(
+    let state = launch(
         &mut server,
-        "debug-launch",
-        json!({"command": node(&tag, "children/detached.js", ""),
-               "breakpoints": [{"file": fixture("children/detached.js"), "line": 10}]}),
+        &node(&tag, "children/detached.js", ""),
+        &fixture("children/detached.js"),
+        10,
     );
     paused_at(&state, "children/detached.js", 10);
     let state = tool(&mut server, "debug-continue", json!({}));
@@ -376,26 +356,4 @@ fn detached_children_are_killed_with_the_run() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
     assert_eq!(zombie_children(server.pid()), Vec::<u32>::new());
-}
-
-/// A launch or attach without breakpoints said "still running when the timeout passed"
-/// although no timeout was asked for.
-#[test]
-fn a_running_program_is_said_to_be_running() {
-    let mut server = Server::initialized();
-    let tag = tag();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": node(&tag, "hang.js", ""), "timeout": 100}),
-    );
-    assert_eq!(state["state"], "running", "{state}");
-    assert_eq!(
-        state["message"],
-        "the program is running: nothing stopped it while this call waited. Call debug-pause to \
-         stop it, debug-continue to wait for the next stop, or debug-output to read what it \
-         printed"
-    );
-    tool(&mut server, "debug-stop", json!({}));
-    assert_no_debuggee(&tag);
 }

@@ -344,6 +344,14 @@ fn timeouts_return_running_and_pause_stops_anywhere() {
         json!({"command": node(&tag, "hang.js", ""), "timeout": 300}),
     );
     assert_eq!(state["state"], "running", "{state}");
+    // Not "still running when the timeout passed": a launch or attach without breakpoints
+    // asked for no timeout.
+    assert_eq!(
+        state["message"],
+        "the program is running: nothing stopped it while this call waited. Call debug-pause to \
+         stop it, debug-continue to wait for the next stop, or debug-output to read what it \
+         printed"
+    );
     let error = server.call("debug-step", json!({"kind": "over"}));
     assert_eq!(error["structuredContent"]["code"], "running");
     let value =
