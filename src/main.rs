@@ -6,6 +6,7 @@
 
 mod cdp;
 mod dap;
+mod debugger;
 mod jsonrpc;
 mod log;
 mod mcp;

@@ -263,11 +263,19 @@ fn reap_victims(victims: &BTreeSet<sys::Process>, deadline: Instant) {
     }
 }
 
-/// Adds the children of `root` and of every live process seen before, recursively.
+/// Adds the children of `root` and of every live process seen before, recursively. The
+/// command of a live process is read again each time: one seen between fork and exec still
+/// shows its parent's.
 fn sample(root: sys::Process, seen: &Mutex<BTreeMap<u32, Descendant>>) {
     let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut frontier = vec![root];
-    frontier.extend(seen.values().map(|d| d.process).filter(sys::Process::alive));
+    for known in seen.values_mut().filter(|d| d.process.alive()) {
+        let command = known.process.command();
+        if !command.starts_with('[') {
+            known.command = command;
+        }
+        frontier.push(known.process);
+    }
     while let Some(parent) = frontier.pop() {
         for pid in parent.children() {
             let Some(child) = sys::Process::now(pid) else { continue };

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use crate::cdp::maps::{self, Search};
 use crate::cdp::node;
 use crate::cdp::scripts::{self, Scripts};
+use crate::debugger::{Code, Failure};
 use crate::sourcemap::{Position, SourceMap};
 
 /// A breakpoint to set in a generated file (the key of `Breakpoint::targets`).
@@ -55,12 +56,6 @@ pub(crate) struct Step {
     pub(crate) method: &'static str,
     pub(crate) params: Value,
     pub(crate) request: Option<Request>,
-}
-
-/// Why the breakpoint could not be placed when its file loaded: a stable code and a message.
-pub(crate) struct LoadError {
-    pub(crate) code: &'static str,
-    pub(crate) message: String,
 }
 
 /// Where a breakpoint landed: its line in the file asked for (or in `file` when a map put it in
@@ -273,7 +268,7 @@ impl Breakpoint {
         &mut self,
         frame: &Value,
         scripts: &Scripts,
-    ) -> Result<[Step; 2], LoadError> {
+    ) -> Result<[Step; 2], Failure> {
         let script_id =
             frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
         self.place_in(script_id, scripts)
@@ -285,7 +280,7 @@ impl Breakpoint {
     pub(crate) fn in_loaded_script(
         &mut self,
         scripts: &Scripts,
-    ) -> Option<Result<[Step; 2], LoadError>> {
+    ) -> Option<Result<[Step; 2], Failure>> {
         self.probe_id()?;
         let script_id = scripts.find_file(&[&self.real_file, &self.file])?;
         Some(self.place_in(&script_id, scripts))
@@ -293,10 +288,9 @@ impl Breakpoint {
 
     /// The requests that place this breakpoint in loaded script `script_id` (the file itself,
     /// compiled while loading): remove the probe, set the breakpoint from the script's map.
-    fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<[Step; 2], LoadError> {
-        let error = |code, message| LoadError { code, message };
+    fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<[Step; 2], Failure> {
         let Probe::Waiting(Some(probe)) = std::mem::replace(&mut self.probe, Probe::Done) else {
-            return Err(error("internal", "the load-time probe fired twice".into()));
+            return Err(Failure::new(Code::Internal, "the load-time probe fired twice"));
         };
         let (url, map_url) = scripts.get(script_id);
         let line = self.line - 1;
@@ -305,13 +299,16 @@ impl Breakpoint {
             (Position { line, column: 0 }, None)
         } else {
             let map = maps::load_for_script(&url, &map_url).map_err(|e| {
-                error("bad_source_map", format!("the source map of {url} cannot be read: {e}"))
+                Failure::new(
+                    Code::BadSourceMap,
+                    format!("the source map of {url} cannot be read: {e}"),
+                )
             })?;
             let source = map.find_source(&self.real_file).or_else(|| map.find_source(&self.file));
             let found = source.and_then(|s| map.generated_for(s, line).map(|(_, p)| (s, p)));
             let Some((source, positions)) = found else {
-                return Err(error(
-                    "no_code_at_line",
+                return Err(Failure::new(
+                    Code::NoCodeAtLine,
                     format!(
                         "no code at or after line {} of {} in the map it was compiled with",
                         self.line,

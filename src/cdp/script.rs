@@ -30,10 +30,11 @@ use crate::cdp::maps::Search;
 use crate::cdp::node::{self, Discovery};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
+use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
 use crate::shell::CommandLine;
-use crate::tools::script::{Failure, Outcome, Plan, Undebugged, VALUE_CHARS};
+use crate::tools::script::{Outcome, Plan, Undebugged, VALUE_CHARS};
 use crate::tools::Call;
 
 const PROBE: &str = include_str!("probe.js");
@@ -65,7 +66,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         String::new(),
         launch.entry.as_deref().map(Path::new),
     )
-    .map_err(|message| Failure::new("no_code_at_line", message))?;
+    .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
     call.log.send(
         "info",
         format!(
@@ -103,13 +104,13 @@ pub(crate) fn start_node(
 ) -> Result<(node::Launch, Debuggee, Client), Failure> {
     let prepare = |flag| {
         node::prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
-            .map_err(|message| Failure::new("invalid_command", message))
+            .map_err(|message| Failure::new(Code::InvalidCommand, message))
     };
     let spawn = |launch: &node::Launch| {
         let mut debuggee =
             Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
-                SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
-                SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+                SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
+                SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
             })?;
         let found = connect_own(&mut debuggee, deadline, cancel);
         Ok::<_, Failure>((debuggee, found))
@@ -125,7 +126,7 @@ pub(crate) fn start_node(
     }
     match found {
         Ok(Ok(client)) => Ok((launch, debuggee, client)),
-        Ok(Err(message)) => Err(Failure::new("inspector_failed", message)),
+        Ok(Err(message)) => Err(Failure::new(Code::InspectorFailed, message)),
         Err(discovery) => Err(discovery_failure(discovery, &launch, timeout, &mut debuggee)),
     }
 }
@@ -179,14 +180,14 @@ fn discovery_failure(
     match discovery {
         Discovery::Cancelled => Failure::Cancelled,
         Discovery::PortInUse(address) => Failure::new(
-            "port_in_use",
+            Code::PortInUse,
             format!(
                 "inspector port {address} is already in use (another debugger or Node process \
                  holds it): drop the --inspect-brk flag from the command and debug-mcp picks a \
                  free port"
             ),
         ),
-        Discovery::Failed(line) => Failure::new("inspector_failed", format!("Node could not start its inspector: {line}")),
+        Discovery::Failed(line) => Failure::new(Code::InspectorFailed, format!("Node could not start its inspector: {line}")),
         Discovery::Exited(exit) if launch.is_node => {
             let undebugged = Undebugged { processes: debuggee.descendants(None), workers: 0 };
             let hint = undebugged.describe().map(|what| {
@@ -206,7 +207,7 @@ fn discovery_failure(
             failure
         }
         Discovery::Exited(exit) => Failure::new(
-            "no_inspector",
+            Code::NoInspector,
             format!(
                 "the command exited ({}) without opening a Node inspector: run a node script \
                  directly, e.g. `node app.js`, or make the command start node with --inspect-brk",
@@ -228,7 +229,7 @@ fn syntax_failure(field: &str, details: &Value) -> Failure {
         .unwrap_or("SyntaxError");
     let error = error.lines().next().unwrap_or(error);
     Failure::new(
-        "invalid_expression",
+        Code::InvalidExpression,
         format!("`{field}` is not a valid JavaScript expression: {error}"),
     )
     .with("field", field.into())
@@ -237,14 +238,14 @@ fn syntax_failure(field: &str, details: &Value) -> Failure {
 fn timeout_failure(timeout: Duration) -> Failure {
     // The exact wording existing clients of this tool match on.
     Failure::new(
-        "timeout",
+        Code::Timeout,
         format!("Timeout waiting for breakpoint after {}ms", timeout.as_millis()),
     )
 }
 
 fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
-    let failure =
-        Failure::new("exited", "Process exited before breakpoint was hit").with("exit", how.into());
+    let failure = Failure::new(Code::Exited, "Process exited before breakpoint was hit")
+        .with("exit", how.into());
     match hint {
         Some(hint) => failure.with("hint", hint.into()),
         None => failure,
@@ -346,7 +347,7 @@ impl Run<'_> {
         let installed = self.answer(&installed)?;
         if installed.pointer("/result/value") != Some(&Value::Bool(true)) {
             return Err(Failure::new(
-                "inspector_failed",
+                Code::InspectorFailed,
                 format!("could not install the probe: {installed}"),
             ));
         }
@@ -373,10 +374,7 @@ impl Run<'_> {
     /// The probe stopped the breakpoint file's module before its body ran (tsx and the like
     /// compile it while it loads): place the real breakpoint from its map; the caller resumes.
     fn place_at_load(&mut self, frame: &Value) -> Result<(), Failure> {
-        let steps = self
-            .breakpoint
-            .at_load(frame, &self.scripts)
-            .map_err(|e| Failure::new(e.code, e.message))?;
+        let steps = self.breakpoint.at_load(frame, &self.scripts)?;
         for step in steps {
             let reply = self.client.send(step.method, step.params);
             let answer = self.answer(&reply)?;
@@ -394,15 +392,15 @@ impl Run<'_> {
         select! {
             recv(reply) -> answer => match answer {
                 Ok(Ok(value)) => Ok(value),
-                Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
-                Err(_) => Err(Failure::new("inspector_failed", cdp::Error::Closed.to_string())),
+                Ok(Err(e)) => Err(Failure::new(Code::InspectorFailed, e.to_string())),
+                Err(_) => Err(Failure::new(Code::InspectorFailed, cdp::Error::Closed.to_string())),
             },
             recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
             recv(crossbeam_channel::at(limit)) -> _ => Err(if limit >= self.deadline {
                 timeout_failure(self.plan.timeout)
             } else {
                 Failure::new(
-                    "inspector_failed",
+                    Code::InspectorFailed,
                     format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
                 )
             }),
@@ -644,7 +642,7 @@ impl Run<'_> {
             format!("the program ended ({})", exit.describe())
         };
         Failure::new(
-            "no_source_map",
+            Code::NoSourceMap,
             format!(
                 "no source map covers {}: looked at {looked}. Nor was it compiled while loading \
                  (e.g. `node --import tsx ...`); {ended} without loading it. Build with source \

@@ -19,12 +19,13 @@ use crate::cdp::breakpoints::Breakpoint;
 use crate::cdp::node;
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, script, Client, Event};
+use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit};
 use crate::sessions::{Clocks, Handle, Watch};
 use crate::shell::{self, CommandLine};
 use crate::thread::JoinOnDrop;
-use crate::tools::script::{Failure, Undebugged, VALUE_CHARS};
+use crate::tools::script::{Undebugged, VALUE_CHARS};
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -129,9 +130,9 @@ fn send_steps(
 fn answer(reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
     match reply.recv_timeout(REQUEST_TIMEOUT) {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(Failure::new("inspector_failed", e.to_string())),
+        Ok(Err(e)) => Err(Failure::new(Code::InspectorFailed, e.to_string())),
         Err(_) => Err(Failure::new(
-            "inspector_failed",
+            Code::InspectorFailed,
             format!("the inspector did not answer within {} s", REQUEST_TIMEOUT.as_secs()),
         )),
     }
@@ -283,7 +284,7 @@ pub(crate) fn attach(
 ) -> Result<(Handle, Value), Failure> {
     run_session(id, cancel, move |id, summary, _| {
         let client = Client::connect(&url, REQUEST_TIMEOUT)
-            .map_err(|m| Failure::new("inspector_failed", m))?;
+            .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
         let mut session = Session {
             entry: None,
             next_breakpoint: 0,
@@ -347,7 +348,7 @@ pub(crate) fn run_session<S: Serve>(
     });
     let handle = Handle { commands: commands_tx, summary, _thread: thread };
     let first = select! {
-        recv(first) -> reply => reply.unwrap_or_else(|_| Err(Failure::new("internal", "the session ended while starting"))),
+        recv(first) -> reply => reply.unwrap_or_else(|_| Err(Failure::new(Code::Internal, "the session ended while starting"))),
         recv(cancel) -> _ => {
             let _ = abandon_tx.send(());
             Err(Failure::Cancelled)
@@ -507,14 +508,14 @@ impl Session {
             condition,
             self.entry.as_deref(),
         )
-        .map_err(|m| Failure::new("no_code_at_line", m))?;
+        .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
         breakpoint.set_unique(&id);
         for (params, request) in breakpoint.requests() {
             let answer = self.request("Debugger.setBreakpointByUrl", params)?;
             breakpoint.set(request, &answer, &self.scripts);
         }
         if let Some(steps) = breakpoint.in_loaded_script(&self.scripts) {
-            let steps = steps.map_err(|e| Failure::new(e.code, e.message))?;
+            let steps = steps?;
             send_steps(&mut self.client, &self.scripts, &mut breakpoint, steps)?;
         }
         let user = UserBreakpoint { id, spec, breakpoint, hits: 0 };
@@ -527,7 +528,7 @@ impl Session {
         let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
             let known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
             return Err(Failure::new(
-                "no_breakpoint",
+                Code::NoBreakpoint,
                 format!(
                     "no breakpoint {id} in session {}: its breakpoints are [{}]",
                     self.id,
@@ -723,9 +724,7 @@ impl Session {
 
     fn place_at_load(&mut self, index: usize, frame: &Value) -> Result<(), Failure> {
         let breakpoint = &mut self.breakpoints[index].breakpoint;
-        let steps = breakpoint
-            .at_load(frame, &self.scripts)
-            .map_err(|e| Failure::new(e.code, e.message))?;
+        let steps = breakpoint.at_load(frame, &self.scripts)?;
         send_steps(&mut self.client, &self.scripts, breakpoint, steps)
     }
 
@@ -792,7 +791,7 @@ impl Session {
                         .request("Debugger.getScriptSource", json!({"scriptId": id}))
                         .map(|a| json!({"text": a["scriptSource"]})),
                     None => Err(Failure::new(
-                        "file_not_found",
+                        Code::FileNotFound,
                         format!("{file} is neither on disk nor a script the program loaded: list them with debug-scripts"),
                     )),
                 };
@@ -813,7 +812,7 @@ impl Session {
     fn resume(&mut self, action: Action, timeout: Duration, reply: Sender<Reply>) {
         if self.waiter.is_some() {
             let _ = reply.send(Err(Failure::new(
-                "busy",
+                Code::Busy,
                 "another call is already waiting on this session: wait for it, or use debug-pause",
             )));
             return;
@@ -831,7 +830,7 @@ impl Session {
             (State::Running, Action::Continue) => None,
             (State::Running, _) => {
                 let _ = reply.send(Err(Failure::new(
-                    "running",
+                    Code::Running,
                     "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping",
                 )));
                 return;
@@ -982,7 +981,7 @@ impl Session {
         params["callFrames"].get(frame).cloned().ok_or_else(|| {
             let count = params["callFrames"].as_array().map_or(0, Vec::len);
             Failure::new(
-                "invalid_arguments",
+                Code::InvalidArguments,
                 format!(
                     "invalid argument `frame`: there are {count} frames (0 to {})",
                     count.saturating_sub(1)
@@ -1002,7 +1001,7 @@ impl Session {
                 json!({"callFrameId": id, "expression": path, "silent": true}),
             )?;
             if let Some(text) = exception_text(&answer) {
-                return Err(Failure::new("invalid_path", format!("`{path}`: {text}")));
+                return Err(Failure::new(Code::InvalidPath, format!("`{path}`: {text}")));
             }
             let remote = &answer["result"];
             let Some(object_id) = remote["objectId"].as_str().map(String::from) else {
@@ -1058,7 +1057,7 @@ impl Session {
             json!({"callFrameId": id, "expression": value, "silent": true}),
         )?;
         if let Some(text) = exception_text(&computed) {
-            return Err(Failure::new("invalid_expression", format!("`value`: {text}"))
+            return Err(Failure::new(Code::InvalidExpression, format!("`value`: {text}"))
                 .with("field", "value".into()));
         }
         let remote = &computed["result"];
@@ -1100,7 +1099,7 @@ impl Session {
                              "type": now["type"], "value": now["value"]}));
         }
         Err(Failure::new(
-            "no_variable",
+            Code::NoVariable,
             format!(
                 "no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables"
             ),
@@ -1161,7 +1160,7 @@ impl Session {
                 else {
                     let count = params["callFrames"].as_array().map_or(0, Vec::len);
                     return Err(Failure::new(
-                        "invalid_arguments",
+                        Code::InvalidArguments,
                         format!(
                             "invalid argument `frame`: there are {count} frames (0 to {})",
                             count.saturating_sub(1)
@@ -1189,17 +1188,17 @@ impl Session {
         }
         let text = answer.pointer("/result/value").and_then(Value::as_str).unwrap_or("null");
         serde_json::from_str(text)
-            .map_err(|e| Failure::new("internal", format!("unreadable value: {e}")))
+            .map_err(|e| Failure::new(Code::Internal, format!("unreadable value: {e}")))
     }
 
     fn not_paused(&self) -> Failure {
         match &self.state {
             State::Exited(exit) => Failure::new(
-                "exited",
+                Code::Exited,
                 format!("session {} has ended: the program exited ({}); start a new one with debug-launch", self.id, exit.describe()),
             ),
             _ => Failure::new(
-                "running",
+                Code::Running,
                 format!("session {} is running: stop it with debug-pause first", self.id),
             ),
         }
@@ -1352,7 +1351,7 @@ impl Console {
                     Some(&[a, b, c]) => [a, b, c],
                     _ => {
                         return Err(Failure::new(
-                            "invalid_arguments",
+                            Code::InvalidArguments,
                             "invalid argument `since`: use the `cursor` of an earlier debug-output answer",
                         )
                         .with("field", "since".into()))

@@ -9,9 +9,9 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 
 use crate::dap::Client;
+use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
-use crate::tools::script::Failure;
 
 const PROBE: &str = include_str!("probe.py");
 const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
@@ -147,7 +147,7 @@ pub(crate) fn adapter_failed(adapter: &mut Debuggee, python: &str, client: &Clie
     let stderr = adapter.output().stderr_text();
     if stderr.contains("No module named") && stderr.contains("debugpy") {
         return Failure::new(
-            "no_debugpy",
+            Code::NoDebugpy,
             format!(
                 "debugpy is not installed for {python}: run `{python} -m pip install debugpy` \
                  (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)"
@@ -161,7 +161,7 @@ pub(crate) fn adapter_failed(adapter: &mut Debuggee, python: &str, client: &Clie
         false => crate::cdp::session::clip(&words.join("\n"), 2000),
     };
     Failure::new(
-        "adapter_failed",
+        Code::AdapterFailed,
         format!(
             "debugpy's adapter (`{python} -m debugpy.adapter`) ended ({}) before the program \
              could start: {words}",
@@ -173,8 +173,8 @@ pub(crate) fn adapter_failed(adapter: &mut Debuggee, python: &str, client: &Clie
 /// Parses `command` and starts `python -m debugpy.adapter` for it, under
 /// `DEBUG_MCP_DEBUGPY_PYTHON` if set, else the program's own interpreter.
 pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
-    let program = parse(command).map_err(|m| Failure::new("invalid_command", m))?;
-    let helpers = helper_dir().map_err(|m| Failure::new("internal", m))?;
+    let program = parse(command).map_err(|m| Failure::new(Code::InvalidCommand, m))?;
+    let helpers = helper_dir().map_err(|m| Failure::new(Code::Internal, m))?;
     let python =
         std::env::var("DEBUG_MCP_DEBUGPY_PYTHON").unwrap_or_else(|_| program.interpreter.clone());
     let spec = process::Spec {
@@ -185,8 +185,8 @@ pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
         env_remove: Vec::new(),
     };
     let (process, stdin, stdout) = Debuggee::spawn_adapter(&spec).map_err(|e| match e {
-        SpawnError::NotFound(_) => Failure::new("command_not_found", e.to_string()),
-        SpawnError::Other(..) => Failure::new("spawn_failed", e.to_string()),
+        SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
+        SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
     })?;
     Ok(Adapter { program, helpers, python, process, client: Client::new(stdin, stdout) })
 }

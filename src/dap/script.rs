@@ -18,10 +18,11 @@ use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use crate::dap::{self, python, Client, Reply};
+use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Debuggee, Exit};
 use crate::sys;
-use crate::tools::script::{Failure, Outcome, Plan, Undebugged};
+use crate::tools::script::{Outcome, Plan, Undebugged};
 use crate::tools::Call;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -87,7 +88,7 @@ impl Run<'_> {
                 Ok(Ok(body)) => Ok(body),
                 // A request fails when the adapter ends, too: then say why it ended.
                 Ok(Err(_)) | Err(_) if self.adapter_ended() => Err(self.adapter_gone()),
-                Ok(Err(message)) => Err(Failure::new("adapter_failed", format!("debugpy: {message}"))),
+                Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("debugpy: {message}"))),
                 Err(_) => Err(self.adapter_gone()),
             },
             recv(exited) -> exit => {
@@ -98,7 +99,7 @@ impl Run<'_> {
             },
             recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
             recv(crossbeam_channel::at(limit)) -> _ => Err(Failure::new(
-                "adapter_failed",
+                Code::AdapterFailed,
                 "debugpy did not answer in time",
             )),
         }
@@ -151,7 +152,7 @@ impl Run<'_> {
         self.breakpoint_changed(&set["breakpoints"][0]);
         if let Some(why) = &self.no_code {
             let message = format!("line {} of {}: {why}", self.plan.line, self.plan.file.display());
-            return Err(Failure::new("no_code_at_line", message));
+            return Err(Failure::new(Code::NoCodeAtLine, message));
         }
         let exceptions = self.client.send("setExceptionBreakpoints", json!({"filters": []}));
         self.answer(&exceptions)?;
@@ -177,9 +178,9 @@ impl Run<'_> {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
                     };
-                    return Err(Failure::new("launch_failed", format!("debugpy could not launch the program: {message}")));
+                    return Err(Failure::new(Code::LaunchFailed, format!("debugpy could not launch the program: {message}")));
                 },
-                recv(limit) -> _ => return Err(Failure::new("adapter_failed", "debugpy did not get ready in time")),
+                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, "debugpy did not get ready in time")),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
             }
         }
@@ -347,11 +348,11 @@ impl Run<'_> {
         }
         let mut failure = if timed_out {
             Failure::new(
-                "timeout",
+                Code::Timeout,
                 format!("Timeout waiting for breakpoint after {}ms", self.plan.timeout.as_millis()),
             )
         } else {
-            Failure::new("exited", "Process exited before breakpoint was hit")
+            Failure::new(Code::Exited, "Process exited before breakpoint was hit")
                 .with("exit", exit.describe().into())
         };
         failure = failure.with("output", self.outcome.output.clone());

@@ -20,11 +20,12 @@ use crate::cdp::session::{
     LaunchSpec, Reply, Serve, VariablesQuery, MAX_LOCALS,
 };
 use crate::dap::{self, python, Client};
+use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Debuggee};
 use crate::sessions::{Clocks, Handle, Watch};
 use crate::sys;
-use crate::tools::script::{Failure, Undebugged};
+use crate::tools::script::Undebugged;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;
@@ -48,7 +49,7 @@ pub(crate) fn connect(
 ) -> Result<Option<Client>, Failure> {
     let mut client = Client::connect(address, REQUEST_TIMEOUT).map_err(|e| {
         Failure::new(
-            "no_inspector",
+            Code::NoInspector,
             format!(
                 "no debugger answers on {address} ({e}): start the program with \
                  `node --inspect={port} app.js` or `python -m debugpy --listen {port} app.py`",
@@ -61,7 +62,7 @@ pub(crate) fn connect(
         recv(initialize) -> answer => Ok(matches!(answer, Ok(Ok(_))).then_some(client)),
         recv(cancel) -> _ => Err(Failure::Cancelled),
         default(REQUEST_TIMEOUT) => Err(Failure::new(
-            "no_inspector",
+            Code::NoInspector,
             format!("what listens on {address} answers neither as Node's inspector nor as debugpy"),
         )),
     }
@@ -378,18 +379,18 @@ impl Session {
                 recv(events) -> event => match event {
                     Ok(event) if event["event"] == "initialized" => break,
                     Ok(event) => self.handle_event(event),
-                    Err(_) => return Err(self.adapter_failure(Failure::new("adapter_failed", "debugpy's adapter ended"))),
+                    Err(_) => return Err(self.adapter_failure(Failure::new(Code::AdapterFailed, "debugpy's adapter ended"))),
                 },
                 recv(launch) -> answer => {
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
                     return Err(match request {
-                        "launch" => Failure::new("launch_failed", format!("debugpy could not launch the program: {message}")),
-                        _ if message.contains("already being debugged") => Failure::new("attach_failed", format!(
+                        "launch" => Failure::new(Code::LaunchFailed, format!("debugpy could not launch the program: {message}")),
+                        _ if message.contains("already being debugged") => Failure::new(Code::AttachFailed, format!(
                             "debugpy could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first")),
-                        _ => Failure::new("attach_failed", format!("debugpy could not attach to the program: {message}")),
+                        _ => Failure::new(Code::AttachFailed, format!("debugpy could not attach to the program: {message}")),
                     });
                 },
-                recv(limit) -> _ => return Err(Failure::new("adapter_failed", "debugpy did not get ready in time")),
+                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, "debugpy did not get ready in time")),
             }
         }
         for (i, spec) in breakpoints.into_iter().enumerate() {
@@ -405,8 +406,10 @@ impl Session {
     fn wait(&self, reply: &Receiver<crate::dap::Reply>) -> Result<Value, Failure> {
         match reply.recv_timeout(REQUEST_TIMEOUT) {
             Ok(Ok(body)) => Ok(body),
-            Ok(Err(message)) => Err(Failure::new("adapter_failed", format!("debugpy: {message}"))),
-            Err(_) => Err(Failure::new("adapter_failed", "debugpy did not answer in time")),
+            Ok(Err(message)) => {
+                Err(Failure::new(Code::AdapterFailed, format!("debugpy: {message}")))
+            }
+            Err(_) => Err(Failure::new(Code::AdapterFailed, "debugpy did not answer in time")),
         }
     }
 
@@ -464,7 +467,7 @@ impl Session {
             .find(|b| b.spec.real_file == spec.real_file && b.spec.line == spec.line)
         {
             return Err(Failure::new(
-                "duplicate_breakpoint",
+                Code::DuplicateBreakpoint,
                 format!(
                     "line {} of {} already has breakpoint {}: debugpy keeps one breakpoint per line; \
                      remove it with debug-remove-breakpoint first, then set the one you want",
@@ -498,7 +501,7 @@ impl Session {
         let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
             let known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
             return Err(Failure::new(
-                "no_breakpoint",
+                Code::NoBreakpoint,
                 format!(
                     "no breakpoint {id} in session {}: its breakpoints are [{}]",
                     self.id,
@@ -857,7 +860,7 @@ impl Session {
             State::Paused { frames, thread, .. } => {
                 frames.get(frame).cloned().map(|f| (f, thread.clone())).ok_or_else(|| {
                     Failure::new(
-                        "invalid_arguments",
+                        Code::InvalidArguments,
                         format!(
                             "invalid argument `frame`: there are {} frames (0 to {})",
                             frames.len(),
@@ -874,11 +877,11 @@ impl Session {
     fn not_paused(&self) -> Failure {
         match &self.state {
             State::Exited(code) => Failure::new(
-                "exited",
+                Code::Exited,
                 format!("session {} has ended: the program exited ({}); start a new one with debug-launch", self.id,
                     code.map_or("exit code unknown".into(), |c| format!("exit code {c}"))),
             ),
-            _ => Failure::new("running", format!("session {} is running: stop it with debug-pause first", self.id)),
+            _ => Failure::new(Code::Running, format!("session {} is running: stop it with debug-pause first", self.id)),
         }
     }
 
@@ -933,7 +936,7 @@ impl Session {
             }
             Command::ScriptSource { file, reply } => {
                 let _ = reply
-                    .send(Err(Failure::new("file_not_found", format!("{file} is not on disk"))));
+                    .send(Err(Failure::new(Code::FileNotFound, format!("{file} is not on disk"))));
             }
         }
     }
@@ -941,7 +944,7 @@ impl Session {
     fn resume(&mut self, action: Action, timeout: Duration, reply: Sender<Reply>) {
         if self.waiter.is_some() {
             let _ = reply.send(Err(Failure::new(
-                "busy",
+                Code::Busy,
                 "another call is already waiting on this session: wait for it, or use debug-pause",
             )));
             return;
@@ -959,7 +962,7 @@ impl Session {
             State::Running if action == Action::Continue => Value::Null,
             State::Running if action == Action::Pause => self.thread.clone().unwrap_or(json!(1)),
             State::Running => {
-                let _ = reply.send(Err(Failure::new("running", "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping")));
+                let _ = reply.send(Err(Failure::new(Code::Running, "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping")));
                 return;
             }
         };
@@ -1000,8 +1003,9 @@ impl Session {
             .find("\u{1e}dmcp:")
             .map(|at| &text[at + "\u{1e}dmcp:".len() + 1..])
             .unwrap_or_default();
-        serde_json::from_str(payload)
-            .map_err(|_| Failure::new("internal", format!("unreadable value: {}", log::clip(text))))
+        serde_json::from_str(payload).map_err(|_| {
+            Failure::new(Code::Internal, format!("unreadable value: {}", log::clip(text)))
+        })
     }
 
     /// The program's loaded Python files, asked of the paused program itself (debugpy
@@ -1013,14 +1017,14 @@ impl Session {
                              for m in list(__import__('sys').modules.values()) \
                              for f in [getattr(m, '__file__', None)] if isinstance(f, str)})";
         let answer = self.evaluate(FILES, 0).map_err(|f| match f {
-            Failure::Error { code: "running", .. } => Failure::new(
-                "running",
+            Failure::Error { code: Code::Running, .. } => Failure::new(
+                Code::Running,
                 "a Python program lists its loaded files only while paused: call debug-pause first",
             ),
             other => other,
         })?;
         let Some(files) = answer["value"].as_array() else {
-            return Err(Failure::new("internal", format!("unreadable module list: {answer}")));
+            return Err(Failure::new(Code::Internal, format!("unreadable module list: {answer}")));
         };
         let helpers = python::helper_dir().ok();
         let scripts: Vec<Value> = files
@@ -1044,7 +1048,7 @@ impl Session {
                 )
                 .map_err(|f| match f {
                     Failure::Error { message, .. } => {
-                        Failure::new("invalid_path", format!("`{path}`: {message}"))
+                        Failure::new(Code::InvalidPath, format!("`{path}`: {message}"))
                     }
                     other => other,
                 })?;
@@ -1064,7 +1068,7 @@ impl Session {
             "all" => &["Locals", "Globals"],
             other => {
                 return Err(Failure::new(
-                    "invalid_arguments",
+                    Code::InvalidArguments,
                     format!("invalid argument `scope`: Python frames have `local` and `global` scopes, not `{other}`"),
                 )
                 .with("field", "scope".into()))
@@ -1087,11 +1091,14 @@ impl Session {
             .find(|s| s["name"] == wanted)
             .map(|s| s["variablesReference"].clone());
         let Some(reference) = reference else {
-            return Err(Failure::new("no_variable", format!("frame {frame} has no {scope} scope")));
+            return Err(Failure::new(
+                Code::NoVariable,
+                format!("frame {frame} has no {scope} scope"),
+            ));
         };
         let known = self.children(&reference, usize::MAX)?.iter().any(|v| v["name"] == name);
         if !known {
-            return Err(Failure::new("no_variable", format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
+            return Err(Failure::new(Code::NoVariable, format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
         }
         // debugpy keeps the old value, and says nothing, when `value` fails: so it is
         // evaluated once here, where a failure shows, and handed over through the probe.
@@ -1102,7 +1109,7 @@ impl Session {
         let checked = self.evaluate(&held, frame)?;
         if checked["type"] == "error" {
             let why = checked["value"].as_str().unwrap_or_default();
-            return Err(Failure::new("invalid_expression", format!("`value`: {why}"))
+            return Err(Failure::new(Code::InvalidExpression, format!("`value`: {why}"))
                 .with("field", "value".into()));
         }
         let set = self.request(
@@ -1112,7 +1119,7 @@ impl Session {
         );
         set.map_err(|f| match f {
             Failure::Error { message, .. } => {
-                Failure::new("invalid_expression", format!("`value`: {message}"))
+                Failure::new(Code::InvalidExpression, format!("`value`: {message}"))
                     .with("field", "value".into())
             }
             other => other,

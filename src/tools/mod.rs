@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Map, Value};
 
+use crate::debugger::Code;
 use crate::jsonrpc::{Json, Message, Notification};
 
 /// Every tool, as `tools/list` shows it.
@@ -35,7 +36,9 @@ pub(crate) fn call(name: &str, arguments: &Value, call: &Call) -> Option<ToolRes
     match name {
         script::NAME => script::handle_debug_script(arguments, call),
         name if session::NAMES.contains(&name) => session::handle(name, arguments, call),
-        _ => Some(ToolResult::error("unknown_tool", format!("Unknown tool: {name}"), Map::new())),
+        _ => {
+            Some(ToolResult::error(Code::UnknownTool, format!("Unknown tool: {name}"), Map::new()))
+        }
     }
 }
 
@@ -57,12 +60,12 @@ impl ToolResult {
     /// A failed call: `structuredContent` holds `error` (the message), `code` (a stable word an
     /// agent can branch on) and whatever else helps (`exitCode`, `output`, `field`).
     pub(crate) fn error(
-        code: &str,
+        code: Code,
         message: String,
         mut details: Map<String, Value>,
     ) -> ToolResult {
         details.insert("error".into(), message.clone().into());
-        details.insert("code".into(), code.into());
+        details.insert("code".into(), code.as_str().into());
         let structured = Json::from(&Value::Object(details));
         ToolResult { structured, error: Some(message), notes: Vec::new() }
     }
@@ -107,7 +110,7 @@ impl ArgError {
         let message = format!("invalid argument `{}`: {}", self.field, self.problem);
         let mut details = Map::new();
         details.insert("field".into(), self.field.into());
-        ToolResult::error("invalid_arguments", message, details)
+        ToolResult::error(Code::InvalidArguments, message, details)
     }
 }
 

@@ -8,8 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::process::Exit;
 use crate::shell::{self, CommandLine};
@@ -204,28 +205,6 @@ impl Outcome {
     }
 }
 
-/// Why a run produced no answer.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// The client cancelled: no response at all.
-    Cancelled,
-    /// A tool error with a stable code, a message, and details for `structuredContent`.
-    Error { code: &'static str, message: String, details: Map<String, Value> },
-}
-
-impl Failure {
-    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Failure {
-        Failure::Error { code, message: message.into(), details: Map::new() }
-    }
-
-    pub(crate) fn with(mut self, key: &str, value: Value) -> Failure {
-        if let Failure::Error { details, .. } = &mut self {
-            details.insert(key.to_string(), value);
-        }
-        self
-    }
-}
-
 pub(crate) fn declaration() -> Value {
     json!({
         "name": NAME,
@@ -377,7 +356,7 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
 pub(crate) fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), Failure> {
     let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let not_found = |why: String| {
-        Failure::new("file_not_found", why).with("file", absolute.display().to_string().into())
+        Failure::new(Code::FileNotFound, why).with("file", absolute.display().to_string().into())
     };
     let (real, lines) = match fs::canonicalize(&absolute) {
         Ok(real) => {
@@ -407,7 +386,7 @@ pub(crate) fn check_file(file: &Path, line: u32) -> Result<(PathBuf, PathBuf), F
     };
     if u64::from(line) > lines {
         return Err(Failure::new(
-            "line_out_of_range",
+            Code::LineOutOfRange,
             format!("line {line} is past the end of {} ({lines} lines)", absolute.display()),
         )
         .with("file", absolute.display().to_string().into())

@@ -18,12 +18,11 @@ use crate::cdp::node;
 use crate::cdp::session::{
     self, Action, AttachSpec, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
 };
+use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::sessions::{Handle, Watch};
 use crate::shell;
-use crate::tools::script::{
-    self, check_file, render_failure, Failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS,
-};
+use crate::tools::script::{self, check_file, render_failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
 pub(crate) const NAMES: [&str; 18] = [
@@ -332,7 +331,7 @@ pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolR
         "debug-pause-on-exceptions" => handle_pause_on_exceptions(arguments, call),
         "debug-sessions" => Ok(json!({"sessions": call.sessions.list()})),
         "debug-stop" => handle_stop(arguments, call),
-        _ => Err(Failure::new("internal", format!("no handler for {name}"))),
+        _ => Err(Failure::new(Code::Internal, format!("no handler for {name}"))),
     };
     match result {
         Ok(value) => Some(ToolResult::ok(Json::from(&value), Vec::new())),
@@ -341,7 +340,7 @@ pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolR
 }
 
 fn arg_failure(e: ArgError) -> Failure {
-    Failure::new("invalid_arguments", format!("invalid argument `{}`: {}", e.field, e.problem))
+    Failure::new(Code::InvalidArguments, format!("invalid argument `{}`: {}", e.field, e.problem))
         .with("field", e.field.into())
 }
 
@@ -402,7 +401,7 @@ fn open_session(
     call: &Call,
     start: impl FnOnce(&str, Arc<Watch>) -> Result<(Handle, Value), Failure>,
 ) -> Result<(String, Value), Failure> {
-    let id = call.sessions.next_id().map_err(|m| Failure::new("too_many_sessions", m))?;
+    let id = call.sessions.next_id().map_err(|m| Failure::new(Code::TooManySessions, m))?;
     let (handle, state) = start(&id, call.sessions.watch())?;
     call.sessions.insert(id.clone(), handle);
     Ok((id, state))
@@ -418,7 +417,7 @@ fn host_allowed(host: &str) -> bool {
 
 fn refuse_host(host: &str) -> Failure {
     Failure::new(
-        "host_not_allowed",
+        Code::HostNotAllowed,
         format!(
             "{host} is not this machine: a debugger port (an inspector or debugpy) lets whoever connects run code there. \
              Add it to DEBUG_MCP_ALLOWED_HOSTS (comma-separated) in the server's environment to allow it"
@@ -477,7 +476,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
         }
         if language != Some(script::Language::Node) {
             let address = node::socket_address(host, port as u16)
-                .map_err(|m| Failure::new("no_inspector", m))?;
+                .map_err(|m| Failure::new(Code::NoInspector, m))?;
             match crate::dap::session::connect(address, &call.cancel)? {
                 Some(client) => {
                     let (_, mut state) = open_session(call, |id, watch| {
@@ -488,7 +487,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
                 }
                 None if language.is_some() => {
                     return Err(Failure::new(
-                        "no_inspector",
+                        Code::NoInspector,
                         format!(
                             "debugpy does not answer on {address}: start the program with \
                              `python -m debugpy --listen {port} app.py`"
@@ -514,12 +513,12 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
         url.to_string()
     } else if port != 0 {
         node::websocket_url(host, port as u16, Duration::from_secs(5))
-            .map_err(|m| Failure::new("no_inspector", m))?
+            .map_err(|m| Failure::new(Code::NoInspector, m))?
     } else {
         let pid = u32::try_from(pid).expect("bounded by the range check");
         crate::sys::open_inspector(pid).map_err(|e| {
             Failure::new(
-                "no_process",
+                Code::NoProcess,
                 format!("cannot signal process {pid}: {e} (is it running, and yours?)"),
             )
         })?;
@@ -535,7 +534,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
                 }
                 Err(m) => {
                     return Err(Failure::new(
-                        "no_inspector",
+                        Code::NoInspector,
                         format!("process {pid} did not open its inspector on 127.0.0.1:9229 after SIGUSR1 ({m}); is it a Node process?"),
                     ))
                 }
@@ -555,7 +554,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
         if seen["value"] != pid {
             drop(call.sessions.remove(&id));
             return Err(Failure::new(
-                "wrong_process",
+                Code::WrongProcess,
                 format!(
                     "the inspector on 127.0.0.1:9229 belongs to process {}, not {pid}",
                     seen["value"]
@@ -574,15 +573,15 @@ fn ask(
     limit: Duration,
     make: impl FnOnce(Sender<Reply>) -> Command,
 ) -> Reply {
-    let (id, commands) = call.sessions.find(id).map_err(|m| Failure::new("no_session", m))?;
+    let (id, commands) = call.sessions.find(id).map_err(|m| Failure::new(Code::NoSession, m))?;
     let (reply_tx, reply) = crossbeam_channel::bounded(1);
     commands
         .send(make(reply_tx))
-        .map_err(|_| Failure::new("no_session", format!("session {id} has ended")))?;
+        .map_err(|_| Failure::new(Code::NoSession, format!("session {id} has ended")))?;
     select! {
-        recv(reply) -> answer => answer.unwrap_or_else(|_| Err(Failure::new("no_session", format!("session {id} ended while answering")))),
+        recv(reply) -> answer => answer.unwrap_or_else(|_| Err(Failure::new(Code::NoSession, format!("session {id} ended while answering")))),
         recv(call.cancel) -> _ => Err(Failure::Cancelled),
-        recv(crossbeam_channel::after(limit + MARGIN)) -> _ => Err(Failure::new("internal", format!("session {id} did not answer"))),
+        recv(crossbeam_channel::after(limit + MARGIN)) -> _ => Err(Failure::new(Code::Internal, format!("session {id} did not answer"))),
     }
 }
 
@@ -776,7 +775,7 @@ fn handle_source(arguments: &Value, call: &Call) -> Reply {
     let total = text.lines().count();
     if line > total {
         return Err(Failure::new(
-            "line_out_of_range",
+            Code::LineOutOfRange,
             format!("line {line} is past the end of {} ({total} lines)", path.display()),
         ));
     }
@@ -821,7 +820,7 @@ fn handle_stop(arguments: &Value, call: &Call) -> Reply {
     let args = Args::new(arguments).map_err(arg_failure)?;
     args.deny_unknown(&["sessionId"]).map_err(arg_failure)?;
     let id = args.optional_string("sessionId").map_err(arg_failure)?;
-    let (id, _) = call.sessions.find(id).map_err(|m| Failure::new("no_session", m))?;
+    let (id, _) = call.sessions.find(id).map_err(|m| Failure::new(Code::NoSession, m))?;
     let last = call.sessions.list().into_iter().find(|s| s["sessionId"] == id.as_str());
     // Dropping the handle ends the session: its program is killed and its thread joined.
     drop(call.sessions.remove(&id));

@@ -35,7 +35,7 @@ CASES = [
     ({"command": "node fixtures/loop.js", "breakpoint": {"file": "fixtures/loop.js", "line": 5}},
      True, "invalid argument `expression`: required"),
     # A fork runs undebugged; the answer's `undebugged` names it.
-    ({"command": "node fixtures/children/fork.js", "breakpoint": {"file": "fixtures/children/fork.js", "line": 11},
+    ({"command": "node fixtures/children/fork.js", "breakpoint": {"file": "fixtures/children/fork.js", "line": 12},
       "expression": "message.value"}, False, 1),
     ({"command": "node --test fixtures/node-test", "breakpoint": {"file": "fixtures/node-test/square.js", "line": 4},
       "expression": "n"}, True, "Process exited before breakpoint was hit"),

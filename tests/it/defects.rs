@@ -107,7 +107,7 @@ fn floats_keep_every_digit_in_python() {
 #[test]
 fn forks_and_workers_run_undebugged_and_finish() {
     let result = run_script(json!({"command": node(&tag(), "children/fork.js", ""),
-        "breakpoint": {"file": fixture("children/fork.js"), "line": 11},
+        "breakpoint": {"file": fixture("children/fork.js"), "line": 12},
         "expression": "message.value"}));
     let s = ok(&result);
     assert_eq!(values(s), [json!(21)]);
