@@ -1004,14 +1004,13 @@ impl Session {
                 return Err(Failure::new(Code::InvalidPath, format!("`{path}`: {text}")));
             }
             let remote = &answer["result"];
-            let Some(object_id) = remote["objectId"].as_str().map(String::from) else {
-                let (kind, value) = compact(remote);
-                return Ok(
-                    json!({"sessionId": self.id, "path": path, "type": kind, "value": value, "variables": []}),
-                );
+            let (kind, value) = compact(remote);
+            let variables = match remote["objectId"].as_str().map(String::from) {
+                Some(object_id) => self.properties(&object_id, query.max_items)?,
+                None => Vec::new(),
             };
-            let variables = self.properties(&object_id, query.max_items)?;
-            return Ok(json!({"sessionId": self.id, "path": path, "variables": variables}));
+            return Ok(json!({"sessionId": self.id, "path": path, "type": kind, "value": value,
+                             "variables": variables}));
         }
         let wanted = |kind: &str| match query.scope.as_str() {
             "all" => true,
@@ -1032,14 +1031,11 @@ impl Session {
                     .collect()
             })
             .unwrap_or_default();
-        // One flat list; each variable names its scope when several were asked for.
-        let several = query.scope == "all" || scopes.len() > 1;
+        // One flat list; each variable names its scope.
         let mut variables = Vec::new();
         for (kind, object_id) in scopes {
             for mut variable in self.properties(&object_id, query.max_items)? {
-                if several {
-                    variable["scope"] = kind.as_str().into();
-                }
+                variable["scope"] = kind.as_str().into();
                 variables.push(variable);
             }
         }
@@ -1211,8 +1207,7 @@ impl Session {
             State::Paused { .. } => "paused",
             State::Exited(_) => "exited",
         };
-        let mut summary =
-            json!({"sessionId": self.id, "state": state, "command": self.command_line});
+        let mut summary = json!({"sessionId": self.id, "state": state, "command": self.command_line, "language": "node"});
         if let State::Paused { reason, .. } = &self.state {
             summary["reason"] = (*reason).into();
         }

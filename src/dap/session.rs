@@ -96,6 +96,8 @@ struct Breakpoint {
     dap_id: Option<i64>,
     verified: bool,
     line: Option<u64>,
+    /// Where in the line, when the adapter says (debugpy places breakpoints by line only).
+    column: Option<u64>,
     message: Option<String>,
     hits: u64,
 }
@@ -108,6 +110,7 @@ impl Breakpoint {
             Ok(line) => {
                 self.verified = answer["verified"] == true;
                 self.line = line.or(self.line);
+                self.column = answer["column"].as_u64().or(self.column);
             }
             Err(why) => {
                 self.verified = false;
@@ -127,9 +130,8 @@ impl Breakpoint {
             json["logMessage"] = message.as_str().into();
         }
         json["resolved"] = match (self.verified, self.line) {
-            (true, Some(line)) => {
-                json!([{"file": self.spec.file.display().to_string(), "line": line}])
-            }
+            (true, Some(line)) => json!([{"file": self.spec.file.display().to_string(),
+                                          "line": line, "column": self.column}]),
             _ => json!([]),
         };
         if !self.verified {
@@ -486,6 +488,7 @@ impl Session {
             dap_id: None,
             verified: false,
             line: None,
+            column: None,
             message: None,
             hits: 0,
         });
@@ -719,6 +722,13 @@ impl Session {
                "line": frame["line"], "column": frame["column"]})
     }
 
+    /// A frame as a location: `frame_json` without the index.
+    fn location_json(frame: &Value) -> Value {
+        let mut location = Session::frame_json(frame, 0);
+        location.as_object_mut().map(|o| o.remove("index"));
+        location
+    }
+
     fn stop_state(&mut self) -> Value {
         match &self.state {
             State::Running => crate::sessions::running_state(&self.id),
@@ -754,8 +764,7 @@ impl Session {
                 let reason = *reason;
                 let exception = exception.clone();
                 let top = frames.first().cloned().unwrap_or(Value::Null);
-                let mut location = Session::frame_json(&top, 0);
-                location.as_object_mut().map(|o| o.remove("index"));
+                let location = Session::location_json(&top);
                 let mut state = json!({"sessionId": self.id, "state": "paused", "reason": reason, "location": location});
                 if let Some(source) = source_lines(&state["location"]) {
                     state["source"] = source;
@@ -764,8 +773,9 @@ impl Session {
                 state["locals"] = self
                     .scope_variables(&frame_id, &["Locals"], MAX_LOCALS)
                     .map(|mut v| {
-                        for item in &mut v {
-                            item.as_object_mut().map(|o| o.remove("expandable"));
+                        for item in v.iter_mut().filter_map(Value::as_object_mut) {
+                            item.remove("expandable");
+                            item.remove("scope");
                         }
                         Value::from(v)
                     })
@@ -810,11 +820,8 @@ impl Session {
             if !names.contains(&name) {
                 continue;
             }
-            let several = names.len() > 1;
             for mut v in self.children(&scope["variablesReference"], max)? {
-                if several {
-                    v["scope"] = if name == "Locals" { "local" } else { "global" }.into();
-                }
+                v["scope"] = if name == "Locals" { "local" } else { "global" }.into();
                 out.push(v);
             }
         }
@@ -1139,7 +1146,7 @@ impl Session {
         if let State::Paused { reason, frames, .. } = &self.state {
             summary["reason"] = (*reason).into();
             if let Some(top) = frames.first() {
-                summary["location"] = Session::frame_json(top, 0);
+                summary["location"] = Session::location_json(top);
             }
         }
         if let State::Exited(Some(code)) = &self.state {

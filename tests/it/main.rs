@@ -12,6 +12,7 @@ mod protocol;
 mod python;
 mod script;
 mod session;
+mod shapes;
 mod soak;
 mod sourcemaps;
 

@@ -178,13 +178,13 @@ fn variables_paths_and_setting_them() {
     assert!(
         vars.as_array()
             .unwrap()
-            .contains(&json!({"name": "count", "type": "number", "value": 5, "expandable": false})),
+            .contains(&json!({"name": "count", "type": "number", "value": 5, "expandable": false, "scope": "closure"})),
         "{closure}"
     );
     assert!(
         vars.as_array()
             .unwrap()
-            .contains(&json!({"name": "step", "type": "number", "value": 5, "expandable": false})),
+            .contains(&json!({"name": "step", "type": "number", "value": 5, "expandable": false, "scope": "closure"})),
         "{closure}"
     );
 
