@@ -329,7 +329,10 @@ pub(crate) fn handle(name: &str, arguments: &Value, call: &Call) -> Option<ToolR
         "debug-variables" => handle_variables(arguments, call),
         "debug-set-variable" => handle_set_variable(arguments, call),
         "debug-pause-on-exceptions" => handle_pause_on_exceptions(arguments, call),
-        "debug-sessions" => Ok(json!({"sessions": call.sessions.list()})),
+        "debug-sessions" => Args::new(arguments)
+            .and_then(|args| args.deny_unknown(&[]))
+            .map(|()| json!({"sessions": call.sessions.list()}))
+            .map_err(arg_failure),
         "debug-stop" => handle_stop(arguments, call),
         _ => Err(Failure::new(Code::Internal, format!("no handler for {name}"))),
     };

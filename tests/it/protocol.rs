@@ -75,6 +75,70 @@ fn tools_list_declares_every_tool() {
     assert_eq!(script["inputSchema"]["required"], json!(["command", "breakpoint", "expression"]));
 }
 
+/// Each tool accepts exactly the fields its inputSchema declares, at the top level and in
+/// `breakpoint`/`breakpoints[i]`: a declared field is never refused as unknown, and a field
+/// some other tool declares is refused where this one does not. (Values are `null`: every
+/// call fails on its type, so nothing runs.)
+#[test]
+fn tools_accept_exactly_the_fields_their_schema_declares() {
+    let mut server = Server::initialized();
+    let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    let tools = tools.as_array().unwrap();
+    let fields = |schema: &Value| -> Vec<String> {
+        schema["properties"].as_object().map_or(Vec::new(), |p| p.keys().cloned().collect())
+    };
+    // Each place that takes an object of fields: (its schema, how to wrap a test object). A
+    // nested object is checked after the top-level fields a tool reads first, so those get
+    // plain values where the tool declares them.
+    type Wrap = Box<dyn Fn(Value) -> Value>;
+    let mut places: Vec<(String, Value, Wrap)> = Vec::new();
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap().to_string();
+        let schema = tool["inputSchema"].clone();
+        let mut base = json!({});
+        for (field, value) in [("command", "node x.js"), ("expression", "1")] {
+            if schema.pointer(&format!("/properties/{field}")).is_some() {
+                base[field] = value.into();
+            }
+        }
+        if let Some(entry) = schema.pointer("/properties/breakpoint").cloned() {
+            let base = base.clone();
+            let wrap = move |o| {
+                let mut arguments = base.clone();
+                arguments["breakpoint"] = o;
+                arguments
+            };
+            places.push((name.clone(), entry, Box::new(wrap)));
+        }
+        if let Some(entry) = schema.pointer("/properties/breakpoints/items").cloned() {
+            let wrap = move |o| {
+                let mut arguments = base.clone();
+                arguments["breakpoints"] = json!([o]);
+                arguments
+            };
+            places.push((name.clone(), entry, Box::new(wrap)));
+        }
+        places.push((name, schema, Box::new(|o| o)));
+    }
+    let everywhere: std::collections::BTreeSet<String> =
+        places.iter().flat_map(|(_, schema, _)| fields(schema)).collect();
+    for (name, schema, wrap) in &places {
+        let declared = fields(schema);
+        for field in &everywhere {
+            let result = server.call(name, wrap(json!({field.as_str(): null})));
+            let error = result["structuredContent"]["error"].as_str().unwrap_or_default();
+            let refused = error.contains("unknown argument");
+            let is_declared = declared.contains(field);
+            assert_eq!(
+                refused,
+                !is_declared,
+                "{name}: field `{field}` is {} but the call answered {result}",
+                if is_declared { "declared" } else { "not declared" }
+            );
+        }
+    }
+}
+
 #[test]
 fn errors_use_the_right_codes_and_the_server_keeps_reading() {
     let mut server = Server::start();
