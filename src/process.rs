@@ -217,9 +217,16 @@ impl Tree {
             let mut frontier: Vec<sys::Process> =
                 self.seen().values().map(|d| d.process).filter(sys::Process::alive).collect();
             if let Some(server) = server {
-                let adopted = server.children().into_iter().filter(|p| !owned().contains_key(p));
-                frontier
-                    .extend(adopted.filter_map(sys::Process::now).filter(|p| p.has_env(&self.tag)));
+                let owned = owned();
+                let adopted: Vec<u32> =
+                    server.children().into_iter().filter(|p| !owned.contains_key(p)).collect();
+                drop(owned);
+                frontier.extend(
+                    adopted
+                        .into_iter()
+                        .filter_map(sys::Process::now)
+                        .filter(|p| p.has_env(&self.tag)),
+                );
             }
             let mut found = false;
             while let Some(process) = frontier.pop() {
