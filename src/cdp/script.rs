@@ -198,13 +198,10 @@ fn discovery_failure(
                      e.g. the test file itself: `node path/to/file.test.js`"
                 )
             });
-            let mut failure = exited_before_hit(exit.describe(), hint)
+            let failure = exited_before_hit(exit.describe(), hint)
                 .with("exitCode", exit.code.map_or(Value::Null, Value::from))
                 .with("output", output);
-            if !undebugged.is_empty() {
-                failure = failure.with("undebugged", undebugged.to_json());
-            }
-            failure
+            undebugged.add_to(failure)
         }
         Discovery::Exited(exit) => Failure::new(
             Code::NoInspector,
@@ -624,10 +621,7 @@ impl Run<'_> {
         } else if self.outcome.timed_out {
             failure = failure.with("hint", self.never_hit_hint(exit).into());
         }
-        if !self.outcome.undebugged.is_empty() {
-            failure = failure.with("undebugged", self.outcome.undebugged.to_json());
-        }
-        Err(failure)
+        Err(self.outcome.undebugged.add_to(failure))
     }
 
     fn no_map_failure(&self, exit: Exit) -> Failure {
@@ -661,15 +655,12 @@ impl Run<'_> {
                 exit.describe()
             );
         }
-        if let Some(what) = self.outcome.undebugged.describe() {
-            return format!(
-                "{} in the process debug-mcp started; the program also ran {what} outside the \
-                 debugger: if the line ran there, its hits were not seen",
-                match self.outcome.resolved_line {
-                    Some(line) => format!("line {line} never ran"),
-                    None => format!("no script loaded from {}", self.plan.file.display()),
-                }
-            );
+        let missed = match self.outcome.resolved_line {
+            Some(line) => format!("line {line} never ran"),
+            None => format!("no script loaded from {}", self.plan.file.display()),
+        };
+        if let Some(hint) = self.outcome.undebugged.hint(&missed) {
+            return hint;
         }
         match (self.outcome.resolved_line, &self.plan.condition) {
             (None, _) => self.breakpoint.never_bound(),

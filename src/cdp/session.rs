@@ -874,11 +874,7 @@ impl Session {
                     Some(code) => state["exitCode"] = code.into(),
                     None => state["signal"] = exit.signal.unwrap_or(0).into(),
                 }
-                let undebugged = self.undebugged();
-                if let Some(note) = undebugged.note() {
-                    state["undebugged"] = undebugged.to_json();
-                    state["message"] = note.into();
-                }
+                self.undebugged().add_to_state(&mut state);
                 state
             }
             State::Paused { reason, params } => {

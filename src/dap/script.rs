@@ -359,19 +359,18 @@ impl Run<'_> {
         if let Some(code) = exit.code {
             failure = failure.with("exitCode", code.into());
         }
-        if !self.outcome.undebugged.is_empty() {
-            failure = failure.with("undebugged", self.outcome.undebugged.to_json());
-        }
-        let undebugged = self.outcome.undebugged.describe();
+        failure = self.outcome.undebugged.add_to(failure);
+        let missed = self
+            .outcome
+            .resolved_line
+            .map_or(format!("{} was not loaded", self.plan.file.display()), |l| {
+                format!("line {l} never ran")
+            });
+        let undebugged = self.outcome.undebugged.hint(&missed);
         let hint = match (self.outcome.resolved_line, exit.code) {
             _ if self.no_code.is_some() => format!("line {}: {}", self.plan.line, self.no_code.as_deref().unwrap_or_default()),
             (_, Some(code)) if code != 0 => format!("the program failed (exit code {code}) before the breakpoint was reached: see its stderr"),
-            (line, _) if undebugged.is_some() => format!(
-                "{} in the process debug-mcp started; the program also ran {} outside the \
-                 debugger: if the line ran there, its hits were not seen",
-                line.map_or(format!("{} was not loaded", self.plan.file.display()), |l| format!("line {l} never ran")),
-                undebugged.unwrap_or_default()
-            ),
+            _ if undebugged.is_some() => undebugged.unwrap_or_default(),
             (None, _) => format!("the breakpoint was not verified: debugpy did not load {} (is it the file the command runs or imports?)", self.plan.file.display()),
             (Some(line), _) => format!("the breakpoint was set at line {line} but that line never ran (or its condition was never true)"),
         };

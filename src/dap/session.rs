@@ -753,11 +753,7 @@ impl Session {
                     }
                     _ => Vec::new(),
                 };
-                let undebugged = Undebugged { processes, workers: 0 };
-                if let Some(note) = undebugged.note() {
-                    state["undebugged"] = undebugged.to_json();
-                    state["message"] = note.into();
-                }
+                Undebugged { processes, workers: 0 }.add_to_state(&mut state);
                 state
             }
             State::Paused { reason, frames, exception, .. } => {

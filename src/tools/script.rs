@@ -131,7 +131,7 @@ impl Undebugged {
         let processes: Vec<Value> = self
             .processes
             .iter()
-            .map(|d| json!({"pid": d.process.pid, "command": crate::cdp::session::clip(&d.command, 200)}))
+            .map(|d| json!({"pid": d.process.pid, "command": command_label(d)}))
             .collect();
         json!({"processes": processes, "workers": self.workers})
     }
@@ -146,9 +146,7 @@ impl Undebugged {
                 .processes
                 .iter()
                 .take(3)
-                .map(|d| {
-                    format!("pid {}: {}", d.process.pid, crate::cdp::session::clip(&d.command, 200))
-                })
+                .map(|d| format!("pid {}: {}", d.process.pid, command_label(d)))
                 .collect();
             let more = if self.processes.len() > 3 { ", …" } else { "" };
             let n = self.processes.len();
@@ -170,6 +168,38 @@ impl Undebugged {
             )
         })
     }
+
+    /// The hint for a breakpoint that was not hit, when the program ran code outside the
+    /// debugger: `missed` says what did not happen in our process ("line 7 never ran").
+    pub(crate) fn hint(&self, missed: &str) -> Option<String> {
+        self.describe().map(|what| {
+            format!(
+                "{missed} in the process debug-mcp started; the program also ran {what} outside \
+                 the debugger: if the line ran there, its hits were not seen"
+            )
+        })
+    }
+
+    /// Adds `undebugged` to a failure's details, when there is anything to say.
+    pub(crate) fn add_to(&self, failure: Failure) -> Failure {
+        match self.is_empty() {
+            true => failure,
+            false => failure.with("undebugged", self.to_json()),
+        }
+    }
+
+    /// Adds `undebugged` and the note (as `message`) to an exited session state.
+    pub(crate) fn add_to_state(&self, state: &mut Value) {
+        if let Some(note) = self.note() {
+            state["undebugged"] = self.to_json();
+            state["message"] = note.into();
+        }
+    }
+}
+
+/// A descendant's command, short enough for an answer.
+fn command_label(d: &crate::process::Descendant) -> String {
+    crate::cdp::session::clip(&d.command, 200)
 }
 
 impl Outcome {
