@@ -7,15 +7,9 @@ use serde_json::{json, Value};
 
 use crate::python::python;
 use crate::{
-    assert_no_debuggee, err, fixture, node, ok, processes_with_tag, root, run_script, tag, tool,
-    values, Server,
+    assert_no_debuggee, err, fixture, launch, node, ok, processes_with_tag, root, run_script, tag,
+    tool, values, Server,
 };
-
-/// debug-launch with one breakpoint; the first state.
-fn launch(server: &mut Server, command: &str, file: &str, line: u64) -> Value {
-    let breakpoints = json!([{"file": file, "line": line}]);
-    tool(server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}))
-}
 
 fn paused_at(state: &Value, file: &str, line: u64) {
     assert_eq!(state["state"], "paused", "{state}");

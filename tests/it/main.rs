@@ -340,6 +340,12 @@ pub fn run_script(arguments: Value) -> Value {
     result
 }
 
+/// debug-launch with one breakpoint; the first state.
+pub fn launch(server: &mut Server, command: &str, file: &str, line: u64) -> Value {
+    let breakpoints = json!([{"file": file, "line": line}]);
+    tool(server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}))
+}
+
 /// Calls a session tool and returns its structured content, whether it succeeded or not.
 pub fn tool(server: &mut Server, name: &str, arguments: Value) -> Value {
     server.call(name, arguments)["structuredContent"].clone()

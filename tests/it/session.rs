@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, eventually, fixture, free_port, node, processes_with_tag, root, tag, tool,
-    Program, Server,
+    assert_no_debuggee, eventually, fixture, free_port, launch, node, processes_with_tag, root,
+    tag, tool, Program, Server,
 };
 
 fn ts_file(name: &str) -> String {
@@ -861,12 +861,7 @@ fn pipes_of(pid: u32) -> std::collections::BTreeSet<String> {
 fn a_debuggee_holds_no_descriptor_of_the_server_but_its_output() {
     let mut server = Server::initialized();
     let tag = tag();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": node(&tag, "loop.js", ""),
-               "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
-    );
+    let state = launch(&mut server, &node(&tag, "loop.js", ""), &fixture("loop.js"), 5);
     assert_eq!(state["state"], "paused", "{state}");
     let debuggee = processes_with_tag(&tag);
     assert_eq!(debuggee.len(), 1, "{debuggee:?}");
