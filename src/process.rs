@@ -175,10 +175,15 @@ pub(crate) struct Descendant {
     pub(crate) process: sys::Process,
     pub(crate) parent: u32,
     pub(crate) command: String,
+    /// Seen alive in two samples. A process seen once may have been caught between fork and
+    /// exec, showing its parent's command line (Python's `platform` runs `uname` that way):
+    /// it is killed with the rest but not reported.
+    confirmed: bool,
 }
 
 /// Every process a debuggee started, as far as they can be seen: its process tree sampled
-/// every [`SAMPLE_EVERY`] while it runs (a process living less than that may be missed), and
+/// every [`SAMPLE_EVERY`] while it runs (a process not seen alive in two samples, about 40 ms,
+/// is killed but not reported), and
 /// the orphans that carry its [`RUN_TAG`]. Linux only; empty elsewhere.
 struct Tree {
     tag: String,
@@ -281,6 +286,7 @@ fn sample(root: sys::Process, seen: &Mutex<BTreeMap<u32, Descendant>>) {
         if !command.starts_with('[') {
             known.command = command;
         }
+        known.confirmed = true;
         frontier.push(known.process);
     }
     while let Some(parent) = frontier.pop() {
@@ -290,7 +296,9 @@ fn sample(root: sys::Process, seen: &Mutex<BTreeMap<u32, Descendant>>) {
                 continue;
             }
             let command = child.command();
-            seen.insert(pid, Descendant { process: child, parent: parent.pid, command });
+            let descendant =
+                Descendant { process: child, parent: parent.pid, command, confirmed: false };
+            seen.insert(pid, descendant);
             frontier.push(child);
         }
     }
@@ -471,8 +479,11 @@ impl Debuggee {
             }
             false
         };
-        let mut found: Vec<Descendant> =
-            seen.values().filter(|d| d.process.pid != top && below(d)).cloned().collect();
+        let mut found: Vec<Descendant> = seen
+            .values()
+            .filter(|d| d.confirmed && d.process.pid != top && below(d))
+            .cloned()
+            .collect();
         // Those that run the same program as the debuggee (the test files of a runner, forks)
         // first, before the shells and tools it ran on the way; else in pid order.
         let program = |command: &str| {

@@ -78,6 +78,13 @@ fn node_and_python_answers_have_the_same_shape() {
             // only, so its console list is empty (README, debug-output).
             a.retain(|path| !path.starts_with("console.[]."));
         }
+        if *step == "exited" {
+            // Present only when the program ran other processes (README): under load the
+            // debugpy-launched program was seen, now and then, with a child of its own.
+            for set in [&mut a, &mut b] {
+                set.retain(|path| path != "message" && !path.starts_with("undebugged"));
+            }
+        }
         let node_only: Vec<&String> = a.difference(&b).collect();
         let python_only: Vec<&String> = b.difference(&a).collect();
         assert!(
