@@ -435,9 +435,11 @@ fn python_sessions_step_into_pause_and_stop() {
     );
     assert_no_debuggee(&tag);
 
-    // A long loop: the call comes back `running`, pause stops it anywhere.
+    // A long loop: the call comes back `running`, pause stops it anywhere. Two seconds, so
+    // that even on a loaded machine the program is past its start-up (runpy, pathlib) and in
+    // the loop when paused.
     let tag = crate::tag();
-    let state = launch(&mut server, &tag, "count.py", "100000000", json!({"timeout": 300}));
+    let state = launch(&mut server, &tag, "count.py", "100000000", json!({"timeout": 2000}));
     assert_eq!(state["state"], "running", "{state}");
     let id = state["sessionId"].clone();
     let state = tool(&mut server, "debug-pause", json!({"sessionId": id}));
