@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, Receiver, Sender};
 use serde_json::{json, Value};
 
-use crate::cdp::session::Command;
+use crate::debugger::session::Command;
 use crate::jsonrpc::{Message, Notification};
 use crate::thread::JoinOnDrop;
 

@@ -146,6 +146,11 @@ impl Breakpoint {
 
     /// Makes this breakpoint's URL regexes differ from others' (`n` unique per session), with
     /// an empty optional group after the end anchor: it matches exactly the same URLs.
+    /// The file as the caller named it.
+    pub(crate) fn file_shown(&self) -> String {
+        self.file.display().to_string()
+    }
+
     pub(crate) fn set_unique(&mut self, n: &str) {
         self.unique = format!("(?:#bp{n})?");
     }

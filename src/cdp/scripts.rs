@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::cdp::{maps, node};
+use crate::debugger::model::{Location, Source};
 use crate::sourcemap::{Position, SourceMap};
 
 #[derive(Default)]
@@ -73,7 +74,7 @@ impl Scripts {
 
     /// Loaded scripts, in load order: `{file, url, sourceMap, originalSources}`. Node's own
     /// (`node:` URLs) and anonymous ones only with `include_internal`.
-    pub(crate) fn list(&mut self, include_internal: bool) -> Vec<Value> {
+    pub(crate) fn list(&mut self, include_internal: bool) -> Vec<Source> {
         let mut ids: Vec<String> = self.parsed.keys().cloned().collect();
         ids.sort_by_key(|id| id.parse::<u64>().unwrap_or(u64::MAX));
         let mut out = Vec::new();
@@ -83,10 +84,8 @@ impl Scripts {
             if internal && !include_internal {
                 continue;
             }
-            let mut entry = json!({"file": node::file_url_to_path(&url), "url": url});
-            if !map_url.is_empty() {
-                entry["sourceMap"] =
-                    if map_url.starts_with("data:") { "inline".into() } else { map_url.into() };
+            let source_map = (!map_url.is_empty()).then(|| {
+                let map = if map_url.starts_with("data:") { "inline".into() } else { map_url };
                 let sources: Vec<String> = self
                     .map(&id)
                     .map(|m| {
@@ -98,9 +97,9 @@ impl Scripts {
                             .collect()
                     })
                     .unwrap_or_default();
-                entry["originalSources"] = sources.into();
-            }
-            out.push(entry);
+                (map, sources)
+            });
+            out.push(Source { file: node::file_url_to_path(&url), url, source_map });
         }
         out
     }
@@ -126,6 +125,12 @@ impl Scripts {
     /// A frame's `{function, file, line, column}` (1-based), in original coordinates when its
     /// script has a map, with `generated` alongside.
     pub(crate) fn location_json(&mut self, frame: &Value) -> Value {
+        self.location(frame).to_json()
+    }
+
+    /// A paused or async frame's location (1-based), in original coordinates when its script
+    /// has a map.
+    pub(crate) fn location(&mut self, frame: &Value) -> Location {
         let name =
             frame["functionName"].as_str().filter(|n| !n.is_empty()).unwrap_or("(anonymous)");
         let script_id =
@@ -140,15 +145,22 @@ impl Scripts {
             m.original_for(generated).map(|(source, position)| (&m.sources()[source], position))
         });
         match original {
-            Some((source, original)) => json!({
-                "function": name,
-                "file": source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
-                "line": original.line + 1,
-                "column": original.column + 1,
-                "generated": generated_json(&file, generated),
-            }),
-            None => json!({"function": name, "file": file, "line": generated.line + 1,
-                           "column": generated.column + 1}),
+            Some((source, original)) => Location {
+                function: name.into(),
+                file: Some(
+                    source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
+                ),
+                line: u64::from(original.line) + 1,
+                column: Some(u64::from(original.column) + 1),
+                generated: Some(generated_json(&file, generated)),
+            },
+            None => Location {
+                function: name.into(),
+                file: Some(file),
+                line: u64::from(generated.line) + 1,
+                column: Some(u64::from(generated.column) + 1),
+                generated: None,
+            },
         }
     }
 }

@@ -158,7 +158,7 @@ pub(crate) fn adapter_failed(adapter: &mut Debuggee, python: &str, client: &Clie
         [stderr.trim(), noise.trim()].into_iter().filter(|w| !w.is_empty()).collect();
     let words = match words.is_empty() {
         true => "it printed nothing".to_string(),
-        false => crate::cdp::session::clip(&words.join("\n"), 2000),
+        false => crate::debugger::session::clip(&words.join("\n"), 2000),
     };
     Failure::new(
         Code::AdapterFailed,

@@ -1,7 +1,11 @@
-//! The runtime-neutral core of debug-mcp. For now it holds what every runtime and every tool
-//! shares about failures: the error codes ([`Code`]) and [`Failure`]. The typed model, the
-//! backend seam and the one session actor are to follow (ARCHITECTURE.md).
+//! The runtime-neutral core of debug-mcp: the typed model every runtime answers in
+//! (`model.rs`), the error codes and failures (`error.rs`), the seam a runtime plugs into
+//! (`backend.rs`, the [`Backend`] trait) and the one session actor that drives any backend
+//! (`session.rs`).
 
+pub(crate) mod backend;
 mod error;
+pub(crate) mod model;
+pub(crate) mod session;
 
 pub(crate) use error::{Code, Failure};

@@ -199,7 +199,7 @@ impl Undebugged {
 
 /// A descendant's command, short enough for an answer.
 fn command_label(d: &crate::process::Descendant) -> String {
-    crate::cdp::session::clip(&d.command, 200)
+    crate::debugger::session::clip(&d.command, 200)
 }
 
 impl Outcome {

@@ -15,9 +15,9 @@ use crossbeam_channel::{select, Sender};
 use serde_json::{json, Value};
 
 use crate::cdp::node;
-use crate::cdp::session::{
-    self, Action, AttachSpec, BreakpointSpec, Command, LaunchSpec, Reply, VariablesQuery,
-};
+use crate::cdp::session;
+use crate::debugger::model::{Action, BreakpointSpec, VariablesQuery};
+use crate::debugger::session::{AttachSpec, Command, LaunchSpec, Reply};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::sessions::{Handle, Watch};

@@ -1,0 +1,180 @@
+//! The typed model every runtime answers in: where a program stopped ([`Stop`], [`Location`],
+//! [`Frame`]), what its variables hold ([`Variable`]), where a breakpoint landed
+//! ([`Resolution`]), and what a tool asks of a session ([`BreakpointSpec`], [`Action`],
+//! [`VariablesQuery`]). Backends fill these in; `session.rs` turns them into the answers'
+//! JSON, in one place, so that every runtime's answers have one shape.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+/// Characters of a value in a stop state's `locals` and in `debug-variables`.
+pub(crate) const VALUE_PREVIEW: usize = 200;
+
+/// A breakpoint as `debug-launch` and `debug-set-breakpoint` take it.
+#[derive(Clone, Debug)]
+pub(crate) struct BreakpointSpec {
+    /// The file as the caller named it (shown in answers).
+    pub(crate) file: PathBuf,
+    /// The same file with its symbolic links resolved (what runtimes load).
+    pub(crate) real_file: PathBuf,
+    pub(crate) line: u32,
+    pub(crate) column: Option<u32>,
+    pub(crate) condition: Option<String>,
+    /// A logpoint: `{expr}` parts are evaluated; the program does not stop.
+    pub(crate) log_message: Option<String>,
+}
+
+/// What a waiting call tells the program to do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Action {
+    Continue,
+    StepOver,
+    StepInto,
+    StepOut,
+    Pause,
+}
+
+/// What `debug-variables` asks for.
+pub(crate) struct VariablesQuery {
+    pub(crate) frame: usize,
+    /// `local`, `closure`, `module`, `global` or `all`.
+    pub(crate) scope: String,
+    /// An expression to expand (`order.items[2]`) instead of a scope.
+    pub(crate) path: Option<String>,
+    pub(crate) max_items: usize,
+}
+
+/// A place in the program's source: the original file when a source map says so (then
+/// `generated` is where that is in the file that runs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Location {
+    pub(crate) function: String,
+    /// `None` when the runtime cannot say (a Python frame in compiled code, say).
+    pub(crate) file: Option<String>,
+    /// 1-based.
+    pub(crate) line: u64,
+    /// 1-based; `None` when the runtime knows lines only.
+    pub(crate) column: Option<u64>,
+    /// `{file, line, column}` in the generated file, for a source-mapped location.
+    pub(crate) generated: Option<Value>,
+}
+
+impl Location {
+    pub(crate) fn to_json(&self) -> Value {
+        let mut json = json!({"function": self.function, "file": self.file, "line": self.line,
+                              "column": self.column});
+        if let Some(generated) = &self.generated {
+            json["generated"] = generated.clone();
+        }
+        json
+    }
+}
+
+/// A stack frame: its place and, for an awaited caller, why it continues (`await`).
+pub(crate) struct Frame {
+    pub(crate) location: Location,
+    pub(crate) async_reason: Option<String>,
+}
+
+/// A name and its value, compact: what `locals` and `debug-variables` list.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Variable {
+    pub(crate) name: String,
+    pub(crate) kind: String,
+    pub(crate) value: Value,
+    /// Whether `path` can expand it.
+    pub(crate) expandable: bool,
+    /// The scope it was found in (`local`, `block`, `closure`, `global`...), when listed from
+    /// scopes.
+    pub(crate) scope: Option<String>,
+}
+
+impl Variable {
+    /// The last item of a capped list: how many more there are and how to see them.
+    pub(crate) fn more(count: usize) -> Variable {
+        Variable {
+            name: "…".into(),
+            kind: "truncated".into(),
+            value: format!("{count} more: raise maxItems or narrow with path").into(),
+            expandable: false,
+            scope: None,
+        }
+    }
+
+    /// `{name, type, value}`, with `expandable` (and `scope` when known) for `debug-variables`.
+    pub(crate) fn to_json(&self, detailed: bool) -> Value {
+        let mut json = json!({"name": self.name, "type": self.kind, "value": self.value});
+        if detailed {
+            json["expandable"] = self.expandable.into();
+            if let Some(scope) = &self.scope {
+                json["scope"] = scope.as_str().into();
+            }
+        }
+        json
+    }
+}
+
+/// Where a breakpoint landed, as far as the runtime knows now.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Resolution {
+    /// `{file, line, column}` of each place it is bound (empty: not bound).
+    pub(crate) resolved: Vec<Value>,
+    /// Where in the generated files, for a source-mapped breakpoint.
+    pub(crate) generated: Vec<Value>,
+    /// Why it is not bound, in the runtime's words.
+    pub(crate) reason: Option<String>,
+}
+
+/// An exception the program stopped for.
+pub(crate) struct Exception {
+    pub(crate) class: Value,
+    pub(crate) message: Value,
+    /// The traceback as text, when the runtime gives one.
+    pub(crate) stack: Value,
+    pub(crate) uncaught: bool,
+}
+
+/// Why the program stopped, when the runtime knows better than "what it was last told".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Reason {
+    Breakpoint,
+    Exception,
+    Entry,
+    Pause,
+    Step,
+    /// Nothing said: the actor names it after the last [`Action`].
+    Unsaid,
+}
+
+/// A stop, as a backend reports it: `paused` is what the backend keeps to read the stopped
+/// program's frames and values.
+pub(crate) struct Stop<P> {
+    pub(crate) reason: Reason,
+    /// The session's breakpoint ids that this stop is at.
+    pub(crate) hits: Vec<String>,
+    pub(crate) location: Location,
+    pub(crate) exception: Option<Exception>,
+    /// How many frames the stopped thread has (frame indices run below it).
+    pub(crate) frames: usize,
+    pub(crate) paused: P,
+}
+
+/// A loaded script or module, for `debug-scripts`.
+pub(crate) struct Source {
+    pub(crate) file: String,
+    pub(crate) url: String,
+    /// `inline` or the map's URL, and the files the map lists.
+    pub(crate) source_map: Option<(String, Vec<String>)>,
+}
+
+impl Source {
+    pub(crate) fn to_json(&self) -> Value {
+        let mut json = json!({"file": self.file, "url": self.url});
+        if let Some((map, sources)) = &self.source_map {
+            json["sourceMap"] = map.as_str().into();
+            json["originalSources"] = sources.clone().into();
+        }
+        json
+    }
+}

@@ -1,0 +1,776 @@
+//! One interactive debug session, for every runtime: a thread that owns a [`Backend`] for as
+//! long as the session lives and answers tool calls sent to it as [`Command`]s.
+//!
+//! The thread is one loop in rust-analyzer's shape: [`Actor::next_event`] selects over
+//! commands, the backend's inputs, the deadline of the call waiting for the next stop and the
+//! idle limit; [`Actor::handle_event`] acts on one. A call that waits (launch, continue, step,
+//! pause) parks its reply channel; the next stop, the program's end or the deadline answers
+//! it, so no call hangs. The actor owns the breakpoint table, the console buffer and every
+//! answer's JSON; the backend places breakpoints, reads frames and values, and ends the
+//! program.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver, Sender};
+use serde_json::{json, Value};
+
+use crate::debugger::backend::{Backend, Happening, Input};
+use crate::debugger::model::{
+    Action, BreakpointSpec, Exception, Reason, Resolution, Stop, VariablesQuery,
+};
+use crate::debugger::{Code, Failure};
+use crate::log;
+use crate::process::{Exit, Output};
+use crate::sessions::{Clocks, Handle, Watch};
+use crate::shell::CommandLine;
+use crate::thread::JoinOnDrop;
+
+/// Lines of source shown on each side of the current line.
+const CONTEXT: usize = 2;
+/// Locals shown in a stop state.
+pub(crate) const MAX_LOCALS: usize = 50;
+
+/// A tool call's answer: the structured content, or a failure.
+pub(crate) type Reply = Result<Value, Failure>;
+
+/// What `debug-launch` starts.
+pub(crate) struct LaunchSpec {
+    pub(crate) command: CommandLine,
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    pub(crate) stop_on_entry: bool,
+    pub(crate) pause_on_exceptions: String,
+    pub(crate) timeout: Duration,
+}
+
+/// What `debug-attach` sets up before it lets the program go on.
+pub(crate) struct AttachSpec {
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    pub(crate) pause_on_exceptions: String,
+    /// How long the first answer waits for a stop.
+    pub(crate) timeout: Duration,
+}
+
+pub(crate) enum Command {
+    Resume {
+        action: Action,
+        timeout: Duration,
+        reply: Sender<Reply>,
+    },
+    Stack {
+        max_frames: usize,
+        include_async: bool,
+        reply: Sender<Reply>,
+    },
+    Evaluate {
+        expression: String,
+        frame: usize,
+        reply: Sender<Reply>,
+    },
+    Variables {
+        query: VariablesQuery,
+        reply: Sender<Reply>,
+    },
+    SetBreakpoint {
+        spec: BreakpointSpec,
+        reply: Sender<Reply>,
+    },
+    RemoveBreakpoint {
+        id: String,
+        reply: Sender<Reply>,
+    },
+    ListBreakpoints {
+        reply: Sender<Reply>,
+    },
+    Output {
+        since: Option<String>,
+        reply: Sender<Reply>,
+    },
+    Scripts {
+        include_internal: bool,
+        reply: Sender<Reply>,
+    },
+    /// The text of a loaded script that is not on disk.
+    ScriptSource {
+        file: String,
+        reply: Sender<Reply>,
+    },
+    SetVariable {
+        name: String,
+        value: String,
+        frame: usize,
+        scope: String,
+        reply: Sender<Reply>,
+    },
+    PauseOnExceptions {
+        state: String,
+        reply: Sender<Reply>,
+    },
+}
+
+/// How a session begins, on its own thread: a backend set up (connected, its domains enabled),
+/// the breakpoints to place before the program runs, and how long the first answer waits.
+pub(crate) struct Begin<B> {
+    pub(crate) backend: B,
+    pub(crate) command_line: String,
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    pub(crate) timeout: Duration,
+}
+
+/// Starts a session thread: `begin` sets the backend up there (a debuggee dies with the thread
+/// that spawned it, see `sys::new_process_group`, so that must be the thread that owns it for
+/// the session's life). Returns the handle and the first state, once the program stopped or
+/// ran for `timeout`. `abandon` fires when the starting call is cancelled.
+pub(crate) fn start<B: Backend>(
+    id: &str,
+    watch: Arc<Watch>,
+    cancel: &Receiver<()>,
+    begin: impl FnOnce(&Receiver<()>) -> Result<Begin<B>, Failure> + Send + 'static,
+) -> Result<(Handle, Value), Failure> {
+    let summary = Arc::new(Mutex::new(json!({"sessionId": id, "state": "starting"})));
+    let (commands_tx, commands) = crossbeam_channel::unbounded();
+    let (first_tx, first) = crossbeam_channel::bounded(1);
+    let (abandon_tx, abandon) = crossbeam_channel::bounded::<()>(1);
+    let thread = JoinOnDrop::spawn(&format!("session-{id}"), {
+        let id = id.to_string();
+        let summary = summary.clone();
+        move || {
+            let started = begin(&abandon).and_then(|begin| Actor::new(id, begin, summary, watch));
+            match started {
+                Ok((actor, deadline)) => actor.run(Waiter { reply: first_tx, deadline }, &commands),
+                Err(failure) => drop(first_tx.send(Err(failure))),
+            }
+        }
+    });
+    let handle = Handle { commands: commands_tx, summary, _thread: thread };
+    let first = select! {
+        recv(first) -> reply => reply.unwrap_or_else(|_| Err(Failure::new(Code::Internal, "the session ended while starting"))),
+        recv(cancel) -> _ => {
+            let _ = abandon_tx.send(());
+            Err(Failure::Cancelled)
+        },
+    };
+    // On failure, dropping the handle ends the session and joins its thread.
+    first.map(|state| (handle, state))
+}
+
+/// The call waiting for the next stop, and until when.
+struct Waiter {
+    reply: Sender<Reply>,
+    deadline: Instant,
+}
+
+enum State<P> {
+    Running,
+    Paused { reason: &'static str, stop: Box<Stop<P>> },
+    Exited(Exit),
+}
+
+/// A breakpoint of the session: what was asked, and how often it was hit. Where it landed is
+/// the backend's to say ([`Backend::resolution`]).
+struct UserBreakpoint {
+    id: String,
+    spec: BreakpointSpec,
+    hits: u64,
+}
+
+/// One turn's reason to act.
+enum Event<E> {
+    Command(Command),
+    /// The command channel closed: the session was stopped, or the server is exiting.
+    Stopped,
+    Backend(Input<E>),
+    /// The waiting call's deadline passed.
+    Deadline,
+    /// No call came for the idle limit.
+    Idle,
+}
+
+pub(crate) struct Actor<B: Backend> {
+    id: String,
+    backend: B,
+    state: State<B::Paused>,
+    waiter: Option<Waiter>,
+    /// What the program was last told to do, to name the next stop.
+    last_action: Action,
+    breakpoints: Vec<UserBreakpoint>,
+    next_breakpoint: u32,
+    console: Console,
+    output: Output,
+    clocks: Clocks,
+    summary: Arc<Mutex<Value>>,
+    /// Tells resource subscribers when the state changes.
+    watch: Arc<Watch>,
+    command_line: String,
+    /// Ended because no call came for the idle limit.
+    idle_ended: bool,
+}
+
+impl<B: Backend> Actor<B> {
+    /// Places the breakpoints and lets the program go: the actor, and the first answer's
+    /// deadline. A failure ends what the backend started.
+    fn new(
+        id: String,
+        begin: Begin<B>,
+        summary: Arc<Mutex<Value>>,
+        watch: Arc<Watch>,
+    ) -> Result<(Actor<B>, Instant), Failure> {
+        let output = begin.backend.output();
+        let mut actor = Actor {
+            id,
+            backend: begin.backend,
+            state: State::Running,
+            waiter: None,
+            last_action: Action::Continue,
+            breakpoints: Vec::new(),
+            next_breakpoint: 0,
+            console: Console::default(),
+            output,
+            clocks: Clocks::start(),
+            summary,
+            watch,
+            command_line: begin.command_line,
+            idle_ended: false,
+        };
+        let placed = begin.breakpoints.into_iter().enumerate().try_for_each(|(i, spec)| {
+            actor
+                .add_breakpoint(spec)
+                .map(drop)
+                .map_err(|f| f.with("field", format!("breakpoints[{i}]").into()))
+        });
+        if let Err(failure) = placed.and_then(|()| actor.backend.begin()) {
+            actor.backend.shutdown();
+            return Err(failure);
+        }
+        for happening in actor.backend.early() {
+            actor.happen(happening);
+        }
+        actor.publish();
+        Ok((actor, Instant::now() + begin.timeout))
+    }
+
+    fn run(mut self, first: Waiter, commands: &Receiver<Command>) {
+        // The program may have ended while starting: then the first call has its answer.
+        match self.state {
+            State::Running => self.waiter = Some(first),
+            _ => drop(first.reply.send(Ok(self.stop_state()))),
+        }
+        loop {
+            match self.next_event(commands) {
+                Event::Stopped => break,
+                event => self.handle_event(event),
+            }
+        }
+        self.backend.shutdown();
+    }
+
+    fn next_event(&self, commands: &Receiver<Command>) -> Event<B::Event> {
+        let inputs = self.backend.inputs();
+        let (waiting, idle) = self
+            .clocks
+            .turn(self.waiter.as_ref().map(|w| w.deadline), matches!(self.state, State::Exited(_)));
+        select! {
+            recv(commands) -> command => command.map_or(Event::Stopped, Event::Command),
+            recv(inputs.events) -> event => Event::Backend(event.map_or(Input::Closed, Input::Event)),
+            recv(inputs.exited) -> exit => Event::Backend(Input::Exited(exit.ok())),
+            recv(inputs.tick) -> _ => Event::Backend(Input::Tick),
+            recv(waiting) -> _ => Event::Deadline,
+            recv(idle) -> _ => Event::Idle,
+        }
+    }
+
+    fn handle_event(&mut self, event: Event<B::Event>) {
+        match event {
+            Event::Command(command) => {
+                self.clocks.called();
+                self.handle_command(command);
+            }
+            Event::Backend(input) => {
+                if let Some(happening) = self.backend.handle(input) {
+                    self.happen(happening);
+                }
+            }
+            Event::Deadline => {
+                let state = self.stop_state();
+                self.reply(Ok(state));
+            }
+            Event::Idle => {
+                let limit = self.clocks.idle_limit.as_secs();
+                log::info(format_args!("session {} idle for {limit} s: ending it", self.id));
+                self.idle_ended = true;
+                self.ended(None, true);
+            }
+            Event::Stopped => {}
+        }
+    }
+
+    fn happen(&mut self, happening: Happening<B::Paused>) {
+        match happening {
+            Happening::Stopped(stop) => self.stopped(stop),
+            Happening::Resumed => {
+                if matches!(self.state, State::Paused { .. }) {
+                    self.state = State::Running;
+                    self.publish();
+                }
+            }
+            Happening::Console(entry) => self.console.record(entry),
+            Happening::Logpoint { breakpoint, text } => {
+                if let Some(user) =
+                    self.breakpoints.iter_mut().find(|b| Some(&b.id) == breakpoint.as_ref())
+                {
+                    user.hits += 1;
+                }
+                self.console
+                    .record(json!({"type": "logpoint", "breakpointId": breakpoint, "text": text}));
+            }
+            Happening::Ended(code) => self.ended(code, false),
+        }
+    }
+
+    fn stopped(&mut self, stop: Stop<B::Paused>) {
+        if matches!(self.state, State::Exited(_)) {
+            return;
+        }
+        for user in self.breakpoints.iter_mut().filter(|b| stop.hits.contains(&b.id)) {
+            user.hits += 1;
+        }
+        let reason = match stop.reason {
+            _ if !stop.hits.is_empty() => "breakpoint",
+            Reason::Breakpoint => "breakpoint",
+            Reason::Exception => "exception",
+            Reason::Entry => "entry",
+            Reason::Pause => "pause",
+            Reason::Step => "step",
+            Reason::Unsaid => match self.last_action {
+                Action::StepOver | Action::StepInto | Action::StepOut => "step",
+                Action::Pause => "pause",
+                Action::Continue => "debugger",
+            },
+        };
+        self.state = State::Paused { reason, stop: Box::new(stop) };
+        self.publish();
+        if self.waiter.is_some() {
+            let state = self.stop_state();
+            self.reply(Ok(state));
+        }
+    }
+
+    /// The program finished, its debugger let go, or (`forced`) the session ends it.
+    fn ended(&mut self, code: Option<i32>, forced: bool) {
+        if let State::Exited(exit) = &mut self.state {
+            if exit.code.is_none() && code.is_some() {
+                exit.code = code;
+            }
+            return;
+        }
+        let exit = self.backend.end(code, forced);
+        self.state = State::Exited(exit);
+        self.publish();
+        let state = self.stop_state();
+        self.reply(Ok(state));
+    }
+
+    fn reply(&mut self, reply: Reply) {
+        if let Some(waiter) = self.waiter.take() {
+            let _ = waiter.reply.send(reply);
+        }
+    }
+
+    fn handle_command(&mut self, command: Command) {
+        let (reply, answer) = match command {
+            Command::Resume { action, timeout, reply } => {
+                return self.resume(action, timeout, reply)
+            }
+            Command::Stack { max_frames, include_async, reply } => {
+                (reply, self.stack(max_frames, include_async))
+            }
+            Command::Evaluate { expression, frame, reply } => {
+                (reply, self.evaluate(&expression, frame))
+            }
+            Command::Variables { query, reply } => (reply, self.variables(&query)),
+            Command::SetBreakpoint { spec, reply } => {
+                let answer = self.add_breakpoint(spec).map(|mut b| {
+                    b["sessionId"] = self.id.as_str().into();
+                    b
+                });
+                (reply, answer)
+            }
+            Command::RemoveBreakpoint { id, reply } => (reply, self.remove_breakpoint(&id)),
+            Command::ListBreakpoints { reply } => {
+                (reply, Ok(json!({"sessionId": self.id, "breakpoints": self.breakpoints_json()})))
+            }
+            Command::Output { since, reply } => {
+                (reply, self.console.since(&self.id, &self.output, since.as_deref()))
+            }
+            Command::Scripts { include_internal, reply } => {
+                let paused = paused(&self.state).map(|stop| &stop.paused);
+                let sources = self.backend.loaded_sources(paused, include_internal);
+                let answer = sources.map(|sources| {
+                    let scripts: Vec<Value> = sources.iter().map(|s| s.to_json()).collect();
+                    json!({"sessionId": self.id, "scripts": scripts})
+                });
+                (reply, answer)
+            }
+            Command::ScriptSource { file, reply } => {
+                (reply, self.backend.source_text(&file).map(|text| json!({"text": text})))
+            }
+            Command::SetVariable { name, value, frame, scope, reply } => {
+                (reply, self.set_variable(&name, &value, frame, &scope))
+            }
+            Command::PauseOnExceptions { state, reply } => {
+                let answer = self
+                    .backend
+                    .pause_on_exceptions(&state)
+                    .map(|()| json!({"sessionId": self.id, "pauseOnExceptions": state}));
+                (reply, answer)
+            }
+        };
+        let _ = reply.send(answer);
+    }
+
+    /// Places a breakpoint; answers its description.
+    fn add_breakpoint(&mut self, spec: BreakpointSpec) -> Reply {
+        let id = (self.next_breakpoint + 1).to_string();
+        self.backend.set_breakpoint(&id, &spec)?;
+        self.next_breakpoint += 1;
+        self.breakpoints.push(UserBreakpoint { id, spec, hits: 0 });
+        let user = self.breakpoints.last().expect("just added");
+        Ok(self.breakpoint_json(user, self.backend.undebugged().describe().as_deref()))
+    }
+
+    fn remove_breakpoint(&mut self, id: &str) -> Reply {
+        let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
+            let known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
+            return Err(Failure::new(
+                Code::NoBreakpoint,
+                format!(
+                    "no breakpoint {id} in session {}: its breakpoints are [{}]",
+                    self.id,
+                    known.join(", ")
+                ),
+            ));
+        };
+        self.breakpoints.remove(index);
+        self.backend.remove_breakpoint(id)?;
+        Ok(json!({"sessionId": self.id, "removed": id}))
+    }
+
+    /// `undebugged`: what the program ran outside the debugger so far, described.
+    fn breakpoint_json(&self, user: &UserBreakpoint, undebugged: Option<&str>) -> Value {
+        let Resolution { resolved, generated, reason } = self.backend.resolution(&user.id);
+        let spec = &user.spec;
+        let mut json = json!({"breakpointId": user.id, "file": spec.file.display().to_string(),
+            "line": spec.line, "verified": !resolved.is_empty(), "hits": user.hits});
+        if let Some(column) = spec.column {
+            json["column"] = column.into();
+        }
+        if let Some(condition) = &spec.condition {
+            json["condition"] = condition.as_str().into();
+        }
+        if let Some(message) = &spec.log_message {
+            json["logMessage"] = message.as_str().into();
+        }
+        if !generated.is_empty() {
+            json["generated"] = generated.into();
+        }
+        if resolved.is_empty() {
+            let reason = match undebugged {
+                Some(what) => format!(
+                    "not bound in the process debug-mcp started; the program also ran {what} \
+                     outside the debugger: if the file runs there, its hits are not seen"
+                ),
+                None => reason.unwrap_or_else(|| "not bound yet".into()),
+            };
+            json["reason"] = reason.into();
+        }
+        json["resolved"] = resolved.into();
+        json
+    }
+
+    fn breakpoints_json(&self) -> Vec<Value> {
+        let undebugged = self.backend.undebugged().describe();
+        self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref())).collect()
+    }
+
+    fn resume(&mut self, action: Action, timeout: Duration, reply: Sender<Reply>) {
+        if self.waiter.is_some() {
+            let _ = reply.send(Err(Failure::new(
+                Code::Busy,
+                "another call is already waiting on this session: wait for it, or use debug-pause",
+            )));
+            return;
+        }
+        let was_paused = match (&self.state, action) {
+            (State::Exited(_), _) | (State::Paused { .. }, Action::Pause) => {
+                let _ = reply.send(Ok(self.stop_state()));
+                return;
+            }
+            (State::Running, Action::Continue | Action::Pause) => false,
+            (State::Running, _) => {
+                let _ = reply.send(Err(Failure::new(
+                    Code::Running,
+                    "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping",
+                )));
+                return;
+            }
+            (State::Paused { .. }, _) => true,
+        };
+        self.last_action = action;
+        if let Err(failure) = self.backend.resume(action, paused(&self.state).map(|s| &s.paused)) {
+            let _ = reply.send(Err(failure));
+            return;
+        }
+        if was_paused {
+            self.state = State::Running;
+            self.publish();
+        }
+        self.waiter = Some(Waiter { reply, deadline: Instant::now() + timeout });
+    }
+
+    fn not_paused(&self) -> Failure {
+        not_paused(&self.id, &self.state)
+    }
+
+    fn stack(&mut self, max_frames: usize, include_async: bool) -> Reply {
+        let State::Paused { stop, .. } = &self.state else {
+            return Err(self.not_paused());
+        };
+        let frames = self.backend.stack(&stop.paused, max_frames, include_async);
+        let frames: Vec<Value> = frames
+            .into_iter()
+            .enumerate()
+            .map(|(index, frame)| {
+                let mut json = frame.location.to_json();
+                json["index"] = index.into();
+                if let Some(reason) = frame.async_reason {
+                    json["async"] = reason.into();
+                }
+                json
+            })
+            .collect();
+        Ok(json!({"sessionId": self.id, "frames": frames, "totalFrames": stop.frames}))
+    }
+
+    fn evaluate(&mut self, expression: &str, frame: usize) -> Reply {
+        let paused = match &self.state {
+            State::Running if B::EVALUATES_RUNNING => None,
+            _ => Some(&paused_frame(&self.id, &self.state, frame)?.paused),
+        };
+        self.backend.evaluate(paused, expression, frame)
+    }
+
+    fn variables(&mut self, query: &VariablesQuery) -> Reply {
+        let stop = paused_frame(&self.id, &self.state, query.frame)?;
+        let variables = |list: Vec<crate::debugger::model::Variable>| -> Vec<Value> {
+            list.iter().map(|v| v.to_json(true)).collect()
+        };
+        if let Some(path) = &query.path {
+            let (kind, value, children) =
+                self.backend.expand(&stop.paused, path, query.frame, query.max_items)?;
+            return Ok(json!({"sessionId": self.id, "path": path, "type": kind, "value": value,
+                             "variables": variables(children)}));
+        }
+        let list = self.backend.scope_variables(&stop.paused, query)?;
+        Ok(json!({"sessionId": self.id, "frame": query.frame, "scope": query.scope,
+                  "variables": variables(list)}))
+    }
+
+    fn set_variable(&mut self, name: &str, value: &str, frame: usize, scope: &str) -> Reply {
+        let stop = paused_frame(&self.id, &self.state, frame)?;
+        let now = self.backend.set_variable(&stop.paused, name, value, frame, scope)?;
+        Ok(json!({"sessionId": self.id, "name": name, "type": now["type"], "value": now["value"]}))
+    }
+
+    /// The state every waiting call returns: paused (where, why, the source and the locals),
+    /// running, or exited.
+    fn stop_state(&mut self) -> Value {
+        match &self.state {
+            State::Running => crate::sessions::running_state(&self.id),
+            State::Exited(exit) => {
+                let output = self.output.to_json();
+                let mut state = json!({"sessionId": self.id, "state": "exited",
+                    "stdout": output["stdout"], "stderr": output["stderr"]});
+                match (exit.code, exit.signal) {
+                    (Some(code), _) => state["exitCode"] = code.into(),
+                    (None, Some(signal)) => state["signal"] = signal.into(),
+                    (None, None) => {}
+                }
+                if self.idle_ended {
+                    state["message"] = "ended by debug-mcp: no call came for the idle limit \
+                                        (DEBUG_MCP_SESSION_IDLE_MS)"
+                        .into();
+                } else if let Some(note) = self.backend.attached_note() {
+                    state["message"] = note.into();
+                }
+                self.backend.undebugged().add_to_state(&mut state);
+                state
+            }
+            State::Paused { reason, stop } => {
+                let location = stop.location.to_json();
+                let mut state = json!({"sessionId": self.id, "state": "paused", "reason": reason,
+                                       "location": location});
+                if let Some(source) = source_lines(&state["location"]) {
+                    state["source"] = source;
+                }
+                let locals = self.backend.locals(&stop.paused, MAX_LOCALS);
+                state["locals"] = locals.iter().map(|v| v.to_json(false)).collect();
+                if !stop.hits.is_empty() {
+                    state["hitBreakpoints"] = json!(stop.hits);
+                }
+                if let Some(Exception { class, message, stack, uncaught }) = &stop.exception {
+                    state["exception"] = json!({"class": class, "message": message,
+                                                "stack": stack, "uncaught": uncaught});
+                }
+                state
+            }
+        }
+    }
+
+    /// Updates the summary `debug-sessions` shows.
+    fn publish(&mut self) {
+        let state = match &self.state {
+            State::Running => "running",
+            State::Paused { .. } => "paused",
+            State::Exited(_) => "exited",
+        };
+        let mut summary = json!({"sessionId": self.id, "state": state,
+                                 "command": self.command_line, "language": B::LANGUAGE});
+        match &self.state {
+            State::Paused { reason, stop } => {
+                summary["reason"] = (*reason).into();
+                summary["location"] = stop.location.to_json();
+            }
+            State::Exited(Exit { code: Some(code), .. }) => summary["exitCode"] = (*code).into(),
+            _ => {}
+        }
+        summary["breakpoints"] = self.breakpoints_json().into();
+        *self.summary.lock().expect("session summary poisoned") = summary;
+        self.watch.changed(&self.id);
+    }
+}
+
+fn paused<P>(state: &State<P>) -> Option<&Stop<P>> {
+    match state {
+        State::Paused { stop, .. } => Some(stop),
+        _ => None,
+    }
+}
+
+/// The stop, with `frame` checked against its frames.
+fn paused_frame<'a, P>(
+    id: &str,
+    state: &'a State<P>,
+    frame: usize,
+) -> Result<&'a Stop<P>, Failure> {
+    let stop = paused(state).ok_or_else(|| not_paused(id, state))?;
+    if frame >= stop.frames {
+        return Err(Failure::new(
+            Code::InvalidArguments,
+            format!(
+                "invalid argument `frame`: there are {} frames (0 to {})",
+                stop.frames,
+                stop.frames.saturating_sub(1)
+            ),
+        )
+        .with("field", "frame".into()));
+    }
+    Ok(stop)
+}
+
+fn not_paused<P>(id: &str, state: &State<P>) -> Failure {
+    match state {
+        State::Exited(exit) => Failure::new(
+            Code::Exited,
+            format!(
+                "session {id} has ended: the program exited ({}); start a new one with debug-launch",
+                exit.describe()
+            ),
+        ),
+        _ => Failure::new(
+            Code::Running,
+            format!("session {id} is running: stop it with debug-pause first"),
+        ),
+    }
+}
+
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}… [truncated]")
+}
+
+/// The lines around a location, from the file it names.
+pub(crate) fn source_lines(location: &Value) -> Option<Value> {
+    let file = location["file"].as_str()?;
+    let line = location["line"].as_u64()? as usize;
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(_) => crate::cdp::maps::original_text(std::path::Path::new(file))?.to_string(),
+    };
+    let lines: Vec<Value> = text
+        .lines()
+        .enumerate()
+        .skip(line.saturating_sub(CONTEXT + 1))
+        .take(CONTEXT * 2 + 1)
+        .map(|(i, t)| {
+            let mut entry = json!({"line": i + 1, "text": clip(t, 500)});
+            if i + 1 == line {
+                entry["current"] = true.into();
+            }
+            entry
+        })
+        .collect();
+    Some(lines.into())
+}
+
+/// Console and logpoint messages with their sequence numbers (the last `MAX_ENTRIES`),
+/// and what `debug-output` answers from them and the program's stdout and stderr.
+#[derive(Default)]
+pub(crate) struct Console {
+    entries: Vec<(u64, Value)>,
+    seq: u64,
+}
+
+impl Console {
+    const MAX_ENTRIES: usize = 1000;
+
+    pub(crate) fn record(&mut self, entry: Value) {
+        self.seq += 1;
+        self.entries.push((self.seq, entry));
+        if self.entries.len() > Console::MAX_ENTRIES {
+            self.entries.drain(..self.entries.len() - Console::MAX_ENTRIES);
+        }
+    }
+
+    /// Output since a cursor (`stdout.stderr.console`, from an earlier answer).
+    pub(crate) fn since(&self, session: &str, output: &Output, since: Option<&str>) -> Reply {
+        let [out_at, err_at, console_at] = match since {
+            None => [0, 0, 0],
+            Some(cursor) => {
+                let parts: Option<Vec<u64>> = cursor.split('.').map(|p| p.parse().ok()).collect();
+                match parts.as_deref() {
+                    Some(&[a, b, c]) => [a, b, c],
+                    _ => {
+                        return Err(Failure::new(
+                            Code::InvalidArguments,
+                            "invalid argument `since`: use the `cursor` of an earlier debug-output answer",
+                        )
+                        .with("field", "since".into()))
+                    }
+                }
+            }
+        };
+        let (stdout, stderr, missed, (out_now, err_now)) = output.since(out_at, err_at);
+        let console: Vec<Value> = self
+            .entries
+            .iter()
+            .filter(|(seq, _)| *seq > console_at)
+            .map(|(_, e)| e.clone())
+            .collect();
+        let missed = missed || self.entries.first().is_some_and(|(seq, _)| *seq > console_at + 1);
+        Ok(json!({"sessionId": session, "stdout": stdout, "stderr": stderr, "console": console,
+                  "truncated": missed, "cursor": format!("{out_now}.{err_now}.{}", self.seq)}))
+    }
+}
