@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crossbeam_channel::{select, Sender};
+use crossbeam_channel::{select, Receiver, Sender};
 
 use crate::jsonrpc::{self, Json, Message, Notification, Request, RequestId, Response};
 use crate::mcp::{self, Dispatch};
@@ -31,6 +31,13 @@ struct Worker {
     _thread: JoinOnDrop,
 }
 
+/// The server's two ends, as channels: parsed messages in (or the error response for a line
+/// that did not parse), messages out. Over stdio in [`run`], in memory in tests.
+pub(crate) struct Connection {
+    pub(crate) incoming: Receiver<stdio::Incoming>,
+    pub(crate) out: Sender<Message>,
+}
+
 pub(crate) fn run() -> std::io::Result<()> {
     let signals = Arc::new(sys::Signals::install()?);
     let (signal_tx, signal_rx) = crossbeam_channel::bounded(1);
@@ -46,6 +53,20 @@ pub(crate) fn run() -> std::io::Result<()> {
     let stop_reading = Arc::new(AtomicBool::new(false));
     let (out, writer) = stdio::writer();
     let (incoming, reader) = stdio::reader(stop_reading.clone());
+    serve(Connection { incoming, out }, &signal_rx);
+    // Then the threads that feed and drain the loop.
+    stop_reading.store(true, Ordering::Relaxed);
+    drop(reader);
+    signals.wake();
+    drop(signal_thread);
+    drop(writer);
+    Ok(())
+}
+
+/// Serves until `incoming` closes or a signal comes; returns once every call and session has
+/// ended and `out` is dropped.
+pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
+    let Connection { incoming, out } = connection;
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
     let state = mcp::State::new();
     let sessions = Sessions::default();
@@ -86,17 +107,14 @@ pub(crate) fn run() -> std::io::Result<()> {
     }
 
     // Shutdown order: cancel and join every call (each worker kills its debuggee's process group
-    // as it returns), end every session (likewise), then the threads that feed and drain the loop.
+    // as it returns), end every session (likewise), then stop sending.
     drop(workers);
     sessions.end_all();
-    stop_reading.store(true, Ordering::Relaxed);
-    drop(reader);
-    signals.wake();
-    drop(signal_thread);
     drop(out);
-    drop(writer);
-    Ok(())
 }
+
+#[cfg(test)]
+mod tests;
 
 fn handle_request(
     state: &mcp::State,

@@ -45,7 +45,11 @@ pub(crate) struct Clocks {
 
 impl Clocks {
     pub(crate) fn start() -> Clocks {
-        Clocks { idle_limit: idle_limit(), last_call: Instant::now() }
+        Clocks::with_idle_limit(idle_limit())
+    }
+
+    pub(crate) fn with_idle_limit(idle_limit: Duration) -> Clocks {
+        Clocks { idle_limit, last_call: Instant::now() }
     }
 
     pub(crate) fn called(&mut self) {

@@ -127,6 +127,17 @@ pub(crate) fn start<B: Backend>(
     cancel: &Receiver<()>,
     begin: impl FnOnce(&Receiver<()>) -> Result<Begin<B>, Failure> + Send + 'static,
 ) -> Result<(Handle, Value), Failure> {
+    start_with(id, watch, cancel, Clocks::start(), begin)
+}
+
+/// [`start`] with its clocks given (tests set the idle limit).
+fn start_with<B: Backend>(
+    id: &str,
+    watch: Arc<Watch>,
+    cancel: &Receiver<()>,
+    clocks: Clocks,
+    begin: impl FnOnce(&Receiver<()>) -> Result<Begin<B>, Failure> + Send + 'static,
+) -> Result<(Handle, Value), Failure> {
     let summary = Arc::new(Mutex::new(json!({"sessionId": id, "state": "starting"})));
     let (commands_tx, commands) = crossbeam_channel::unbounded();
     let (first_tx, first) = crossbeam_channel::bounded(1);
@@ -135,7 +146,8 @@ pub(crate) fn start<B: Backend>(
         let id = id.to_string();
         let summary = summary.clone();
         move || {
-            let started = begin(&abandon).and_then(|begin| Actor::new(id, begin, summary, watch));
+            let started =
+                begin(&abandon).and_then(|begin| Actor::new(id, begin, clocks, summary, watch));
             match started {
                 Ok((actor, deadline)) => actor.run(Waiter { reply: first_tx, deadline }, &commands),
                 Err(failure) => drop(first_tx.send(Err(failure))),
@@ -212,6 +224,7 @@ impl<B: Backend> Actor<B> {
     fn new(
         id: String,
         begin: Begin<B>,
+        clocks: Clocks,
         summary: Arc<Mutex<Value>>,
         watch: Arc<Watch>,
     ) -> Result<(Actor<B>, Instant), Failure> {
@@ -226,7 +239,7 @@ impl<B: Backend> Actor<B> {
             next_breakpoint: 0,
             console: Console::default(),
             output,
-            clocks: Clocks::start(),
+            clocks,
             summary,
             watch,
             command_line: begin.command_line,
@@ -692,6 +705,9 @@ fn not_paused<P>(id: &str, state: &State<P>) -> Failure {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
