@@ -32,7 +32,7 @@ source maps. Code run in child processes and worker threads is not debugged: ans
 `undebugged`.";
 
 pub(crate) struct State {
-    /// Minimum level for `notifications/message`, an index into `tools::LOG_LEVELS`.
+    /// Minimum level for `notifications/message`, an index into `crate::call::LOG_LEVELS`.
     pub(crate) log_level: Arc<AtomicU8>,
 }
 
@@ -99,12 +99,12 @@ fn initialize(params: &Value) -> Value {
 
 fn set_level(state: &State, params: &Value) -> Result<Value, jsonrpc::Error> {
     let level = params.get("level").and_then(Value::as_str).unwrap_or_default();
-    let index = tools::LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
+    let index = crate::call::LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
         jsonrpc::Error::new(
             jsonrpc::INVALID_PARAMS,
             format!(
                 "invalid log level {level:?}: expected one of {}",
-                tools::LOG_LEVELS.join(", ")
+                crate::call::LOG_LEVELS.join(", ")
             ),
         )
     })?;

@@ -25,17 +25,18 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
+use crate::call::Call;
 use crate::cdp::breakpoints::Breakpoint;
 use crate::cdp::maps::Search;
 use crate::cdp::node::{self, Discovery};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
+use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged, VALUE_CHARS};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, SpawnError};
 use crate::shell::CommandLine;
-use crate::tools::script::{Outcome, Plan, Undebugged, VALUE_CHARS};
-use crate::tools::Call;
 
 const PROBE: &str = include_str!("probe.js");
 
@@ -48,8 +49,6 @@ const WAIT_GATE: Duration = Duration::from_secs(2);
 /// Until the program shows a sign of life, `runIfWaitingForDebugger` is re-sent this often
 /// (it does nothing once the program runs).
 const NUDGE_EVERY: Duration = Duration::from_millis(500);
-/// How long to keep reading events after the process died without saying goodbye.
-const EVENTS_GRACE: Duration = Duration::from_millis(500);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
@@ -79,18 +78,21 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let mut run = Run {
         plan,
         call,
+        events: client.events().clone(),
+        exited: debuggee.exited().clone(),
+        nudge: crossbeam_channel::tick(NUDGE_EVERY),
         client,
         debuggee,
         deadline,
         binding: binding_name(),
         breakpoint,
         search,
-        outcome: Outcome::default(),
         scripts: Scripts::default(),
         workers: 0,
+        timed_out: false,
     };
-    let outcome = run.setup().and_then(|()| run.collect());
-    run.finish(outcome)
+    let started = run.setup();
+    script::drive(&mut run, started, plan, call, deadline)
 }
 
 /// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
@@ -212,7 +214,7 @@ fn discovery_failure(
             ),
         )
         .with("output", output),
-        Discovery::TimedOut => timeout_failure(timeout)
+        Discovery::TimedOut => script::timeout_failure(timeout)
             .with("hint", "the command never opened a Node inspector (no `Debugger listening on ws://` line on its stderr): run a node script directly, e.g. `node app.js`".into())
             .with("output", output),
     }
@@ -230,14 +232,6 @@ fn syntax_failure(field: &str, details: &Value) -> Failure {
         format!("`{field}` is not a valid JavaScript expression: {error}"),
     )
     .with("field", field.into())
-}
-
-fn timeout_failure(timeout: Duration) -> Failure {
-    // The exact wording existing clients of this tool match on.
-    Failure::new(
-        Code::Timeout,
-        format!("Timeout waiting for breakpoint after {}ms", timeout.as_millis()),
-    )
 }
 
 fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
@@ -260,23 +254,22 @@ struct Run<'a> {
     plan: &'a Plan,
     call: &'a Call,
     client: Client,
+    events: Receiver<Event>,
+    exited: Receiver<Exit>,
+    /// Until the program shows a sign of life, `runIfWaitingForDebugger` is re-sent (see
+    /// `until_waiting`).
+    nudge: Receiver<Instant>,
     debuggee: Debuggee,
     deadline: Instant,
     binding: String,
     /// The breakpoint; its condition calls the probe.
     breakpoint: Breakpoint,
     search: Search,
-    outcome: Outcome,
     scripts: Scripts,
     /// Worker threads the program started (they run undebugged).
     workers: usize,
-}
-
-/// Why event collection stopped.
-enum End {
-    /// The program finished (or the connection closed).
-    Finished,
-    TimedOut,
+    /// The run outlived its timeout (for the failure's words).
+    timed_out: bool,
 }
 
 impl Run<'_> {
@@ -394,7 +387,7 @@ impl Run<'_> {
             },
             recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
             recv(crossbeam_channel::at(limit)) -> _ => Err(if limit >= self.deadline {
-                timeout_failure(self.plan.timeout)
+                script::timeout_failure(self.plan.timeout)
             } else {
                 Failure::new(
                     Code::InspectorFailed,
@@ -418,7 +411,7 @@ impl Run<'_> {
                     Ok(event) => {
                         self.handle_event(event)?;
                     }
-                    Err(_) => return Ok(()), // collect() sees the closed connection
+                    Err(_) => return Ok(()), // the driver sees the closed connection
                 },
                 recv(gate) -> _ => {
                     // Older Node versions lack the event; collect() nudges until it runs.
@@ -430,54 +423,15 @@ impl Run<'_> {
         }
     }
 
-    fn collect(&mut self) -> Result<End, Failure> {
-        let mut timeout = crossbeam_channel::at(self.deadline);
-        let mut timeout_means = End::TimedOut;
-        let events = self.client.events().clone();
-        let mut exited = self.debuggee.exited().clone();
-        // Any event shows the program started; until then, nudge it (see until_waiting).
-        let mut nudge = crossbeam_channel::tick(NUDGE_EVERY);
-        loop {
-            select! {
-                recv(events) -> event => match event {
-                    Ok(event) => {
-                        nudge = crossbeam_channel::never();
-                        if self.handle_event(event)? {
-                            return Ok(End::Finished);
-                        }
-                    }
-                    Err(_) => return Ok(End::Finished),
-                },
-                recv(nudge) -> _ => {
-                    log::warn(format_args!("no sign of the program running yet; sending runIfWaitingForDebugger again"));
-                    drop(self.client.send("Runtime.runIfWaitingForDebugger", json!({})));
-                },
-                recv(exited) -> exit => {
-                    if let Ok(exit) = exit {
-                        self.debuggee.record_exit(exit);
-                    }
-                    // The process is gone but what it sent may still be in the socket: read on
-                    // until the connection closes (briefly), so no hit is lost.
-                    exited = crossbeam_channel::never();
-                    let grace = (Instant::now() + EVENTS_GRACE).min(self.deadline);
-                    timeout = crossbeam_channel::at(grace);
-                    timeout_means = End::Finished;
-                },
-                recv(timeout) -> _ => return Ok(timeout_means),
-                recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
-            }
-        }
-    }
-
-    /// Handles one inspector event; true when the program has finished.
-    fn handle_event(&mut self, mut event: Event) -> Result<bool, Failure> {
+    /// Handles one inspector event.
+    fn handle_event(&mut self, mut event: Event) -> Result<Step, Failure> {
         match event.method.as_str() {
             "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
                 let payload = match event.params.get_mut("payload").map(Value::take) {
                     Some(Value::String(payload)) => payload,
                     _ => String::new(),
                 };
-                self.record_hit(payload);
+                return Ok(Step::Hit(hit(payload)));
             }
             "Debugger.paused" => {
                 let hit = |id: &str| {
@@ -488,12 +442,15 @@ impl Run<'_> {
                 if self.breakpoint.probe_id().is_some_and(hit) {
                     self.place_at_load(&event.params["callFrames"][0])?;
                 }
-                if self.breakpoint.ids().any(hit) {
-                    self.attach_stack(&event.params["callFrames"]);
-                }
+                let ours = self.breakpoint.ids().any(hit);
                 // Every pause is resumed: `debugger;` statements, the load-time probe, the
                 // initial pause of --inspect-brk, and hits when a stack was asked for.
                 drop(self.client.send("Debugger.resume", json!({})));
+                if ours {
+                    let frames = event.params["callFrames"].as_array().into_iter().flatten();
+                    let frames = frames.take(STACK_FRAMES).map(|f| self.scripts.frame_json(f));
+                    return Ok(Step::Stack(frames.collect()));
+                }
             }
             "Debugger.breakpointResolved" => {
                 let id = event.params["breakpointId"].as_str().unwrap_or_default();
@@ -504,133 +461,19 @@ impl Run<'_> {
                 self.workers += 1;
                 node::release_worker(&mut self.client, &event.params);
             }
-            "NodeRuntime.waitingForDisconnect" => return Ok(true),
+            "NodeRuntime.waitingForDisconnect" => return Ok(Step::Finished),
             _ => {}
         }
-        Ok(false)
+        Ok(Step::Go)
     }
 
-    /// Records one hit. The probe sends `T` or `F` (was the value truncated?) and then the
-    /// JSON of `{type, value}`, which is kept as text: parsed once to check it (the program
-    /// could call the binding itself), never held as a tree.
-    fn record_hit(&mut self, payload: String) {
-        let (truncated, json) = match payload.split_at_checked(1) {
-            Some(("T", json)) => (true, json),
-            Some(("F", json)) => (false, json),
-            _ => (false, ""),
-        };
-        let well_formed = serde_json::from_str::<Value>(json).is_ok_and(|v| {
-            v["type"].is_string()
-                && v.get("value").is_some()
-                && v.as_object().is_some_and(|o| o.len() == 2)
-        });
-        let result = if well_formed {
-            json.to_string()
-        } else {
-            let message = format!("unreadable report from the probe: {}", log::clip(&payload));
-            json!({"type": "error", "value": message}).to_string()
-        };
-        let capped =
-            self.outcome.record_hit(result, truncated, self.plan.max_hits, &self.call.progress);
-        if capped {
-            for id in self.breakpoint.ids() {
-                let params = json!({"breakpointId": id});
-                drop(self.client.send("Debugger.removeBreakpoint", params));
-            }
-        }
-    }
-
-    fn attach_stack(&mut self, frames: &Value) {
-        let frames: Vec<Value> = frames
-            .as_array()
-            .map(|frames| {
-                frames.iter().take(STACK_FRAMES).map(|f| self.scripts.frame_json(f)).collect()
-            })
-            .unwrap_or_default();
-        // The result is a JSON object's text ending in `}`: add the field before it.
-        let Some(last) = self.outcome.results.last_mut() else { return };
-        if last.ends_with('}') {
-            last.pop();
-            last.push_str(&format!(r#","stack":{}}}"#, Value::from(frames)));
-        }
-    }
-
-    /// Ends the run: on a finished program, disconnect and let it exit by itself; on a timeout,
-    /// kill it. Either way the process group is gone before this returns.
-    fn finish(mut self, end: Result<End, Failure>) -> Result<Outcome, Failure> {
-        let end = match end {
-            Ok(end) => end,
-            Err(failure) => {
-                self.debuggee.kill();
-                return Err(failure);
-            }
-        };
-        log::debug(format_args!("program ended; disconnecting"));
-        self.client.close();
-        let exit = match end {
-            End::Finished => {
-                let lingered = self.debuggee.try_exit().is_none();
-                let exit = self.debuggee.finish(EXIT_GRACE);
-                if lingered && exit.code.is_none() {
-                    self.call.log.send(
-                        "warning",
-                        format!(
-                            "the program did not exit within {} s of its end and was killed",
-                            EXIT_GRACE.as_secs()
-                        ),
-                    );
-                }
-                exit
-            }
-            End::TimedOut => {
-                self.outcome.timed_out = true;
-                self.debuggee.kill()
-            }
-        };
-        self.debuggee.settle_output();
-        log::debug(format_args!("debuggee gone ({}); output complete", exit.describe()));
-        let hits = self.outcome.results.len();
-        self.call
-            .log
-            .send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
-        self.outcome.exit = Some(exit);
-        self.outcome.output = self.debuggee.output().to_json();
-        self.outcome.undebugged =
-            Undebugged { processes: self.debuggee.descendants(None), workers: self.workers };
-        let resolution = std::mem::take(&mut self.breakpoint.resolution);
-        self.outcome.resolved_line = resolution.line;
-        self.outcome.resolved_file = resolution.file;
-        self.outcome.generated = resolution.generated;
-        if !self.outcome.results.is_empty() {
-            return Ok(self.outcome);
-        }
-        let failure = if self.breakpoint.unplaceable() {
-            // Not JavaScript, no map on disk, and the program never loaded the file itself.
-            self.no_map_failure(exit)
-        } else if self.outcome.timed_out {
-            timeout_failure(self.plan.timeout)
-        } else {
-            exited_before_hit(exit.describe(), Some(self.never_hit_hint(exit)))
-        };
-        let mut failure = failure.with("output", self.outcome.output.clone());
-        if let Some(code) = exit.code.filter(|_| !self.outcome.timed_out) {
-            failure = failure.with("exitCode", code.into());
-        }
-        if let Some(line) = self.outcome.resolved_line {
-            failure = failure.with("resolvedLine", line.into());
-        } else if self.outcome.timed_out {
-            failure = failure.with("hint", self.never_hit_hint(exit).into());
-        }
-        Err(self.outcome.undebugged.add_to(failure))
-    }
-
-    fn no_map_failure(&self, exit: Exit) -> Failure {
+    fn no_map_failure(&self, exit: Exit, timed_out: bool) -> Failure {
         let looked = if self.search.looked_at.is_empty() {
             "no JavaScript file with a source map next to the command's script".to_string()
         } else {
             self.search.looked_at.join("; ")
         };
-        let ended = if self.outcome.timed_out {
+        let ended = if timed_out {
             format!("the program was killed after {} ms", self.plan.timeout.as_millis())
         } else {
             format!("the program ended ({})", exit.describe())
@@ -647,27 +490,121 @@ impl Run<'_> {
         )
         .with("lookedAt", self.search.looked_at.clone().into())
     }
+}
 
-    fn never_hit_hint(&self, exit: Exit) -> String {
-        if !self.outcome.timed_out && exit.code != Some(0) {
-            return format!(
-                "the program failed ({}) before the breakpoint was reached: see its stderr",
-                exit.describe()
-            );
+/// One hit from the probe's report: `T` or `F` (was the value truncated?), then the JSON of
+/// `{type, value}`, which is kept as text: parsed once to check it (the program could call the
+/// binding itself), never held as a tree.
+fn hit(payload: String) -> Hit {
+    let (truncated, json) = match payload.split_at_checked(1) {
+        Some(("T", json)) => (true, json),
+        Some(("F", json)) => (false, json),
+        _ => (false, ""),
+    };
+    let well_formed = serde_json::from_str::<Value>(json).is_ok_and(|v| {
+        v["type"].is_string()
+            && v.get("value").is_some()
+            && v.as_object().is_some_and(|o| o.len() == 2)
+    });
+    let result = if well_formed {
+        json.to_string()
+    } else {
+        let message = format!("unreadable report from the probe: {}", log::clip(&payload));
+        json!({"type": "error", "value": message}).to_string()
+    };
+    Hit { result, truncated, stack: None }
+}
+
+impl Collector for Run<'_> {
+    type Event = Event;
+
+    fn inputs(&self) -> Inputs<Event> {
+        Inputs {
+            events: self.events.clone(),
+            exited: self.exited.clone(),
+            tick: self.nudge.clone(),
         }
-        let missed = match self.outcome.resolved_line {
-            Some(line) => format!("line {line} never ran"),
-            None => format!("no script loaded from {}", self.plan.file.display()),
+    }
+
+    fn handle(&mut self, input: Input<Event>) -> Result<Step, Failure> {
+        match input {
+            Input::Event(event) => {
+                // Any event shows the program started: no more nudges.
+                self.nudge = crossbeam_channel::never();
+                self.handle_event(event)
+            }
+            Input::Closed => Ok(Step::Finished),
+            Input::Exited(exit) => {
+                if let Some(exit) = exit {
+                    self.debuggee.record_exit(exit);
+                }
+                self.exited = crossbeam_channel::never();
+                Ok(Step::Draining)
+            }
+            Input::Tick => {
+                log::warn(format_args!(
+                    "no sign of the program running yet; sending runIfWaitingForDebugger again"
+                ));
+                drop(self.client.send("Runtime.runIfWaitingForDebugger", json!({})));
+                Ok(Step::Go)
+            }
+        }
+    }
+
+    fn stop_hits(&mut self) {
+        for id in self.breakpoint.ids() {
+            drop(self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": id})));
+        }
+    }
+
+    /// A finished program is let go and exits by itself; one that timed out is killed. Either
+    /// way the process group is gone before this returns.
+    fn end(&mut self, timed_out: bool) -> Exit {
+        self.timed_out = timed_out;
+        log::debug(format_args!("program ended; disconnecting"));
+        self.client.close();
+        let exit = if timed_out {
+            self.debuggee.kill()
+        } else {
+            let lingered = self.debuggee.try_exit().is_none();
+            let exit = self.debuggee.finish(EXIT_GRACE);
+            if lingered && exit.code.is_none() {
+                let message = format!(
+                    "the program did not exit within {} s of its end and was killed",
+                    EXIT_GRACE.as_secs()
+                );
+                self.call.log.send("warning", message);
+            }
+            exit
         };
-        if let Some(hint) = self.outcome.undebugged.hint(&missed) {
-            return hint;
-        }
-        match (self.outcome.resolved_line, &self.plan.condition) {
-            (None, _) => self.breakpoint.never_bound(),
-            (Some(line), None) => format!("the breakpoint was set at line {line} but that line never ran"),
-            (Some(line), Some(condition)) => format!(
-                "the breakpoint was set at line {line}; either that line never ran or `{condition}` was never truthy there"
-            ),
-        }
+        self.debuggee.settle_output();
+        log::debug(format_args!("debuggee gone ({}); output complete", exit.describe()));
+        exit
+    }
+
+    fn abort(&mut self) {
+        self.debuggee.kill();
+    }
+
+    fn output(&self) -> Value {
+        self.debuggee.output().to_json()
+    }
+
+    fn undebugged(&self) -> Undebugged {
+        Undebugged { processes: self.debuggee.descendants(None), workers: self.workers }
+    }
+
+    fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
+        let resolution = std::mem::take(&mut self.breakpoint.resolution);
+        (resolution.line, resolution.file, resolution.generated)
+    }
+
+    fn no_hit_failure(&self, exit: Exit, timed_out: bool) -> Option<Failure> {
+        // Not JavaScript, no map on disk, and the program never loaded the file itself.
+        self.breakpoint.unplaceable().then(|| self.no_map_failure(exit, timed_out))
+    }
+
+    fn never_bound(&self) -> String {
+        self.breakpoint.never_bound()
     }
 }

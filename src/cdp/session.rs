@@ -21,13 +21,13 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Variable,
     VariablesQuery, VALUE_PREVIEW,
 };
+use crate::debugger::script::{Undebugged, VALUE_CHARS};
 use crate::debugger::session::{self as actor, clip, AttachSpec, Begin, LaunchSpec};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
 use crate::sessions::{Handle, Watch};
 use crate::shell;
-use crate::tools::script::{Undebugged, VALUE_CHARS};
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);

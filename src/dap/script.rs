@@ -17,13 +17,14 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
+use crate::call::Call;
 use crate::dap::{self, python, Client, Reply};
+use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Debuggee, Exit};
 use crate::sys;
-use crate::tools::script::{Outcome, Plan, Undebugged};
-use crate::tools::Call;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the adapter may take to leave after its stdin closes (debugpy #672).
@@ -44,14 +45,13 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         deadline,
         debuggee: None,
         exit_code: None,
-        outcome: Outcome::default(),
+        resolved_line: None,
         output: process::Output::default(),
-        cancelled: false,
         no_code: None,
         probe: python::probe_reference(program.reads_pythonpath()),
     };
-    let result = run.setup(&program, helpers).and_then(|()| run.collect());
-    run.finish(result)
+    let started = run.setup(&program, helpers);
+    script::drive(&mut run, started, plan, call, deadline)
 }
 
 struct Run<'a> {
@@ -64,19 +64,14 @@ struct Run<'a> {
     /// The program's pid (it runs in its own process group), from the `process` event.
     debuggee: Option<sys::ProcessGroup>,
     exit_code: Option<i32>,
-    outcome: Outcome,
+    /// Where debugpy placed the breakpoint.
+    resolved_line: Option<u32>,
     /// The program's stdout and stderr, from `output` events.
     output: process::Output,
-    cancelled: bool,
     /// Why the breakpoint can never stop, when debugpy says so.
     no_code: Option<String>,
     /// How expressions reach the probe (`python::probe_reference`).
     probe: String,
-}
-
-enum End {
-    Finished,
-    TimedOut,
 }
 
 impl Run<'_> {
@@ -170,7 +165,7 @@ impl Run<'_> {
             select! {
                 recv(events) -> event => match event {
                     Ok(event) if event["event"] == "initialized" => return Ok(()),
-                    Ok(event) => self.handle_event(event)?,
+                    Ok(event) => drop(self.handle_event(event)?),
                     Err(_) => return Err(self.adapter_gone()),
                 },
                 recv(launch) -> answer => {
@@ -189,42 +184,23 @@ impl Run<'_> {
     fn breakpoint_changed(&mut self, breakpoint: &Value) {
         match dap::placed_line(breakpoint) {
             Ok(Some(line)) if breakpoint["verified"] == true => {
-                self.outcome.resolved_line = u32::try_from(line).ok();
+                self.resolved_line = u32::try_from(line).ok();
             }
             Ok(_) => {}
             Err(why) => self.no_code = Some(why),
         }
     }
 
-    fn collect(&mut self) -> Result<End, Failure> {
-        let events = self.client.events().clone();
-        let timeout = crossbeam_channel::at(self.deadline);
-        loop {
-            select! {
-                recv(events) -> event => match event {
-                    Ok(event) if event["event"] == "terminated" => return Ok(End::Finished),
-                    Ok(event) => self.handle_event(event)?,
-                    Err(_) => return Ok(End::Finished),
-                },
-                recv(timeout) -> _ => return Ok(End::TimedOut),
-                recv(self.call.cancel) -> _ => {
-                    self.cancelled = true;
-                    return Err(Failure::Cancelled);
-                },
-            }
-        }
-    }
-
-    fn handle_event(&mut self, event: Value) -> Result<(), Failure> {
+    fn handle_event(&mut self, event: Value) -> Result<Step, Failure> {
         if event["type"] == "request" {
             self.client.refuse(&event);
-            return Ok(());
+            return Ok(Step::Go);
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "output" => {
                 if let Some(message) = dap::route_output(body, &mut self.output) {
-                    self.record_hit(message);
+                    return Ok(Step::Hit(hit(message)));
                 }
             }
             "process" => self.debuggee = dap::process_group(body),
@@ -232,15 +208,17 @@ impl Run<'_> {
                 self.exit_code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())
             }
             "breakpoint" => self.breakpoint_changed(&body["breakpoint"]),
-            "stopped" => self.stopped(body)?,
+            "stopped" => return self.stopped(body),
+            "terminated" => return Ok(Step::Finished),
             _ => {}
         }
-        Ok(())
+        Ok(Step::Go)
     }
 
     /// With `includeStack`: read the hit at the stop (value and frames), then continue.
-    fn stopped(&mut self, body: &Value) -> Result<(), Failure> {
+    fn stopped(&mut self, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
+        let mut step = Step::Go;
         if body["reason"] == "breakpoint" && self.plan.include_stack {
             let trace =
                 self.client.send("stackTrace", json!({"threadId": thread, "levels": STACK_FRAMES}));
@@ -254,127 +232,22 @@ impl Run<'_> {
                 json!({"expression": expression, "frameId": frame_id, "context": "watch",
                        "format": {"rawString": true}}),
             );
-            match self.answer(&evaluated) {
-                Ok(value) => self.record_hit(value["result"].as_str().unwrap_or_default()),
-                Err(Failure::Error { message, .. }) => self.record_hit(&message),
+            let mut hit = match self.answer(&evaluated) {
+                Ok(value) => hit(value["result"].as_str().unwrap_or_default()),
+                Err(Failure::Error { message, .. }) => hit(&message),
                 Err(cancelled) => return Err(cancelled),
-            }
-            let stack: Vec<Value> = frames
+            };
+            let stack = frames
                 .iter()
                 .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
                 .collect();
-            if let Some(last) = self.outcome.results.last_mut() {
-                if last.ends_with('}') {
-                    last.pop();
-                    last.push_str(&format!(r#","stack":{}}}"#, Value::from(stack)));
-                }
-            }
+            hit.stack = Some(stack);
+            step = Step::Hit(hit);
         }
         // Anything else (an exception we did not ask for) just goes on.
         let resumed = self.client.send("continue", json!({"threadId": thread}));
         self.answer(&resumed)?;
-        Ok(())
-    }
-
-    /// One hit: the probe's marker and payload, or (when the message itself failed) the
-    /// exception text debugpy put in its place.
-    fn record_hit(&mut self, text: &str) {
-        if self.outcome.hits_capped {
-            return; // in flight when the breakpoint was removed
-        }
-        let text = text.trim_end_matches('\n');
-        let payload = text.find("\x1edmcp:").map(|at| &text[at + "\x1edmcp:".len()..]);
-        let (truncated, json) = match payload.and_then(|p| p.split_at_checked(1)) {
-            Some(("T", json)) => (true, json.to_string()),
-            Some(("F", json)) => (false, json.to_string()),
-            _ => (false, json!({"type": "error", "value": text}).to_string()),
-        };
-        let well_formed = serde_json::from_str::<Value>(&json).is_ok_and(|v| v["type"].is_string());
-        let result = if well_formed {
-            json
-        } else {
-            json!({"type": "error", "value": format!("unreadable report: {}", log::clip(text))})
-                .to_string()
-        };
-        let capped =
-            self.outcome.record_hit(result, truncated, self.plan.max_hits, &self.call.progress);
-        if capped {
-            let source = json!({"path": self.plan.real_file.display().to_string()});
-            drop(self.client.send("setBreakpoints", json!({"source": source, "breakpoints": []})));
-        }
-    }
-
-    /// Ends the run with nothing left: the program (its process group) and the adapter.
-    fn finish(mut self, result: Result<End, Failure>) -> Result<Outcome, Failure> {
-        let end = match result {
-            Ok(end) => Some(end),
-            Err(Failure::Cancelled) => None,
-            Err(failure) => {
-                // The launcher and the program may have started before we know their pids:
-                // the adapter ends them.
-                self.client.disconnect(true);
-                self.client.close_input();
-                let _ = self.adapter.finish(Duration::ZERO);
-                self.kill_all();
-                return Err(failure);
-            }
-        };
-        let timed_out = matches!(end, Some(End::TimedOut));
-        if end.is_none() || timed_out {
-            self.client.disconnect(true);
-        }
-        // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
-        self.client.close_input();
-        let _ = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
-        self.kill_all();
-        if end.is_none() {
-            return Err(Failure::Cancelled);
-        }
-        self.outcome.timed_out = timed_out;
-        let exit = match (timed_out, self.exit_code) {
-            (false, Some(code)) => Exit { code: Some(code), signal: None },
-            _ => Exit { code: None, signal: Some(sys::SIGKILL) },
-        };
-        log::debug(format_args!("python program ended ({})", exit.describe()));
-        self.outcome.exit = Some(exit);
-        self.outcome.output = self.output.to_json();
-        let program = self.debuggee.map(|group| group.pid());
-        self.outcome.undebugged = Undebugged {
-            processes: program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default(),
-            workers: 0,
-        };
-        if !self.outcome.results.is_empty() {
-            return Ok(self.outcome);
-        }
-        let mut failure = if timed_out {
-            Failure::new(
-                Code::Timeout,
-                format!("Timeout waiting for breakpoint after {}ms", self.plan.timeout.as_millis()),
-            )
-        } else {
-            Failure::new(Code::Exited, "Process exited before breakpoint was hit")
-                .with("exit", exit.describe().into())
-        };
-        failure = failure.with("output", self.outcome.output.clone());
-        if let Some(code) = exit.code {
-            failure = failure.with("exitCode", code.into());
-        }
-        failure = self.outcome.undebugged.add_to(failure);
-        let missed = self
-            .outcome
-            .resolved_line
-            .map_or(format!("{} was not loaded", self.plan.file.display()), |l| {
-                format!("line {l} never ran")
-            });
-        let undebugged = self.outcome.undebugged.hint(&missed);
-        let hint = match (self.outcome.resolved_line, exit.code) {
-            _ if self.no_code.is_some() => format!("line {}: {}", self.plan.line, self.no_code.as_deref().unwrap_or_default()),
-            (_, Some(code)) if code != 0 => format!("the program failed (exit code {code}) before the breakpoint was reached: see its stderr"),
-            _ if undebugged.is_some() => undebugged.unwrap_or_default(),
-            (None, _) => format!("the breakpoint was not verified: debugpy did not load {} (is it the file the command runs or imports?)", self.plan.file.display()),
-            (Some(line), _) => format!("the breakpoint was set at line {line} but that line never ran (or its condition was never true)"),
-        };
-        Err(failure.with("hint", hint.into()))
+        Ok(step)
     }
 
     fn kill_all(&mut self) {
@@ -382,6 +255,102 @@ impl Run<'_> {
             group.kill();
         }
         self.adapter.kill();
+    }
+}
+
+/// One hit: the probe's marker and payload, or (when the message itself failed) the exception
+/// text debugpy put in its place.
+fn hit(text: &str) -> Hit {
+    let text = text.trim_end_matches('\n');
+    let payload = text.find("\x1edmcp:").map(|at| &text[at + "\x1edmcp:".len()..]);
+    let (truncated, json) = match payload.and_then(|p| p.split_at_checked(1)) {
+        Some(("T", json)) => (true, json.to_string()),
+        Some(("F", json)) => (false, json.to_string()),
+        _ => (false, json!({"type": "error", "value": text}).to_string()),
+    };
+    let well_formed = serde_json::from_str::<Value>(&json).is_ok_and(|v| v["type"].is_string());
+    let result = if well_formed {
+        json
+    } else {
+        json!({"type": "error", "value": format!("unreadable report: {}", log::clip(text))})
+            .to_string()
+    };
+    Hit { result, truncated, stack: None }
+}
+
+impl Collector for Run<'_> {
+    type Event = Value;
+
+    fn inputs(&self) -> Inputs<Value> {
+        let (exited, tick) = (crossbeam_channel::never(), crossbeam_channel::never());
+        Inputs { events: self.client.events().clone(), exited, tick }
+    }
+
+    fn handle(&mut self, input: Input<Value>) -> Result<Step, Failure> {
+        match input {
+            Input::Event(event) => self.handle_event(event),
+            Input::Closed => Ok(Step::Finished),
+            Input::Exited(_) | Input::Tick => Ok(Step::Go),
+        }
+    }
+
+    fn stop_hits(&mut self) {
+        let source = json!({"path": self.plan.real_file.display().to_string()});
+        drop(self.client.send("setBreakpoints", json!({"source": source, "breakpoints": []})));
+    }
+
+    /// Nothing is left: the program (its process group) and the adapter.
+    fn end(&mut self, timed_out: bool) -> Exit {
+        if timed_out {
+            self.client.disconnect(true);
+        }
+        // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
+        self.client.close_input();
+        let _ = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
+        self.kill_all();
+        let exit = match (timed_out, self.exit_code) {
+            (false, Some(code)) => Exit { code: Some(code), signal: None },
+            _ => Exit { code: None, signal: Some(sys::SIGKILL) },
+        };
+        log::debug(format_args!("python program ended ({})", exit.describe()));
+        exit
+    }
+
+    fn abort(&mut self) {
+        // The launcher and the program may have started before we know their pids: the
+        // adapter ends them.
+        self.client.disconnect(true);
+        self.client.close_input();
+        let _ = self.adapter.finish(Duration::ZERO);
+        self.kill_all();
+    }
+
+    fn output(&self) -> Value {
+        self.output.to_json()
+    }
+
+    fn undebugged(&self) -> Undebugged {
+        let program = self.debuggee.map(|group| group.pid());
+        Undebugged {
+            processes: program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default(),
+            workers: 0,
+        }
+    }
+
+    fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
+        (self.resolved_line, None, Vec::new())
+    }
+
+    fn never_bound(&self) -> String {
+        format!(
+            "the breakpoint was not verified: debugpy did not load {} (is it the file the \
+             command runs or imports?)",
+            self.plan.file.display()
+        )
+    }
+
+    fn no_code(&self) -> Option<String> {
+        self.no_code.clone()
     }
 }
 

@@ -20,13 +20,13 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Variable,
     VariablesQuery, VALUE_PREVIEW,
 };
+use crate::debugger::script::Undebugged;
 use crate::debugger::session::{self as actor, clip, AttachSpec, Begin, LaunchSpec};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
 use crate::sessions::{Handle, Watch};
 use crate::sys;
-use crate::tools::script::Undebugged;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;

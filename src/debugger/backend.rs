@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::debugger::model::{Action, BreakpointSpec, Resolution, Source, Stop};
 use crate::debugger::model::{Frame, Variable, VariablesQuery};
+use crate::debugger::script::Undebugged;
 use crate::debugger::Failure;
 use crate::process::{Exit, Output};
-use crate::tools::script::Undebugged;
 
 /// What the actor selects on for a backend, besides its own commands and clocks. Each may be
 /// `never()`.

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::debugger::script::{Language, Outcome, Plan};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
-use crate::process::Exit;
 use crate::shell::{self, CommandLine};
 use crate::tools::{ArgError, Args, Call, ToolResult};
 
@@ -22,36 +22,6 @@ pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 pub(crate) const DEFAULT_MAX_HITS: u64 = 10_000;
 const MAX_MAX_HITS: u64 = 1_000_000;
-
-/// The results of all hits together stay under this many bytes of JSON; the text block repeats
-/// them, so the whole message stays well under the 10 MiB clients accept.
-pub(crate) const RESULTS_BUDGET: usize = 3 * 1024 * 1024;
-/// One value's JSON is cut to about this many characters.
-pub(crate) const VALUE_CHARS: usize = 64 * 1024;
-
-/// A checked request.
-#[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    pub(crate) command: CommandLine,
-    /// The file as the agent named it, made absolute (a symlink stays a symlink).
-    pub(crate) file: PathBuf,
-    /// The file with every symlink resolved: what Node loads by default.
-    pub(crate) real_file: PathBuf,
-    pub(crate) line: u32,
-    pub(crate) condition: Option<String>,
-    pub(crate) expression: String,
-    pub(crate) timeout: Duration,
-    pub(crate) max_hits: u64,
-    pub(crate) include_stack: bool,
-    /// Which debugger runs it.
-    pub(crate) language: Language,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Language {
-    Node,
-    Python,
-}
 
 /// The language a command runs: the `language` argument when given, else from the
 /// program's name.
@@ -87,152 +57,6 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
     json!({"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python, a script or console script such as venv/bin/pytest whose #! line names Python) or a `.py` breakpoint file: Python through debugpy; else Node."})
-}
-
-/// How a run that produced an answer ended.
-#[derive(Debug, Default)]
-pub(crate) struct Outcome {
-    /// The JSON text of one `{type, value}` (plus `stack`) per hit, in hit order.
-    pub(crate) results: Vec<String>,
-    /// Where the breakpoint landed, in the file's own (original) lines.
-    pub(crate) resolved_line: Option<u32>,
-    /// Set when a map placed it in another original file than asked.
-    pub(crate) resolved_file: Option<String>,
-    /// `{file, line, column}` of each generated location, when a source map placed it.
-    pub(crate) generated: Vec<Value>,
-    pub(crate) exit: Option<Exit>,
-    pub(crate) timed_out: bool,
-    pub(crate) hits_capped: bool,
-    /// Some values were cut or left out to keep the answer small.
-    pub(crate) values_truncated: bool,
-    /// `{stdout, stderr, truncated}`.
-    pub(crate) output: Value,
-    /// Child processes and worker threads the program ran outside the debugger.
-    pub(crate) undebugged: Undebugged,
-    /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
-    results_bytes: usize,
-}
-
-/// What the program ran where breakpoints do not reach (until child processes and workers are
-/// debugged): child processes (as far as they were seen) and worker threads.
-#[derive(Debug, Default)]
-pub(crate) struct Undebugged {
-    pub(crate) processes: Vec<crate::process::Descendant>,
-    pub(crate) workers: usize,
-}
-
-impl Undebugged {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.processes.is_empty() && self.workers == 0
-    }
-
-    /// `{processes: [{pid, command}], workers}`.
-    pub(crate) fn to_json(&self) -> Value {
-        let processes: Vec<Value> = self
-            .processes
-            .iter()
-            .map(|d| json!({"pid": d.process.pid, "command": command_label(d)}))
-            .collect();
-        json!({"processes": processes, "workers": self.workers})
-    }
-
-    /// "3 child processes (pid 12: node t.js, …) and 1 worker thread", or `None`.
-    pub(crate) fn describe(&self) -> Option<String> {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let mut parts = Vec::new();
-        if !self.processes.is_empty() {
-            let named: Vec<String> = self
-                .processes
-                .iter()
-                .take(3)
-                .map(|d| format!("pid {}: {}", d.process.pid, command_label(d)))
-                .collect();
-            let more = if self.processes.len() > 3 { ", …" } else { "" };
-            let n = self.processes.len();
-            let what = plural(n, "child process", "child processes");
-            parts.push(format!("{what} ({}{more})", named.join("; ")));
-        }
-        if self.workers > 0 {
-            parts.push(plural(self.workers, "worker thread", "worker threads"));
-        }
-        (!parts.is_empty()).then(|| parts.join(" and "))
-    }
-
-    /// The note for an answer: what ran undebugged.
-    pub(crate) fn note(&self) -> Option<String> {
-        self.describe().map(|what| {
-            format!(
-                "Note: code run in {what} was not debugged: breakpoints apply only to the \
-                 process debug-mcp started."
-            )
-        })
-    }
-
-    /// The hint for a breakpoint that was not hit, when the program ran code outside the
-    /// debugger: `missed` says what did not happen in our process ("line 7 never ran").
-    pub(crate) fn hint(&self, missed: &str) -> Option<String> {
-        self.describe().map(|what| {
-            format!(
-                "{missed} in the process debug-mcp started; the program also ran {what} outside \
-                 the debugger: if the line ran there, its hits were not seen"
-            )
-        })
-    }
-
-    /// Adds `undebugged` to a failure's details, when there is anything to say.
-    pub(crate) fn add_to(&self, failure: Failure) -> Failure {
-        match self.is_empty() {
-            true => failure,
-            false => failure.with("undebugged", self.to_json()),
-        }
-    }
-
-    /// Adds `undebugged` and the note (as `message`) to an exited session state.
-    pub(crate) fn add_to_state(&self, state: &mut Value) {
-        if let Some(note) = self.note() {
-            state["undebugged"] = self.to_json();
-            state["message"] = note.into();
-        }
-    }
-}
-
-/// A descendant's command, short enough for an answer.
-fn command_label(d: &crate::process::Descendant) -> String {
-    crate::debugger::session::clip(&d.command, 200)
-}
-
-impl Outcome {
-    /// Adds one hit's `{type, value}` JSON text (the value replaced by a marker once the
-    /// answer's budget is spent) and reports progress. True when this hit is the `max_hits`th.
-    pub(crate) fn record_hit(
-        &mut self,
-        mut result: String,
-        truncated: bool,
-        max_hits: u64,
-        progress: &crate::tools::Progress,
-    ) -> bool {
-        self.values_truncated |= truncated;
-        self.results_bytes += result.len();
-        if self.results_bytes > RESULTS_BUDGET {
-            let omitted = format!(
-                "[omitted: the values so far exceed the {} MiB answer budget]",
-                RESULTS_BUDGET / (1024 * 1024)
-            );
-            let kind = serde_json::from_str::<Value>(&result)
-                .map(|v| v["type"].clone())
-                .unwrap_or_default();
-            result = json!({"type": kind, "value": omitted}).to_string();
-            self.values_truncated = true;
-        }
-        self.results.push(result);
-        let hits = self.results.len() as u64;
-        progress.report(hits, || format!("hit {hits}"));
-        if hits == max_hits {
-            self.hits_capped = true;
-        }
-        hits == max_hits
-    }
 }
 
 pub(crate) fn declaration() -> Value {

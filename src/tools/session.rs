@@ -383,7 +383,7 @@ fn handle_launch(arguments: &Value, call: &Call) -> Reply {
     let files: Vec<String> = breakpoints.iter().map(|b| b.file.display().to_string()).collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     let python = script::language_arg(&args, &command, &files).map_err(arg_failure)?
-        == script::Language::Python;
+        == crate::debugger::script::Language::Python;
     let spec = LaunchSpec {
         command,
         breakpoints,
@@ -465,7 +465,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
             problem: "give exactly one of `url`, `port` or `pid`".into(),
         }));
     }
-    if language == Some(script::Language::Python) && port == 0 {
+    if language == Some(crate::debugger::script::Language::Python) && port == 0 {
         return Err(arg_failure(ArgError {
             field: "port".into(),
             problem: "a Python program is attached to by the port debugpy listens on: start it \
@@ -477,7 +477,7 @@ fn handle_attach(arguments: &Value, call: &Call) -> Reply {
         if !host_allowed(host) {
             return Err(refuse_host(host));
         }
-        if language != Some(script::Language::Node) {
+        if language != Some(crate::debugger::script::Language::Node) {
             let address = node::socket_address(host, port as u16)
                 .map_err(|m| Failure::new(Code::NoInspector, m))?;
             match crate::dap::session::connect(address, &call.cancel)? {

@@ -14,10 +14,10 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Frame, Location, Reason, Resolution, Source, Stop, Variable,
     VariablesQuery,
 };
+use crate::debugger::script::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Output};
 use crate::sessions::{Clocks, Handle, Watch};
-use crate::tools::script::Undebugged;
 
 /// Every wait in these tests ends by this.
 const PATIENCE: Duration = Duration::from_secs(5);

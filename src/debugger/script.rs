@@ -1,0 +1,407 @@
+//! One `debug-script` driver for every runtime: the loop that collects hits until the program
+//! ends, the deadline passes or the call is cancelled; the hit cap, the answer's byte budget
+//! and progress; and the ending: the outcome, or the failure that says why no hit came. A
+//! runtime provides how a hit is collected ([`Collector`]); Node's is `cdp/script.rs`,
+//! Python's `dap/script.rs`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::select;
+use serde_json::{json, Value};
+
+use crate::call::Call;
+use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::{Code, Failure};
+use crate::process::Exit;
+use crate::shell::CommandLine;
+
+/// The results of all hits together stay under this many bytes of JSON; the text block repeats
+/// them, so the whole message stays well under the 10 MiB clients accept.
+pub(crate) const RESULTS_BUDGET: usize = 3 * 1024 * 1024;
+/// One value's JSON is cut to about this many characters.
+pub(crate) const VALUE_CHARS: usize = 64 * 1024;
+/// How long to keep reading events after the program's process died without saying goodbye:
+/// what it sent may still be in the socket.
+const EVENTS_GRACE: Duration = Duration::from_millis(500);
+
+/// A checked request.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) command: CommandLine,
+    /// The file as the agent named it, made absolute (a symlink stays a symlink).
+    pub(crate) file: PathBuf,
+    /// The file with every symlink resolved: what Node loads by default.
+    pub(crate) real_file: PathBuf,
+    pub(crate) line: u32,
+    pub(crate) condition: Option<String>,
+    pub(crate) expression: String,
+    pub(crate) timeout: Duration,
+    pub(crate) max_hits: u64,
+    pub(crate) include_stack: bool,
+    /// Which debugger runs it.
+    pub(crate) language: Language,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Language {
+    Node,
+    Python,
+}
+
+/// How a run that produced an answer ended.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// The JSON text of one `{type, value}` (plus `stack`) per hit, in hit order.
+    pub(crate) results: Vec<String>,
+    /// Where the breakpoint landed, in the file's own (original) lines.
+    pub(crate) resolved_line: Option<u32>,
+    /// Set when a map placed it in another original file than asked.
+    pub(crate) resolved_file: Option<String>,
+    /// `{file, line, column}` of each generated location, when a source map placed it.
+    pub(crate) generated: Vec<Value>,
+    pub(crate) exit: Option<Exit>,
+    pub(crate) timed_out: bool,
+    pub(crate) hits_capped: bool,
+    /// Some values were cut or left out to keep the answer small.
+    pub(crate) values_truncated: bool,
+    /// `{stdout, stderr, truncated}`.
+    pub(crate) output: Value,
+    /// Child processes and worker threads the program ran outside the debugger.
+    pub(crate) undebugged: Undebugged,
+    /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
+    results_bytes: usize,
+}
+
+/// What the program ran where breakpoints do not reach (until child processes and workers are
+/// debugged): child processes (as far as they were seen) and worker threads.
+#[derive(Debug, Default)]
+pub(crate) struct Undebugged {
+    pub(crate) processes: Vec<crate::process::Descendant>,
+    pub(crate) workers: usize,
+}
+
+impl Undebugged {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.processes.is_empty() && self.workers == 0
+    }
+
+    /// `{processes: [{pid, command}], workers}`.
+    pub(crate) fn to_json(&self) -> Value {
+        let processes: Vec<Value> = self
+            .processes
+            .iter()
+            .map(|d| json!({"pid": d.process.pid, "command": command_label(d)}))
+            .collect();
+        json!({"processes": processes, "workers": self.workers})
+    }
+
+    /// "3 child processes (pid 12: node t.js, …) and 1 worker thread", or `None`.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if !self.processes.is_empty() {
+            let named: Vec<String> = self
+                .processes
+                .iter()
+                .take(3)
+                .map(|d| format!("pid {}: {}", d.process.pid, command_label(d)))
+                .collect();
+            let more = if self.processes.len() > 3 { ", …" } else { "" };
+            let n = self.processes.len();
+            let what = plural(n, "child process", "child processes");
+            parts.push(format!("{what} ({}{more})", named.join("; ")));
+        }
+        if self.workers > 0 {
+            parts.push(plural(self.workers, "worker thread", "worker threads"));
+        }
+        (!parts.is_empty()).then(|| parts.join(" and "))
+    }
+
+    /// The note for an answer: what ran undebugged.
+    pub(crate) fn note(&self) -> Option<String> {
+        self.describe().map(|what| {
+            format!(
+                "Note: code run in {what} was not debugged: breakpoints apply only to the \
+                 process debug-mcp started."
+            )
+        })
+    }
+
+    /// The hint for a breakpoint that was not hit, when the program ran code outside the
+    /// debugger: `missed` says what did not happen in our process ("line 7 never ran").
+    pub(crate) fn hint(&self, missed: &str) -> Option<String> {
+        self.describe().map(|what| {
+            format!(
+                "{missed} in the process debug-mcp started; the program also ran {what} outside \
+                 the debugger: if the line ran there, its hits were not seen"
+            )
+        })
+    }
+
+    /// Adds `undebugged` to a failure's details, when there is anything to say.
+    pub(crate) fn add_to(&self, failure: Failure) -> Failure {
+        match self.is_empty() {
+            true => failure,
+            false => failure.with("undebugged", self.to_json()),
+        }
+    }
+
+    /// Adds `undebugged` and the note (as `message`) to an exited session state.
+    pub(crate) fn add_to_state(&self, state: &mut Value) {
+        if let Some(note) = self.note() {
+            state["undebugged"] = self.to_json();
+            state["message"] = note.into();
+        }
+    }
+}
+
+impl Outcome {
+    /// Adds `stack` to the last hit's result.
+    fn attach_stack(&mut self, stack: Vec<Value>) {
+        // The result is a JSON object's text ending in `}`: add the field before it.
+        let Some(last) = self.results.last_mut() else { return };
+        if last.ends_with('}') {
+            last.pop();
+            last.push_str(&format!(r#","stack":{}}}"#, Value::from(stack)));
+        }
+    }
+}
+
+/// A descendant's command, short enough for an answer.
+fn command_label(d: &crate::process::Descendant) -> String {
+    crate::debugger::session::clip(&d.command, 200)
+}
+
+impl Outcome {
+    /// Adds one hit's `{type, value}` JSON text (the value replaced by a marker once the
+    /// answer's budget is spent) and reports progress. True when this hit is the `max_hits`th.
+    pub(crate) fn record_hit(
+        &mut self,
+        mut result: String,
+        truncated: bool,
+        max_hits: u64,
+        progress: &crate::call::Progress,
+    ) -> bool {
+        self.values_truncated |= truncated;
+        self.results_bytes += result.len();
+        if self.results_bytes > RESULTS_BUDGET {
+            let omitted = format!(
+                "[omitted: the values so far exceed the {} MiB answer budget]",
+                RESULTS_BUDGET / (1024 * 1024)
+            );
+            let kind = serde_json::from_str::<Value>(&result)
+                .map(|v| v["type"].clone())
+                .unwrap_or_default();
+            result = json!({"type": kind, "value": omitted}).to_string();
+            self.values_truncated = true;
+        }
+        self.results.push(result);
+        let hits = self.results.len() as u64;
+        progress.report(hits, || format!("hit {hits}"));
+        if hits == max_hits {
+            self.hits_capped = true;
+        }
+        hits == max_hits
+    }
+}
+
+/// One hit, as a runtime collected it: the JSON text of `{type, value}`, whether the probe cut
+/// the value, and the stack when one was asked for.
+pub(crate) struct Hit {
+    pub(crate) result: String,
+    pub(crate) truncated: bool,
+    pub(crate) stack: Option<Vec<Value>>,
+}
+
+/// What one input meant to a run.
+pub(crate) enum Step {
+    Go,
+    Hit(Hit),
+    /// The stack of the hit reported last (Node pauses after its probe reported the value).
+    Stack(Vec<Value>),
+    /// The program's process ended: read on briefly, then finish.
+    Draining,
+    Finished,
+}
+
+/// Why collecting stopped.
+#[derive(Clone, Copy, PartialEq)]
+enum End {
+    /// The program finished (or the connection closed).
+    Finished,
+    TimedOut,
+}
+
+/// How a runtime collects `debug-script` hits, once its program runs with the breakpoint set.
+pub(crate) trait Collector {
+    type Event;
+
+    fn inputs(&self) -> Inputs<Self::Event>;
+    fn handle(&mut self, input: Input<Self::Event>) -> Result<Step, Failure>;
+    /// The hit cap was reached: stop reporting (remove the breakpoint).
+    fn stop_hits(&mut self);
+    /// The program finished, or (`timed_out`) is killed: how it ended, with nothing of ours
+    /// left running.
+    fn end(&mut self, timed_out: bool) -> Exit;
+    /// A failure or a cancel: end everything at once.
+    fn abort(&mut self);
+    /// `{stdout, stderr, truncated}`.
+    fn output(&self) -> Value;
+    fn undebugged(&self) -> Undebugged;
+    /// Where the breakpoint landed: its line, the original file when a map put it in another,
+    /// and the generated places.
+    fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>);
+    /// A runtime's own reason for no hit, when it has a better one than "never ran".
+    fn no_hit_failure(&self, _exit: Exit, _timed_out: bool) -> Option<Failure> {
+        None
+    }
+    /// Why the breakpoint never bound, in the runtime's words.
+    fn never_bound(&self) -> String;
+    /// Why the breakpoint's line can never stop, when the debugger said so.
+    fn no_code(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Collects hits until the program ends, then ends the run. `started` is how setting up went:
+/// on failure, everything the collector started is ended and the failure returned.
+pub(crate) fn drive<C: Collector>(
+    collector: &mut C,
+    started: Result<(), Failure>,
+    plan: &Plan,
+    call: &Call,
+    deadline: Instant,
+) -> Result<Outcome, Failure> {
+    let mut outcome = Outcome::default();
+    match started.and_then(|()| collect(collector, &mut outcome, plan, call, deadline)) {
+        Ok(end) => finish(collector, outcome, end, plan, call),
+        Err(failure) => {
+            collector.abort();
+            Err(failure)
+        }
+    }
+}
+
+fn collect<C: Collector>(
+    collector: &mut C,
+    outcome: &mut Outcome,
+    plan: &Plan,
+    call: &Call,
+    deadline: Instant,
+) -> Result<End, Failure> {
+    let mut timeout = crossbeam_channel::at(deadline);
+    let mut timeout_means = End::TimedOut;
+    loop {
+        let inputs = collector.inputs();
+        let input = select! {
+            recv(inputs.events) -> event => event.map_or(Input::Closed, Input::Event),
+            recv(inputs.exited) -> exit => Input::Exited(exit.ok()),
+            recv(inputs.tick) -> _ => Input::Tick,
+            recv(timeout) -> _ => return Ok(timeout_means),
+            recv(call.cancel) -> _ => return Err(Failure::Cancelled),
+        };
+        match collector.handle(input)? {
+            Step::Go => {}
+            Step::Hit(hit) => {
+                if outcome.hits_capped {
+                    continue; // in flight when the breakpoint was removed
+                }
+                let capped =
+                    outcome.record_hit(hit.result, hit.truncated, plan.max_hits, &call.progress);
+                if let Some(stack) = hit.stack {
+                    outcome.attach_stack(stack);
+                }
+                if capped {
+                    collector.stop_hits();
+                }
+            }
+            Step::Stack(stack) => outcome.attach_stack(stack),
+            Step::Draining => {
+                timeout = crossbeam_channel::at((Instant::now() + EVENTS_GRACE).min(deadline));
+                timeout_means = End::Finished;
+            }
+            Step::Finished => return Ok(End::Finished),
+        }
+    }
+}
+
+fn finish<C: Collector>(
+    collector: &mut C,
+    mut outcome: Outcome,
+    end: End,
+    plan: &Plan,
+    call: &Call,
+) -> Result<Outcome, Failure> {
+    let timed_out = end == End::TimedOut;
+    let exit = collector.end(timed_out);
+    let hits = outcome.results.len();
+    call.log.send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
+    outcome.timed_out = timed_out;
+    outcome.exit = Some(exit);
+    outcome.output = collector.output();
+    outcome.undebugged = collector.undebugged();
+    (outcome.resolved_line, outcome.resolved_file, outcome.generated) = collector.resolution();
+    if !outcome.results.is_empty() {
+        return Ok(outcome);
+    }
+    let failure = collector.no_hit_failure(exit, timed_out).unwrap_or_else(|| match timed_out {
+        true => timeout_failure(plan.timeout),
+        false => Failure::new(Code::Exited, "Process exited before breakpoint was hit")
+            .with("exit", exit.describe().into()),
+    });
+    let mut failure = failure.with("output", outcome.output.clone());
+    if let Some(code) = exit.code.filter(|_| !timed_out) {
+        failure = failure.with("exitCode", code.into());
+    }
+    if let Some(line) = outcome.resolved_line {
+        failure = failure.with("resolvedLine", line.into());
+    }
+    let hint = never_hit_hint(collector, &outcome, plan, exit);
+    Err(outcome.undebugged.add_to(failure.with("hint", hint.into())))
+}
+
+/// The failure for a run that outlived its `timeout` before any hit.
+pub(crate) fn timeout_failure(timeout: Duration) -> Failure {
+    // The exact wording existing clients of this tool match on.
+    Failure::new(
+        Code::Timeout,
+        format!("Timeout waiting for breakpoint after {}ms", timeout.as_millis()),
+    )
+}
+
+/// Why no hit came, and what to try.
+fn never_hit_hint<C: Collector>(
+    collector: &C,
+    outcome: &Outcome,
+    plan: &Plan,
+    exit: Exit,
+) -> String {
+    if let Some(why) = collector.no_code() {
+        return format!("line {}: {why}", plan.line);
+    }
+    if !outcome.timed_out && exit.code != Some(0) {
+        return format!(
+            "the program failed ({}) before the breakpoint was reached: see its stderr",
+            exit.describe()
+        );
+    }
+    let missed = match outcome.resolved_line {
+        Some(line) => format!("line {line} never ran"),
+        None => format!("no script loaded from {}", plan.file.display()),
+    };
+    if let Some(hint) = outcome.undebugged.hint(&missed) {
+        return hint;
+    }
+    match (outcome.resolved_line, &plan.condition) {
+        (None, _) => collector.never_bound(),
+        (Some(line), None) => {
+            format!("the breakpoint was set at line {line} but that line never ran")
+        }
+        (Some(line), Some(condition)) => format!(
+            "the breakpoint was set at line {line}; either that line never ran or `{condition}` \
+             was never truthy there"
+        ),
+    }
+}
