@@ -100,15 +100,15 @@ fn python_values_by_type() {
         ("1/0", json!({"type": "error", "value": "ZeroDivisionError: division by zero"})),
         ("'x' * 100000", json!({"type": "str", "value": null})),
     ];
+    // One program, stopped once: every value through the same probe debug-script uses
+    // (debug-evaluate), instead of a debugpy launch per value.
     let mut server = Server::initialized();
+    let tag = tag();
+    let breakpoints = json!({"breakpoints": [{"file": py("values.py"), "line": 23}]});
+    let state = launch(&mut server, &tag, "values.py", "", breakpoints);
+    assert_eq!(state["state"], "paused", "{state}");
     for (expression, expected) in cases {
-        let tag = tag();
-        let result = server.debug_script(json!({
-            "command": format!("DMCP_TAG={tag} {} {}", python(), py("values.py")),
-            "breakpoint": {"file": py("values.py"), "line": 23},
-            "expression": expression,
-        }));
-        let got = &ok(&result)["results"][0];
+        let got = tool(&mut server, "debug-evaluate", json!({"expression": expression}));
         if expected["value"].is_null() && expected["type"] == "str" {
             // Large values are cut and say so.
             let value = got["value"].as_str().unwrap();
@@ -117,12 +117,22 @@ fn python_values_by_type() {
                 "{}",
                 &value[value.len() - 40..]
             );
-            assert_eq!(ok(&result)["valuesTruncated"], true);
         } else {
-            assert_eq!(got, expected, "expression: {expression}");
+            assert_eq!(&got, expected, "expression: {expression}");
         }
-        assert_no_debuggee(&tag);
     }
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+    // And once through debug-script itself, where a cut value marks the answer.
+    let result = server.debug_script(json!({
+        "command": format!("DMCP_TAG={tag} {} {}", python(), py("values.py")),
+        "breakpoint": {"file": py("values.py"), "line": 23},
+        "expression": "'x' * 100000",
+    }));
+    let got = &ok(&result)["results"][0];
+    assert_eq!(got["type"], "str");
+    assert_eq!(ok(&result)["valuesTruncated"], true, "{got}");
+    assert_no_debuggee(&tag);
 }
 
 #[test]
