@@ -172,7 +172,7 @@ fn run_once(arguments: &Value) -> ExitCode {
         log: tools::ClientLog { level: Arc::new(AtomicU8::new(u8::MAX)), out },
         sessions: sessions::Sessions::default(),
     };
-    let result = tools::call(tools::script::NAME, arguments, &call);
+    let result = tools::call("debug-script", arguments, &call);
     signals.wake();
     drop(watcher);
     match result {

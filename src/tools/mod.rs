@@ -1,41 +1,178 @@
-//! The MCP tools: their declarations (`tools/list`), argument checking, and result shapes.
+//! The MCP tools: each declared once, as a [`Tool`] that carries its name, its schema and its
+//! handler, so a name and its fields are written in one place and the fields a call may carry
+//! are exactly its schema's (ripgrep's `Flag` habit).
 //!
-//! Each tool family has a file with its schema and a `handle_*` function. Handlers run on a
-//! worker thread of their own (see `server.rs`) and get a [`Call`]: the cancel signal to select
-//! on, and ways to report progress and log to the client. Handlers never see wire bytes; they
-//! drive `cdp::Client` and return a [`ToolResult`].
+//! One file per concern: `script.rs` (`debug-script`), `launch.rs` (starting, attaching,
+//! listing and ending sessions), `control.rs` (continue, step, pause, exceptions),
+//! `breakpoints.rs`, `inspect.rs` (stack, variables, evaluation, output, sources). Handlers run
+//! on a worker thread of their own (see `server.rs`) and get a [`Call`]: the cancel signal to
+//! select on, and ways to report progress and log to the client. They return a [`ToolResult`]
+//! or a [`Failure`]; `render_failure` turns the latter into the error result.
 
+mod breakpoints;
+mod control;
+mod inspect;
+mod launch;
 pub(crate) mod script;
-pub(crate) mod session;
 
 pub(crate) use crate::call::{Call, ClientLog, Progress};
 
-use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::debugger::Code;
+use crossbeam_channel::{select, Sender};
+use serde_json::{json, Map, Value};
+
+use crate::debugger::session::{Command, Reply};
+use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
+use crate::sessions::{Handle, Watch};
+use crate::tools::script::{render_failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+
+/// One tool: what `tools/list` shows of it and how a call runs.
+pub(crate) struct Tool {
+    pub(crate) name: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) description: &'static str,
+    /// The input schema's `properties`: also the only fields a call may carry.
+    pub(crate) properties: fn() -> Value,
+    pub(crate) required: &'static [&'static str],
+    /// Reads only (`readOnlyHint`, `idempotentHint`).
+    pub(crate) read_only: bool,
+    /// The output schema.
+    pub(crate) output: fn() -> Value,
+    pub(crate) run: fn(&Args, &Call) -> Result<ToolResult, Failure>,
+}
+
+impl Tool {
+    fn declaration(&self) -> Value {
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": {"type": "object", "properties": (self.properties)(),
+                            "required": self.required, "additionalProperties": false},
+            "outputSchema": (self.output)(),
+            "annotations": {"title": self.title, "readOnlyHint": self.read_only,
+                            "destructiveHint": false, "idempotentHint": self.read_only,
+                            "openWorldHint": false}
+        })
+    }
+}
+
+/// Every tool, in the order `tools/list` shows them.
+fn all() -> impl Iterator<Item = &'static Tool> {
+    [script::TOOLS, launch::TOOLS, breakpoints::TOOLS, control::TOOLS, inspect::TOOLS]
+        .into_iter()
+        .flatten()
+}
 
 /// Every tool, as `tools/list` shows it.
 pub(crate) fn list() -> Vec<Value> {
-    let mut tools = vec![script::declaration()];
-    tools.extend(session::declarations());
-    tools
+    all().map(Tool::declaration).collect()
 }
 
 /// Whether `name` is a tool (an unknown name is a protocol error, not a tool result).
 pub(crate) fn exists(name: &str) -> bool {
-    name == script::NAME || session::NAMES.contains(&name)
+    all().any(|tool| tool.name == name)
 }
 
 /// Runs a tool. `None` means the call was cancelled: no response is sent for it.
 pub(crate) fn call(name: &str, arguments: &Value, call: &Call) -> Option<ToolResult> {
-    match name {
-        script::NAME => script::handle_debug_script(arguments, call),
-        name if session::NAMES.contains(&name) => session::handle(name, arguments, call),
-        _ => {
-            Some(ToolResult::error(Code::UnknownTool, format!("Unknown tool: {name}"), Map::new()))
-        }
+    let Some(tool) = all().find(|tool| tool.name == name) else {
+        return Some(ToolResult::error(
+            Code::UnknownTool,
+            format!("Unknown tool: {name}"),
+            Map::new(),
+        ));
+    };
+    let run = || {
+        let args = Args::new(arguments)?;
+        args.deny_unknown_in(&(tool.properties)())?;
+        (tool.run)(&args, call)
+    };
+    match run() {
+        Ok(result) => Some(result),
+        Err(failure) => render_failure(failure),
     }
+}
+
+/// A session tool's answer: its state or other object, as the result.
+fn answer(reply: Reply) -> Result<ToolResult, Failure> {
+    reply.map(|value| ToolResult::ok(Json::from(&value), Vec::new()))
+}
+
+/// A call waits at most this much longer than its own timeout for the session to answer.
+const MARGIN: Duration = Duration::from_secs(15);
+
+/// Sends a command to a session (`sessionId`, or the only one) and waits for its reply, or
+/// the cancel signal.
+fn ask(
+    args: &Args,
+    call: &Call,
+    limit: Duration,
+    make: impl FnOnce(Sender<Reply>) -> Command,
+) -> Reply {
+    let id = args.optional_string("sessionId")?;
+    ask_session(call, id, limit, make)
+}
+
+fn ask_session(
+    call: &Call,
+    id: Option<&str>,
+    limit: Duration,
+    make: impl FnOnce(Sender<Reply>) -> Command,
+) -> Reply {
+    let (id, commands) = call.sessions.find(id).map_err(|m| Failure::new(Code::NoSession, m))?;
+    let (reply_tx, reply) = crossbeam_channel::bounded(1);
+    commands
+        .send(make(reply_tx))
+        .map_err(|_| Failure::new(Code::NoSession, format!("session {id} has ended")))?;
+    select! {
+        recv(reply) -> answer => answer.unwrap_or_else(|_| Err(Failure::new(Code::NoSession, format!("session {id} ended while answering")))),
+        recv(call.cancel) -> _ => Err(Failure::Cancelled),
+        recv(crossbeam_channel::after(limit + MARGIN)) -> _ => Err(Failure::new(Code::Internal, format!("session {id} did not answer"))),
+    }
+}
+
+/// Opens a session: reserves its id, starts it with `start` and registers it. Gives the id
+/// and the first state.
+fn open_session(
+    call: &Call,
+    start: impl FnOnce(&str, Arc<Watch>) -> Result<(Handle, Value), Failure>,
+) -> Result<(String, Value), Failure> {
+    let id = call.sessions.next_id().map_err(|m| Failure::new(Code::TooManySessions, m))?;
+    let (handle, state) = start(&id, call.sessions.watch())?;
+    call.sessions.insert(id.clone(), handle);
+    Ok((id, state))
+}
+
+fn session_id() -> Value {
+    json!({"type": "string", "description": "The session (from debug-launch); may be omitted when exactly one is open."})
+}
+
+fn timeout() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS,
+           "description": "Milliseconds to wait for the program to stop; then the state is `running` (not an error)."})
+}
+
+fn timeout_arg(args: &Args) -> Result<Duration, Failure> {
+    let ms = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
+    Ok(Duration::from_millis(ms))
+}
+
+/// Stop states and other session answers vary in shape; every one is an object.
+fn any_object() -> Value {
+    json!({"type": "object", "properties": {
+        "sessionId": {"type": "string"},
+        "state": {"type": "string", "enum": ["paused", "running", "exited"]},
+        "error": {"type": "string"}, "code": {"type": "string"}}})
+}
+
+/// `{"sessionId": ...}` and the given properties.
+fn with_session(mut properties: Value) -> Value {
+    properties["sessionId"] = session_id();
+    properties
 }
 
 /// What a tool returns: its structured content (as JSON text, so a large answer is never
@@ -101,12 +238,15 @@ impl ArgError {
     fn new(field: &str, problem: impl Into<String>) -> ArgError {
         ArgError { field: field.to_string(), problem: problem.into() }
     }
+}
 
-    pub(crate) fn into_result(self) -> ToolResult {
-        let message = format!("invalid argument `{}`: {}", self.field, self.problem);
-        let mut details = Map::new();
-        details.insert("field".into(), self.field.into());
-        ToolResult::error(Code::InvalidArguments, message, details)
+impl From<ArgError> for Failure {
+    fn from(e: ArgError) -> Failure {
+        Failure::new(
+            Code::InvalidArguments,
+            format!("invalid argument `{}`: {}", e.field, e.problem),
+        )
+        .with("field", e.field.into())
     }
 }
 
@@ -131,6 +271,14 @@ impl<'a> Args<'a> {
         format!("{}{name}", self.prefix)
     }
 
+    /// Fails on any key that is not one of `schema`'s `properties`.
+    pub(crate) fn deny_unknown_in(&self, schema_properties: &Value) -> Result<(), ArgError> {
+        let known: Vec<&str> = schema_properties
+            .as_object()
+            .map_or(Vec::new(), |p| p.keys().map(String::as_str).collect());
+        self.deny_unknown(&known)
+    }
+
     /// Fails on any key the tool does not know, so a typo is not silently ignored.
     pub(crate) fn deny_unknown(&self, known: &[&str]) -> Result<(), ArgError> {
         match self.object.keys().find(|k| !known.contains(&k.as_str())) {
@@ -140,6 +288,16 @@ impl<'a> Args<'a> {
             )),
             None => Ok(()),
         }
+    }
+
+    /// Whether these are the fields of an object inside the arguments, not the arguments.
+    pub(crate) fn is_nested(&self) -> bool {
+        !self.prefix.is_empty()
+    }
+
+    /// Whether the call gave `name` (and not as null).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
     }
 
     fn get(&self, name: &str) -> Option<&'a Value> {

@@ -14,9 +14,7 @@ use crate::debugger::script::{Language, Outcome, Plan};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::shell::{self, CommandLine};
-use crate::tools::{ArgError, Args, Call, ToolResult};
-
-pub(crate) const NAME: &str = "debug-script";
+use crate::tools::{ArgError, Args, Call, Tool, ToolResult};
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -59,126 +57,99 @@ pub(crate) fn language_schema() -> Value {
     json!({"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python, a script or console script such as venv/bin/pytest whose #! line names Python) or a `.py` breakpoint file: Python through debugpy; else Node."})
 }
 
-pub(crate) fn declaration() -> Value {
+pub(crate) const TOOLS: &[Tool] = &[Tool {
+    name: "debug-script",
+    title: "Debug a script: evaluate an expression at a breakpoint",
+    description: "Runs a Node.js or Python command under the debugger, evaluates `expression` \
+        in the frame every time `breakpoint` is hit (locals and closures are visible), and \
+        returns every value in hit order with its type, plus the exit code and the tail of \
+        stdout/stderr. The program is never left stopped: it runs to its end (or is killed at \
+        `timeout`). Use it to answer questions like 'what is order.total each time line 42 \
+        runs?'. No inspector flag is needed in `command` (a free port is chosen). If \
+        `resolvedLine` differs from the line you asked for, the debugger moved the breakpoint \
+        to the nearest line with code. An expression that throws yields {type: 'error', value: \
+        message} for that hit. Code run in child processes or worker threads is not debugged; \
+        `undebugged` lists them.",
+    properties,
+    required: &["command", "breakpoint", "expression"],
+    read_only: false,
+    output,
+    run,
+}];
+
+fn breakpoint_properties() -> Value {
     json!({
-        "name": NAME,
-        "title": "Debug a script: evaluate an expression at a breakpoint",
-        "description": "Runs a Node.js or Python command under the debugger, evaluates \
-            `expression` in the frame every time `breakpoint` is hit (locals and closures are \
-            visible), and returns every value in hit order with its type, plus the exit code and \
-            the tail of stdout/stderr. The program is never left stopped: it runs to its end \
-            (or is killed at `timeout`). Use it to answer questions like 'what is order.total \
-            each time line 42 runs?'. No inspector flag is needed in `command` (a free port is \
-            chosen). If `resolvedLine` differs from the line you asked for, the debugger moved \
-            the breakpoint to the nearest line with code. An expression that throws yields \
-            {type: 'error', value: message} for that hit. Code run in child processes or worker \
-            threads is not debugged; `undebugged` lists them.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
-                "breakpoint": {
-                    "type": "object",
-                    "properties": {
-                        "file": {"type": "string", "description": "Script path, absolute or relative to the server's working directory."},
-                        "line": {"type": "integer", "minimum": 1, "description": "1-based line number."},
-                        "condition": {"type": "string", "description": "Optional expression in the program's language (JavaScript or Python); only hits where it is truthy count."}
-                    },
-                    "required": ["file", "line"],
-                    "additionalProperties": false
-                },
-                "expression": {"type": "string", "description": "Expression in the program's language (JavaScript or Python) evaluated in the frame at each hit."},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS, "description": "Milliseconds for the whole run; the program is killed after it."},
-                "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
-                "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."},
-                "language": language_schema()
-            },
-            "required": ["command", "breakpoint", "expression"],
-            "additionalProperties": false
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "results": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "type": {"type": "string"},
-                        "value": {},
-                        "stack": {"type": "array", "items": {"type": "object", "properties": {
-                            "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}}
-                    },
-                    "required": ["type", "value"]
-                }},
-                "breakpoint": {"type": "object", "properties": {
-                    "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},
-                "exitCode": {"type": "integer"},
-                "signal": {"type": "integer"},
-                "timedOut": {"type": "boolean"},
-                "hitsCapped": {"type": "boolean"},
-                "valuesTruncated": {"type": "boolean"},
-                "undebugged": {"type": "object", "description": "What the program ran outside the debugger (child processes, as far as seen, and worker threads); present only when it ran any.",
-                    "properties": {
-                        "processes": {"type": "array", "items": {"type": "object", "properties": {
-                            "pid": {"type": "integer"}, "command": {"type": "string"}}}},
-                        "workers": {"type": "integer"}}},
-                "output": {"type": "object", "properties": {
-                    "stdout": {"type": "string"}, "stderr": {"type": "string"}, "truncated": {"type": "boolean"}}},
-                "error": {"type": "string", "description": "Present only when the call failed."},
-                "code": {"type": "string", "description": "A stable word for the kind of failure."}
-            },
-            "anyOf": [{"required": ["results"]}, {"required": ["error"]}]
-        },
-        "annotations": {
-            "title": "Debug a script",
-            "readOnlyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": false
-        }
+        "file": {"type": "string", "description": "Script path, absolute or relative to the server's working directory."},
+        "line": {"type": "integer", "minimum": 1, "description": "1-based line number."},
+        "condition": {"type": "string", "description": "Optional expression in the program's language (JavaScript or Python); only hits where it is truthy count."}
     })
 }
 
-pub(crate) fn handle_debug_script(arguments: &Value, call: &Call) -> Option<ToolResult> {
-    let plan = match plan(arguments) {
-        Ok(plan) => plan,
-        Err(PlanError::Argument(e)) => return Some(e.into_result()),
-        Err(PlanError::Failure(f)) => return render_failure(f),
-    };
+fn properties() -> Value {
+    json!({
+        "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
+        "breakpoint": {
+            "type": "object",
+            "properties": breakpoint_properties(),
+            "required": ["file", "line"],
+            "additionalProperties": false
+        },
+        "expression": {"type": "string", "description": "Expression in the program's language (JavaScript or Python) evaluated in the frame at each hit."},
+        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS, "description": "Milliseconds for the whole run; the program is killed after it."},
+        "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
+        "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."},
+        "language": language_schema()
+    })
+}
+
+fn output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "results": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string"},
+                    "value": {},
+                    "stack": {"type": "array", "items": {"type": "object", "properties": {
+                        "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}}
+                },
+                "required": ["type", "value"]
+            }},
+            "breakpoint": {"type": "object", "properties": {
+                "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},
+            "exitCode": {"type": "integer"},
+            "signal": {"type": "integer"},
+            "timedOut": {"type": "boolean"},
+            "hitsCapped": {"type": "boolean"},
+            "valuesTruncated": {"type": "boolean"},
+            "undebugged": {"type": "object", "description": "What the program ran outside the debugger (child processes, as far as seen, and worker threads); present only when it ran any.",
+                "properties": {
+                    "processes": {"type": "array", "items": {"type": "object", "properties": {
+                        "pid": {"type": "integer"}, "command": {"type": "string"}}}},
+                    "workers": {"type": "integer"}}},
+            "output": {"type": "object", "properties": {
+                "stdout": {"type": "string"}, "stderr": {"type": "string"}, "truncated": {"type": "boolean"}}},
+            "error": {"type": "string", "description": "Present only when the call failed."},
+            "code": {"type": "string", "description": "A stable word for the kind of failure."}
+        },
+        "anyOf": [{"required": ["results"]}, {"required": ["error"]}]
+    })
+}
+
+fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
+    let plan = plan(args)?;
     let outcome = match plan.language {
         Language::Node => crate::cdp::script::run(&plan, call),
         Language::Python => crate::dap::script::run(&plan, call),
-    };
-    match outcome {
-        Ok(outcome) => Some(render(&plan, outcome)),
-        Err(failure) => render_failure(failure),
-    }
+    }?;
+    Ok(render(&plan, outcome))
 }
 
-enum PlanError {
-    Argument(ArgError),
-    Failure(Failure),
-}
-
-impl From<ArgError> for PlanError {
-    fn from(e: ArgError) -> PlanError {
-        PlanError::Argument(e)
-    }
-}
-
-fn plan(arguments: &Value) -> Result<Plan, PlanError> {
-    let args = Args::new(arguments)?;
-    args.deny_unknown(&[
-        "command",
-        "breakpoint",
-        "expression",
-        "timeout",
-        "maxHits",
-        "includeStack",
-        "language",
-    ])?;
+fn plan(args: &Args) -> Result<Plan, Failure> {
     let command_text = args.string("command")?;
     let breakpoint = args.object("breakpoint")?;
-    breakpoint.deny_unknown(&["file", "line", "condition"])?;
+    breakpoint.deny_unknown_in(&breakpoint_properties())?;
     let file = breakpoint.string("file")?;
     let line = breakpoint.integer("line", 1, u64::from(u32::MAX), None)?;
     let condition = breakpoint.optional_string("condition")?.filter(|c| !c.trim().is_empty());
@@ -187,10 +158,10 @@ fn plan(arguments: &Value) -> Result<Plan, PlanError> {
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
     let command = shell::split(command_text)
-        .map_err(|problem| PlanError::Argument(ArgError { field: "command".into(), problem }))?;
-    let language = language_arg(&args, &command, &[file])?;
+        .map_err(|problem| ArgError { field: "command".into(), problem })?;
+    let language = language_arg(args, &command, &[file])?;
     let line = u32::try_from(line).expect("bounded by the range check");
-    let (file, real_file) = check_file(Path::new(file), line).map_err(PlanError::Failure)?;
+    let (file, real_file) = check_file(Path::new(file), line)?;
     Ok(Plan {
         command,
         file,

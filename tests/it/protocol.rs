@@ -47,22 +47,22 @@ fn tools_list_declares_every_tool() {
             "debug-script",
             "debug-launch",
             "debug-attach",
+            "debug-sessions",
+            "debug-stop",
             "debug-set-breakpoint",
             "debug-remove-breakpoint",
             "debug-list-breakpoints",
             "debug-continue",
             "debug-step",
             "debug-pause",
+            "debug-pause-on-exceptions",
             "debug-stack",
             "debug-variables",
             "debug-evaluate",
             "debug-set-variable",
-            "debug-pause-on-exceptions",
             "debug-output",
             "debug-scripts",
             "debug-source",
-            "debug-sessions",
-            "debug-stop"
         ]
     );
     for tool in tools {

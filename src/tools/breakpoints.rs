@@ -1,0 +1,97 @@
+//! `debug-set-breakpoint`, `debug-remove-breakpoint`, `debug-list-breakpoints`, and the
+//! breakpoint fields `debug-launch` and `debug-attach` take too.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::debugger::model::BreakpointSpec;
+use crate::debugger::session::Command;
+use crate::debugger::Failure;
+use crate::tools::script::check_file;
+use crate::tools::{answer, any_object, ask, session_id, with_session, Args, Tool};
+
+pub(crate) const TOOLS: &[Tool] = &[
+    Tool {
+        name: "debug-set-breakpoint",
+        title: "Set a breakpoint",
+        description: "Sets a breakpoint (or, with `logMessage`, a logpoint) in a running or \
+            paused session. A breakpoint in a script not loaded yet binds when it loads; \
+            `verified` and `resolved` say whether and where it is bound.",
+        properties: || with_session(breakpoint_properties()),
+        required: &["file", "line"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let spec = breakpoint_spec(args)?;
+            answer(ask(args, call, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply }))
+        },
+    },
+    Tool {
+        name: "debug-remove-breakpoint",
+        title: "Remove a breakpoint",
+        description: "Removes a breakpoint by the `breakpointId` debug-set-breakpoint or \
+            debug-list-breakpoints gave.",
+        properties: || json!({"sessionId": session_id(), "breakpointId": {"type": "string"}}),
+        required: &["breakpointId"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let id = args.string("breakpointId")?.to_string();
+            answer(ask(args, call, Duration::ZERO, |reply| Command::RemoveBreakpoint { id, reply }))
+        },
+    },
+    Tool {
+        name: "debug-list-breakpoints",
+        title: "List breakpoints",
+        description: "Every breakpoint of the session: requested and resolved locations, \
+            condition, logMessage, hit count, and why one has not bound.",
+        properties: || json!({"sessionId": session_id()}),
+        required: &[],
+        read_only: true,
+        output: any_object,
+        run: |args, call| {
+            answer(ask(args, call, Duration::ZERO, |reply| Command::ListBreakpoints { reply }))
+        },
+    },
+];
+
+/// The fields of one breakpoint.
+pub(crate) fn breakpoint_properties() -> Value {
+    json!({
+        "file": {"type": "string", "description": "Absolute or relative to the server's working directory; an original source (.ts) works through source maps."},
+        "line": {"type": "integer", "minimum": 1},
+        "column": {"type": "integer", "minimum": 1},
+        "condition": {"type": "string", "description": "An expression in the program's language; stop only when truthy."},
+        "logMessage": {"type": "string", "description": "A logpoint: log this (with {expression} parts) to debug-output instead of stopping."}
+    })
+}
+
+/// One breakpoint's fields, checked (the file exists, the line is in it). Unknown fields are
+/// refused by the caller: the tool for `debug-set-breakpoint`'s own arguments, here for an
+/// entry of `breakpoints`.
+pub(crate) fn breakpoint_spec(bp: &Args) -> Result<BreakpointSpec, Failure> {
+    if bp.is_nested() {
+        bp.deny_unknown_in(&breakpoint_properties())?;
+    }
+    let file = bp.string("file")?;
+    let line = bp.integer("line", 1, u64::from(u32::MAX), None)?;
+    let line = u32::try_from(line).expect("bounded by the range check");
+    let column = match bp.integer("column", 1, u64::from(u32::MAX), Some(0))? {
+        0 => None,
+        column => Some(u32::try_from(column).expect("bounded by the range check")),
+    };
+    let text = |name| -> Result<Option<String>, Failure> {
+        Ok(bp.optional_string(name)?.filter(|c| !c.trim().is_empty()).map(String::from))
+    };
+    let (file, real_file) = check_file(Path::new(file), line)?;
+    Ok(BreakpointSpec {
+        file,
+        real_file,
+        line,
+        column,
+        condition: text("condition")?,
+        log_message: text("logMessage")?,
+    })
+}

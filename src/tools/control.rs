@@ -1,0 +1,83 @@
+//! Moving the program: `debug-continue`, `debug-step`, `debug-pause`, and which exceptions
+//! stop it (`debug-pause-on-exceptions`). Every call that waits has a deadline and returns a
+//! state (`paused`, `running` or `exited`) rather than hanging.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::debugger::model::Action;
+use crate::debugger::session::{Command, Reply};
+use crate::tools::{answer, any_object, ask, session_id, timeout, timeout_arg, Args, Call, Tool};
+
+pub(crate) const TOOLS: &[Tool] = &[
+    Tool {
+        name: "debug-continue",
+        title: "Continue to the next stop",
+        description: "Resumes the program and returns the next stop (breakpoint, exception, \
+            `debugger;`), or `exited` with the exit code, or `running` if `timeout` passes \
+            first.",
+        properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(resume(args, call, Action::Continue)),
+    },
+    Tool {
+        name: "debug-step",
+        title: "Step over, into or out",
+        description: "Steps the paused program (`over` the current line, `into` a call, `out` \
+            of the function) and returns where it stopped.",
+        properties: || {
+            json!({"sessionId": session_id(),
+                   "kind": {"type": "string", "enum": ["over", "into", "out"]},
+                   "timeout": timeout()})
+        },
+        required: &["kind"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let action = match args.choice("kind", &["over", "into", "out"], None)? {
+                "over" => Action::StepOver,
+                "into" => Action::StepInto,
+                _ => Action::StepOut,
+            };
+            answer(resume(args, call, action))
+        },
+    },
+    Tool {
+        name: "debug-pause",
+        title: "Pause the running program",
+        description: "Stops a running program wherever it is and returns the stop state.",
+        properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(resume(args, call, Action::Pause)),
+    },
+    Tool {
+        name: "debug-pause-on-exceptions",
+        title: "Pause on exceptions",
+        description: "Chooses which exceptions stop the program: `none`, `uncaught`, or `all` \
+            (caught too).",
+        properties: || {
+            json!({"sessionId": session_id(),
+                   "state": {"type": "string", "enum": ["none", "uncaught", "all"]}})
+        },
+        required: &["state"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let state = args.choice("state", &["none", "uncaught", "all"], None)?.to_string();
+            answer(ask(args, call, Duration::ZERO, |reply| Command::PauseOnExceptions {
+                state,
+                reply,
+            }))
+        },
+    },
+];
+
+fn resume(args: &Args, call: &Call, action: Action) -> Reply {
+    let timeout = timeout_arg(args)?;
+    ask(args, call, timeout, |reply| Command::Resume { action, timeout, reply })
+}

@@ -1,0 +1,302 @@
+//! Starting and ending sessions: `debug-launch`, `debug-attach`, `debug-sessions`,
+//! `debug-stop`. Each session is a thread running the session actor (`debugger/session.rs`)
+//! over a runtime's backend; the registry is `sessions.rs`.
+
+use std::time::Duration;
+
+use crossbeam_channel::select;
+use serde_json::{json, Value};
+
+use crate::cdp::node;
+use crate::debugger::script::Language;
+use crate::debugger::session::{AttachSpec, Command, LaunchSpec};
+use crate::debugger::{Code, Failure};
+use crate::jsonrpc::Json;
+use crate::shell;
+use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
+use crate::tools::script::{self, MAX_TIMEOUT_MS};
+use crate::tools::{
+    answer, any_object, ask_session, open_session, session_id, timeout, timeout_arg, ArgError,
+    Args, Call, Tool, ToolResult,
+};
+
+pub(crate) const TOOLS: &[Tool] = &[
+    Tool {
+        name: "debug-launch",
+        title: "Launch a program under the debugger",
+        description: "Starts a Node.js or Python command under the debugger, sets `breakpoints` \
+            (original source files and lines work through source maps), and returns the first \
+            stop: where it stopped, the source around it and the local variables. Returns \
+            `sessionId` for the other debug-* tools. If nothing stops it within `timeout`, the \
+            state is `running`.",
+        properties: || {
+            json!({
+                "command": {"type": "string", "description": "e.g. `node app.js` or `python3 app.py`; no inspector flag needed."},
+                "breakpoints": breakpoints_schema(),
+                "stopOnEntry": {"type": "boolean", "default": false},
+                "pauseOnExceptions": pause_on_exceptions_schema(),
+                "language": script::language_schema(),
+                "timeout": timeout()
+            })
+        },
+        required: &["command"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(launch(args, call)),
+    },
+    Tool {
+        name: "debug-attach",
+        title: "Attach to a running Node or Python process",
+        description: "Attaches to a program that is already running. Node: by inspector \
+            WebSocket `url`, by inspector `port` (started with --inspect), or by `pid` (its \
+            inspector is opened with SIGUSR1, on port 9229). Python: by the `port` of `python \
+            -m debugpy --listen PORT app.py`. What listens on `port` is found out unless \
+            `language` says. Only this machine unless the host is in DEBUG_MCP_ALLOWED_HOSTS. \
+            `breakpoints` are set before the program goes on (one started with --inspect-brk or \
+            debugpy's --wait-for-client waits for that), and the answer is the first stop, as \
+            for debug-launch. debug-stop detaches; the process is never killed.",
+        properties: || {
+            json!({"url": {"type": "string", "description": "ws://127.0.0.1:9229/<id>"},
+                   "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                   "pid": {"type": "integer", "minimum": 1},
+                   "host": {"type": "string", "default": "127.0.0.1"},
+                   "language": {"type": "string", "enum": ["node", "python"],
+                                "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it."},
+                   "breakpoints": breakpoints_schema(),
+                   "pauseOnExceptions": pause_on_exceptions_schema(),
+                   "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
+                               "description": "Milliseconds the answer waits for a stop; by default 30000 with `breakpoints`, else it answers at once."}})
+        },
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(attach(args, call)),
+    },
+    Tool {
+        name: "debug-sessions",
+        title: "List debug sessions",
+        description: "Every open session with its state.",
+        properties: || json!({}),
+        required: &[],
+        read_only: true,
+        output: any_object,
+        run: |_, call| answer(Ok(json!({"sessions": call.sessions.list()}))),
+    },
+    Tool {
+        name: "debug-stop",
+        title: "End a debug session",
+        description: "Ends the session: kills a program it launched (with its process group and \
+            anything it started), detaches from one it attached to (which runs on), and forgets \
+            the session.",
+        properties: || json!({"sessionId": session_id()}),
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: stop,
+    },
+];
+
+fn breakpoints_schema() -> Value {
+    json!({"type": "array", "items": {"type": "object", "properties": breakpoint_properties(),
+           "required": ["file", "line"], "additionalProperties": false}})
+}
+
+pub(crate) fn pause_on_exceptions_schema() -> Value {
+    json!({"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"})
+}
+
+fn breakpoints_arg(args: &Args) -> Result<Vec<crate::debugger::model::BreakpointSpec>, Failure> {
+    let breakpoints = args.objects("breakpoints")?;
+    breakpoints.iter().map(breakpoint_spec).collect()
+}
+
+fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
+    let state = args.choice("pauseOnExceptions", &["none", "uncaught", "all"], Some("none"))?;
+    Ok(state.to_string())
+}
+
+fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
+    let command = shell::split(args.string("command")?)
+        .map_err(|problem| ArgError { field: "command".into(), problem })?;
+    let breakpoints = breakpoints_arg(args)?;
+    let files: Vec<String> = breakpoints.iter().map(|b| b.file.display().to_string()).collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let language = script::language_arg(args, &command, &files)?;
+    let spec = LaunchSpec {
+        command,
+        breakpoints,
+        stop_on_entry: args.boolean("stopOnEntry", false)?,
+        pause_on_exceptions: pause_on_exceptions_arg(args)?,
+        timeout: timeout_arg(args)?,
+    };
+    let (_, state) = open_session(call, |id, watch| match language {
+        Language::Python => crate::dap::session::launch(id, spec, watch, &call.cancel),
+        Language::Node => crate::cdp::session::launch(id, spec, watch, &call.cancel),
+    })?;
+    Ok(state)
+}
+
+/// Whether `host` may be attached to: this machine, or listed in DEBUG_MCP_ALLOWED_HOSTS
+/// (comma-separated).
+fn host_allowed(host: &str) -> bool {
+    node::is_loopback(host)
+        || std::env::var("DEBUG_MCP_ALLOWED_HOSTS")
+            .is_ok_and(|list| list.split(',').any(|h| h.trim() == host))
+}
+
+fn refuse_host(host: &str) -> Failure {
+    Failure::new(
+        Code::HostNotAllowed,
+        format!(
+            "{host} is not this machine: a debugger port (an inspector or debugpy) lets whoever connects run code there. \
+             Add it to DEBUG_MCP_ALLOWED_HOSTS (comma-separated) in the server's environment to allow it"
+        ),
+    )
+}
+
+/// How long attaching by pid waits for the inspector SIGUSR1 opens.
+const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
+
+fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
+    let language = script::language_given(args)?;
+    let breakpoints = breakpoints_arg(args)?;
+    // With breakpoints, the first answer waits for a stop, as debug-launch's does.
+    let timeout = if args.has("timeout") || !breakpoints.is_empty() {
+        timeout_arg(args)?
+    } else {
+        Duration::ZERO
+    };
+    let start =
+        AttachSpec { breakpoints, pause_on_exceptions: pause_on_exceptions_arg(args)?, timeout };
+    let url = args.optional_string("url")?;
+    let port = args.integer("port", 1, 65535, Some(0))?;
+    let pid = args.integer("pid", 1, u64::from(u32::MAX), Some(0))?;
+    let host = args.optional_string("host")?.unwrap_or("127.0.0.1");
+    let given = [url.is_some(), port != 0, pid != 0].iter().filter(|g| **g).count();
+    if given != 1 {
+        return Err(ArgError {
+            field: "url".into(),
+            problem: "give exactly one of `url`, `port` or `pid`".into(),
+        }
+        .into());
+    }
+    if language == Some(Language::Python) && port == 0 {
+        return Err(ArgError {
+            field: "port".into(),
+            problem: "a Python program is attached to by the port debugpy listens on: start it \
+                      with `python -m debugpy --listen 127.0.0.1:5678 app.py` and pass `port`"
+                .into(),
+        }
+        .into());
+    }
+    if port != 0 {
+        if !host_allowed(host) {
+            return Err(refuse_host(host));
+        }
+        if language != Some(Language::Node) {
+            let address = node::socket_address(host, port as u16)
+                .map_err(|m| Failure::new(Code::NoInspector, m))?;
+            match crate::dap::session::connect(address, &call.cancel)? {
+                Some(client) => {
+                    let (_, mut state) = open_session(call, |id, watch| {
+                        crate::dap::session::attach(id, client, address, start, watch, &call.cancel)
+                    })?;
+                    state["attached"] = json!({"url": format!("tcp://{address}")});
+                    return Ok(state);
+                }
+                None if language.is_some() => {
+                    return Err(Failure::new(
+                        Code::NoInspector,
+                        format!(
+                            "debugpy does not answer on {address}: start the program with \
+                             `python -m debugpy --listen {port} app.py`"
+                        ),
+                    ))
+                }
+                None => {} // Node's inspector, perhaps: asked below.
+            }
+        }
+    }
+    let ws_url = if let Some(url) = url {
+        let authority =
+            url.strip_prefix("ws://").and_then(|r| r.split('/').next()).ok_or_else(|| {
+                Failure::from(ArgError {
+                    field: "url".into(),
+                    problem: "expected ws://HOST:PORT/ID".into(),
+                })
+            })?;
+        let url_host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+        if !host_allowed(url_host) {
+            return Err(refuse_host(url_host));
+        }
+        url.to_string()
+    } else if port != 0 {
+        node::websocket_url(host, port as u16, Duration::from_secs(5))
+            .map_err(|m| Failure::new(Code::NoInspector, m))?
+    } else {
+        let pid = u32::try_from(pid).expect("bounded by the range check");
+        inspector_of(pid, call)?
+    };
+    let (id, mut state) = open_session(call, |id, watch| {
+        crate::cdp::session::attach(id, ws_url.clone(), start, watch, &call.cancel)
+    })?;
+    if pid != 0 {
+        // Port 9229 might belong to another process: make sure it is the one asked for.
+        let seen = ask_session(call, Some(&id), Duration::ZERO, |reply| Command::Evaluate {
+            expression: "process.pid".into(),
+            frame: 0,
+            reply,
+        })?;
+        if seen["value"] != pid {
+            drop(call.sessions.remove(&id));
+            return Err(Failure::new(
+                Code::WrongProcess,
+                format!(
+                    "the inspector on 127.0.0.1:9229 belongs to process {}, not {pid}",
+                    seen["value"]
+                ),
+            ));
+        }
+    }
+    state["attached"] = json!({"url": ws_url});
+    Ok(state)
+}
+
+/// Opens the inspector of Node process `pid` (SIGUSR1) and gives its WebSocket URL.
+fn inspector_of(pid: u32, call: &Call) -> Result<String, Failure> {
+    crate::sys::open_inspector(pid).map_err(|e| {
+        Failure::new(
+            Code::NoProcess,
+            format!("cannot signal process {pid}: {e} (is it running, and yours?)"),
+        )
+    })?;
+    let deadline = std::time::Instant::now() + OPEN_INSPECTOR_WAIT;
+    loop {
+        match node::websocket_url("127.0.0.1", 9229, Duration::from_millis(500)) {
+            Ok(url) => return Ok(url),
+            Err(_) if std::time::Instant::now() < deadline => {
+                select! {
+                    recv(call.cancel) -> _ => return Err(Failure::Cancelled),
+                    default(Duration::from_millis(50)) => {}
+                }
+            }
+            Err(m) => {
+                return Err(Failure::new(
+                    Code::NoInspector,
+                    format!("process {pid} did not open its inspector on 127.0.0.1:9229 after SIGUSR1 ({m}); is it a Node process?"),
+                ))
+            }
+        }
+    }
+}
+
+fn stop(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
+    let id = args.optional_string("sessionId")?;
+    let (id, _) = call.sessions.find(id).map_err(|m| Failure::new(Code::NoSession, m))?;
+    let last = call.sessions.list().into_iter().find(|s| s["sessionId"] == id.as_str());
+    // Dropping the handle ends the session: its program is killed and its thread joined.
+    drop(call.sessions.remove(&id));
+    let last = last.map_or(Value::Null, |s| s["state"].clone());
+    let stopped = json!({"sessionId": id, "stopped": true, "lastState": last});
+    Ok(ToolResult::ok(Json::from(&stopped), Vec::new()))
+}
