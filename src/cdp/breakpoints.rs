@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::cdp::maps::{self, Search};
-use crate::cdp::node;
+use crate::cdp::runtime::UrlForm;
 use crate::cdp::scripts::{self, Scripts};
 use crate::debugger::{Code, Failure};
 use crate::sourcemap::{Position, SourceMap};
@@ -70,6 +70,8 @@ pub(crate) struct Resolution {
 }
 
 pub(crate) struct Breakpoint {
+    /// How the runtime's script URLs name files.
+    urls: UrlForm,
     /// As given (absolute; a symlink stays one) and with symlinks resolved.
     file: PathBuf,
     real_file: PathBuf,
@@ -101,6 +103,7 @@ impl Breakpoint {
         column: Option<u32>,
         condition: String,
         entry: Option<&Path>,
+        urls: UrlForm,
     ) -> Result<(Breakpoint, Search), String> {
         let search = maps::search(real_file, entry);
         let direct = maps::is_javascript(real_file);
@@ -129,6 +132,7 @@ impl Breakpoint {
         }
         let probe = if direct { Probe::Off } else { Probe::Waiting(None) };
         let breakpoint = Breakpoint {
+            urls,
             file: file.to_path_buf(),
             real_file: real_file.to_path_buf(),
             line,
@@ -167,7 +171,7 @@ impl Breakpoint {
         if self.file != self.real_file {
             paths.push(self.file.as_path());
         }
-        node::file_url_regex(&paths)
+        (self.urls.regex)(&paths)
     }
 
     fn params(&self, url_regex: String, position: Position, column: bool) -> Value {
@@ -192,7 +196,7 @@ impl Breakpoint {
             requests.push((params, Request::Placed(None)));
         }
         for (generated, t) in &self.targets {
-            let regex = node::file_url_regex(&[generated.as_path()]);
+            let regex = (self.urls.regex)(&[generated.as_path()]);
             let map = Some((t.map.clone(), t.source));
             requests.push((self.params(regex, t.position, true), Request::Placed(map)));
         }

@@ -1,4 +1,6 @@
-//! A Chrome DevTools Protocol client for the V8 inspector of a Node process.
+//! A Chrome DevTools Protocol client: it speaks the protocol and knows no runtime. What a
+//! runtime adds over CDP (how it starts, which events say it waits or ended, its URL form) is
+//! the [`runtime::Runtime`] seam; Node (`node/`) is its first implementation.
 //!
 //! One thread owns the WebSocket (tungstenite has no read/write split, and a mutex around a
 //! blocking read would starve writers). The socket is non-blocking; the thread sleeps in poll(2)
@@ -9,11 +11,11 @@
 //! the socket dies every pending request fails at once and the event channel closes, so nothing
 //! waits for a timeout that cannot succeed.
 //!
-//! `node.rs` starts Node and finds the inspector's URL; this file only speaks the protocol.
+//! `websocket_url` asks an inspector's HTTP endpoint for its target (`/json/list`).
 
 pub(crate) mod breakpoints;
 pub(crate) mod maps;
-pub(crate) mod node;
+pub(crate) mod runtime;
 pub(crate) mod script;
 pub(crate) mod scripts;
 pub(crate) mod session;
@@ -92,7 +94,7 @@ impl Client {
             .rsplit_once(':')
             .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
             .ok_or_else(|| format!("no port in the inspector WebSocket URL {url}"))?;
-        let address = node::socket_address(host, port)?;
+        let address = crate::net::socket_address(host, port)?;
         let stream = TcpStream::connect_timeout(&address, timeout)
             .map_err(|e| format!("cannot connect to the inspector at {authority}: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
@@ -243,4 +245,39 @@ fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<
         let params = message.get_mut("params").map(Value::take).unwrap_or(Value::Null);
         let _ = events.send(Event { method, params });
     }
+}
+
+/// Asks an inspector's HTTP endpoint (`GET /json/list`) for its first target's WebSocket URL.
+/// Node keeps the connection open after answering; ureq reads the body by its Content-Length.
+pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
+    let authority = format!("{host}:{port}");
+    // The address, not the name, goes to ureq: see `socket_address`.
+    let address = crate::net::socket_address(host, port)?;
+    // Never through a proxy from the environment: the inspector is on this machine or on a
+    // host the user allowed by name.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .proxy(None)
+        .max_redirects(0)
+        .build()
+        .into();
+    let url = format!("http://{address}/json/list");
+    let body = agent
+        .get(&url)
+        .call()
+        .and_then(|mut response| response.body_mut().with_config().limit(1 << 20).read_to_string())
+        .map_err(|e| match e {
+            ureq::Error::Io(e) => format!("no inspector answers on {authority} ({e})"),
+            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+                format!("no inspector answers on {authority} ({e})")
+            }
+            e => format!("{authority} does not answer like an inspector ({e})"),
+        })?;
+    let targets: serde_json::Value = serde_json::from_str(&body)
+        .map_err(|_| format!("{authority} does not answer like an inspector (/json/list)"))?;
+    targets
+        .pointer("/0/webSocketDebuggerUrl")
+        .and_then(serde_json::Value::as_str)
+        .map(String::from)
+        .ok_or_else(|| format!("the inspector on {authority} lists no target"))
 }

@@ -18,7 +18,7 @@
 //! The run is one `select!` over the inspector's events, the child's exit, the deadline and the
 //! cancel signal; every request has a deadline.
 
-use std::path::Path;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -28,15 +28,14 @@ use serde_json::{json, Value};
 use crate::call::Call;
 use crate::cdp::breakpoints::Breakpoint;
 use crate::cdp::maps::Search;
-use crate::cdp::node::{self, Discovery};
+use crate::cdp::runtime::{Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged, VALUE_CHARS};
 use crate::debugger::{Code, Failure};
 use crate::log;
-use crate::process::{Debuggee, Exit, SpawnError};
-use crate::shell::CommandLine;
+use crate::process::{Debuggee, Exit};
 
 const PROBE: &str = include_str!("probe.js");
 
@@ -52,10 +51,10 @@ const NUDGE_EVERY: Duration = Duration::from_millis(500);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
-pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let (launch, debuggee, client) =
-        start_node(&plan.command, node::WAIT_FLAG, plan.timeout, deadline, &call.cancel)?;
+    let Started { debuggee, client, entry, program } =
+        R::start(&plan.command, false, plan.timeout, deadline, &call.cancel)?;
     // The condition is filled in by setup(), once the binding's name is known.
     let (breakpoint, search) = Breakpoint::plan(
         &plan.file,
@@ -63,19 +62,16 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         plan.line,
         None,
         String::new(),
-        launch.entry.as_deref().map(Path::new),
+        entry.as_deref(),
+        R::URLS,
     )
     .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
     call.log.send(
         "info",
-        format!(
-            "started {} (pid {}), inspector at {}",
-            launch.spec.program,
-            debuggee.pid(),
-            client.url()
-        ),
+        format!("started {program} (pid {}), inspector at {}", debuggee.pid(), client.url()),
     );
-    let mut run = Run {
+    let mut run = Run::<R> {
+        runtime: PhantomData,
         plan,
         call,
         events: client.events().clone(),
@@ -87,137 +83,12 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         binding: binding_name(),
         breakpoint,
         search,
-        scripts: Scripts::default(),
+        scripts: Scripts::new(R::URLS),
         workers: 0,
         timed_out: false,
     };
     let started = run.setup();
     script::drive(&mut run, started, plan, call, deadline)
-}
-
-/// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
-/// `--inspect-brk` when this Node refuses `--inspect-wait`) and connects to its inspector.
-pub(crate) fn start_node(
-    command: &CommandLine,
-    flag: &str,
-    timeout: Duration,
-    deadline: Instant,
-    cancel: &Receiver<()>,
-) -> Result<(node::Launch, Debuggee, Client), Failure> {
-    let prepare = |flag| {
-        node::prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
-            .map_err(|message| Failure::new(Code::InvalidCommand, message))
-    };
-    let spawn = |launch: &node::Launch| {
-        let mut debuggee =
-            Debuggee::spawn(&launch.spec, node::is_inspector_line).map_err(|e| match e {
-                SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
-                SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
-            })?;
-        let found = connect_own(&mut debuggee, deadline, cancel);
-        Ok::<_, Failure>((debuggee, found))
-    };
-    let mut launch = prepare(flag)?;
-    let (mut debuggee, mut found) = spawn(&launch)?;
-    if let Err(Discovery::Exited(_)) = found {
-        if launch.inserted && node::refused_wait_flag(&debuggee.output().stderr_text()) {
-            log::debug(format_args!("this node has no --inspect-wait; using --inspect-brk"));
-            launch = prepare(node::BRK_FLAG)?;
-            (debuggee, found) = spawn(&launch)?;
-        }
-    }
-    match found {
-        Ok(Ok(client)) => Ok((launch, debuggee, client)),
-        Ok(Err(message)) => Err(Failure::new(Code::InspectorFailed, message)),
-        Err(discovery) => Err(discovery_failure(discovery, &launch, timeout, &mut debuggee)),
-    }
-}
-
-/// Connects to the inspector of the process we started. The program's children share its
-/// stderr, and one that inherited an inspector flag prints its own `Debugger listening` line,
-/// maybe first (`node --inspect-wait --test` runs every test file in a child): an inspector
-/// whose default context names another pid is a child's, never taken for the program; it is
-/// let go undebugged, and the search goes on.
-fn connect_own(
-    debuggee: &mut Debuggee,
-    deadline: Instant,
-    cancel: &Receiver<()>,
-) -> Result<Result<Client, String>, Discovery> {
-    loop {
-        let url = node::discover(debuggee, deadline, cancel)?;
-        log::debug(format_args!("inspector at {url}"));
-        let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        let mut client = match Client::connect(&url, left) {
-            Ok(client) => client,
-            Err(message) => return Ok(Err(message)),
-        };
-        // Enabling Runtime reports the default context, named `node[PID]` (Node's
-        // GetHumanReadableProcessName), before it answers; `process.pid` is not set yet while
-        // Node waits for us. Setup enables Runtime again, which is harmless.
-        let enabled = client.send("Runtime.enable", json!({})).recv_timeout(left);
-        let pid = enabled.ok().and_then(|_| {
-            client.events().try_iter().find_map(|event| {
-                let name = event.params.pointer("/context/name")?.as_str()?;
-                let digits = name.strip_suffix(']')?.rsplit_once('[')?.1;
-                digits.parse::<u32>().ok()
-            })
-        });
-        if pid.is_none_or(|pid| pid == debuggee.pid()) {
-            return Ok(Ok(client));
-        }
-        log::debug(format_args!("{url} is a child's (pid {pid:?}): letting it run"));
-        let running = client.send("Runtime.runIfWaitingForDebugger", json!({}));
-        let _ = running.recv_timeout(left);
-        client.close();
-    }
-}
-
-fn discovery_failure(
-    discovery: Discovery,
-    launch: &node::Launch,
-    timeout: Duration,
-    debuggee: &mut Debuggee,
-) -> Failure {
-    let output = debuggee.output().to_json();
-    match discovery {
-        Discovery::Cancelled => Failure::Cancelled,
-        Discovery::PortInUse(address) => Failure::new(
-            Code::PortInUse,
-            format!(
-                "inspector port {address} is already in use (another debugger or Node process \
-                 holds it): drop the --inspect-brk flag from the command and debug-mcp picks a \
-                 free port"
-            ),
-        ),
-        Discovery::Failed(line) => Failure::new(Code::InspectorFailed, format!("Node could not start its inspector: {line}")),
-        Discovery::Exited(exit) if launch.is_node => {
-            let undebugged = Undebugged { processes: debuggee.descendants(None), workers: 0 };
-            let hint = undebugged.describe().map(|what| {
-                format!(
-                    "the program ended without opening its own inspector (Node's test runner \
-                     never does); it ran {what} outside the debugger: if the line ran there, \
-                     its hits were not seen. Run the code in the process debug-mcp starts, \
-                     e.g. the test file itself: `node path/to/file.test.js`"
-                )
-            });
-            let failure = exited_before_hit(exit.describe(), hint)
-                .with("exitCode", exit.code.map_or(Value::Null, Value::from))
-                .with("output", output);
-            undebugged.add_to(failure)
-        }
-        Discovery::Exited(exit) => Failure::new(
-            Code::NoInspector,
-            format!(
-                "the command exited ({}) without opening a Node inspector: run a node script \
-                 directly, e.g. `node app.js`, or make the command start node with --inspect-brk",
-                exit.describe()
-            ),
-        )
-        .with("output", output),
-        Discovery::TimedOut => script::timeout_failure(timeout)
-            .with("hint", "the command never opened a Node inspector (no `Debugger listening on ws://` line on its stderr): run a node script directly, e.g. `node app.js`".into())
-            .with("output", output),
-    }
 }
 
 fn syntax_failure(field: &str, details: &Value) -> Failure {
@@ -234,15 +105,6 @@ fn syntax_failure(field: &str, details: &Value) -> Failure {
     .with("field", field.into())
 }
 
-fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
-    let failure = Failure::new(Code::Exited, "Process exited before breakpoint was hit")
-        .with("exit", how.into());
-    match hint {
-        Some(hint) => failure.with("hint", hint.into()),
-        None => failure,
-    }
-}
-
 /// A global name the program is unlikely to use; it is visible to the program as a function.
 fn binding_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -250,7 +112,8 @@ fn binding_name() -> String {
     format!("__debugMcp_{}_{n}", std::process::id())
 }
 
-struct Run<'a> {
+struct Run<'a, R> {
+    runtime: PhantomData<R>,
     plan: &'a Plan,
     call: &'a Call,
     client: Client,
@@ -272,7 +135,7 @@ struct Run<'a> {
     timed_out: bool,
 }
 
-impl Run<'_> {
+impl<R: Runtime> Run<'_, R> {
     /// Enables the domains, installs the probe, checks the expression compiles and sets the
     /// breakpoint, all pipelined in one burst (the inspector handles requests in order, so each
     /// sees the effect of the ones before it); then, once every answer is in and good, lets the
@@ -301,20 +164,17 @@ impl Run<'_> {
         }
 
         let client = &mut self.client;
+        let runtime: Vec<_> = R::setup_requests(true)
+            .into_iter()
+            .map(|(method, params)| client.send(method, params))
+            .collect();
         let enabled = [
-            client.send("NodeRuntime.enable", json!({})),
             client.send("Runtime.enable", json!({})),
             client.send("Debugger.enable", json!({})),
-            client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
             client.send("Runtime.addBinding", json!({"name": self.binding})),
-            client.send("NodeWorker.enable", node::worker_events()),
         ];
         let installed =
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true}));
-        let uninherited = client.send(
-            "Runtime.evaluate",
-            json!({"expression": node::UNINHERIT_INSPECTOR, "returnByValue": true}),
-        );
         let compiled: Vec<_> = checks
             .iter()
             .map(|(field, code)| {
@@ -331,8 +191,8 @@ impl Run<'_> {
             })
             .collect();
 
-        for reply in enabled {
-            self.answer(&reply)?;
+        for reply in runtime.iter().chain(&enabled) {
+            self.answer(reply)?;
         }
         let installed = self.answer(&installed)?;
         if installed.pointer("/result/value") != Some(&Value::Bool(true)) {
@@ -341,7 +201,6 @@ impl Run<'_> {
                 format!("could not install the probe: {installed}"),
             ));
         }
-        self.answer(&uninherited)?;
         for (field, reply) in compiled {
             let compiled = self.answer(&reply)?;
             if let Some(details) = compiled.get("exceptionDetails") {
@@ -397,8 +256,8 @@ impl Run<'_> {
         }
     }
 
-    /// Waits for `NodeRuntime.waitingForDebugger`: the process has entered its wait for us.
-    /// Node reads our first requests during the start-up work just before that wait (while it
+    /// Waits for the runtime's ready event (Node's `NodeRuntime.waitingForDebugger`): the
+    /// process has entered its wait for us. Node reads our first requests during the start-up work just before that wait (while it
     /// runs JavaScript); a `runIfWaitingForDebugger` dispatched then is forgotten when the wait
     /// begins, and Node waits for ever. Seen about once in a hundred runs under load.
     fn until_waiting(&mut self) -> Result<(), Failure> {
@@ -407,15 +266,15 @@ impl Run<'_> {
         loop {
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event.method == "NodeRuntime.waitingForDebugger" => return Ok(()),
+                    Ok(event) if event.method == R::READY_EVENT => return Ok(()),
                     Ok(event) => {
                         self.handle_event(event)?;
                     }
                     Err(_) => return Ok(()), // the driver sees the closed connection
                 },
                 recv(gate) -> _ => {
-                    // Older Node versions lack the event; collect() nudges until it runs.
-                    log::warn(format_args!("no NodeRuntime.waitingForDebugger within {} ms", WAIT_GATE.as_millis()));
+                    // Older Node versions lack the event; the driver nudges until it runs.
+                    log::warn(format_args!("no {} within {} ms", R::READY_EVENT, WAIT_GATE.as_millis()));
                     return Ok(());
                 },
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
@@ -425,6 +284,9 @@ impl Run<'_> {
 
     /// Handles one inspector event.
     fn handle_event(&mut self, mut event: Event) -> Result<Step, Failure> {
+        if R::on_event(&mut self.client, &event) {
+            self.workers += 1;
+        }
         match event.method.as_str() {
             "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
                 let payload = match event.params.get_mut("payload").map(Value::take) {
@@ -457,11 +319,7 @@ impl Run<'_> {
                 self.breakpoint.resolved(id, &event.params["location"], &self.scripts);
             }
             "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
-            "NodeWorker.attachedToWorker" => {
-                self.workers += 1;
-                node::release_worker(&mut self.client, &event.params);
-            }
-            "NodeRuntime.waitingForDisconnect" => return Ok(Step::Finished),
+            method if method == R::END_EVENT => return Ok(Step::Finished),
             _ => {}
         }
         Ok(Step::Go)
@@ -515,7 +373,7 @@ fn hit(payload: String) -> Hit {
     Hit { result, truncated, stack: None }
 }
 
-impl Collector for Run<'_> {
+impl<R: Runtime> Collector for Run<'_, R> {
     type Event = Event;
 
     fn inputs(&self) -> Inputs<Event> {

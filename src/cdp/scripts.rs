@@ -9,12 +9,14 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::cdp::{maps, node};
+use crate::cdp::maps;
+use crate::cdp::runtime::UrlForm;
 use crate::debugger::model::{Location, Source};
 use crate::sourcemap::{Position, SourceMap};
 
-#[derive(Default)]
 pub(crate) struct Scripts {
+    /// How the runtime's script URLs name files.
+    urls: UrlForm,
     /// `scriptId` to (URL, sourceMapURL).
     parsed: HashMap<String, (String, String)>,
     /// Maps of scripts met so far (`None`: no usable map).
@@ -33,6 +35,10 @@ pub(crate) fn generated_json(file: &str, position: Position) -> Value {
 }
 
 impl Scripts {
+    pub(crate) fn new(urls: UrlForm) -> Scripts {
+        Scripts { urls, parsed: HashMap::new(), maps: HashMap::new() }
+    }
+
     /// Records a `Debugger.scriptParsed` event.
     pub(crate) fn on_parsed(&mut self, params: &Value) {
         let text = |key: &str| params[key].as_str().unwrap_or_default().to_string();
@@ -50,7 +56,7 @@ impl Scripts {
             .iter()
             .filter(|(_, (url, _))| {
                 url.starts_with("file://")
-                    && paths.iter().any(|p| node::file_url_to_path(url) == p.to_string_lossy())
+                    && paths.iter().any(|p| (self.urls.to_path)(url) == p.to_string_lossy())
             })
             .max_by_key(|(id, _)| id.parse::<u64>().unwrap_or(0))
             .map(|(id, _)| id.clone())
@@ -58,7 +64,7 @@ impl Scripts {
 
     /// The path (or URL, for `node:` scripts) of a script.
     pub(crate) fn file(&self, script_id: &str) -> String {
-        node::file_url_to_path(&self.get(script_id).0)
+        (self.urls.to_path)(&self.get(script_id).0)
     }
 
     fn map(&mut self, script_id: &str) -> Option<Arc<SourceMap>> {
@@ -99,7 +105,7 @@ impl Scripts {
                     .unwrap_or_default();
                 (map, sources)
             });
-            out.push(Source { file: node::file_url_to_path(&url), url, source_map });
+            out.push(Source { file: (self.urls.to_path)(&url), url, source_map });
         }
         out
     }
@@ -108,7 +114,7 @@ impl Scripts {
     pub(crate) fn find(&self, path: &str) -> Option<String> {
         self.parsed
             .iter()
-            .find(|(_, (url, _))| node::file_url_to_path(url) == path)
+            .find(|(_, (url, _))| (self.urls.to_path)(url) == path)
             .map(|(id, _)| id.clone())
     }
 
@@ -136,7 +142,7 @@ impl Scripts {
         let script_id =
             frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
         let file = match frame["url"].as_str().filter(|u| !u.is_empty()) {
-            Some(url) => node::file_url_to_path(url),
+            Some(url) => (self.urls.to_path)(url),
             None => self.file(script_id),
         };
         let generated = position(&frame["location"]);

@@ -1,10 +1,12 @@
-//! Node as a session backend ([`Backend`]): the program and its inspector connection, the
-//! scripts it loaded and where each breakpoint landed. What every runtime shares (the waiting
+//! A CDP runtime as a session backend ([`Backend`]): the program and its inspector connection,
+//! the scripts it loaded and where each breakpoint landed. What differs between runtimes (how
+//! they start, their own domains and events) comes through the [`Runtime`] seam. What every runtime shares (the waiting
 //! call, the clocks, the breakpoint table, the answers) is the actor's (`debugger/session.rs`).
 //!
 //! Breakpoints go through `cdp/breakpoints.rs`, values through the same probe as
 //! `debug-script`, locations through source maps (`cdp/scripts.rs`).
 
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,9 +15,9 @@ use crossbeam_channel::{never, select, Receiver};
 use serde_json::{json, Value};
 
 use crate::cdp::breakpoints::{Breakpoint, Step};
-use crate::cdp::node;
+use crate::cdp::runtime::{Runtime, Started};
 use crate::cdp::scripts::Scripts;
-use crate::cdp::{self, script, Client, Event};
+use crate::cdp::{self, Client, Event};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Variable,
@@ -38,7 +40,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// Starts a session: spawns the program, sets the breakpoints, lets it run to its first stop
 /// (or `timeout`), and returns the handle with that first state.
-pub(crate) fn launch(
+pub(crate) fn launch<R: Runtime>(
     id: &str,
     spec: LaunchSpec,
     watch: Arc<Watch>,
@@ -48,12 +50,10 @@ pub(crate) fn launch(
     actor::start(id, watch, cancel, move |abandon| {
         // Starting has its own limit: `timeout` is how long to wait for the first stop.
         let deadline = Instant::now() + STARTUP_TIMEOUT;
-        // --inspect-brk stops at the first line (stopOnEntry); --inspect-wait does not.
-        let flag = if spec.stop_on_entry { node::BRK_FLAG } else { node::WAIT_FLAG };
-        let (launch, debuggee, client) =
-            script::start_node(&spec.command, flag, STARTUP_TIMEOUT, deadline, abandon)?;
-        let mut node = Node::new(client, Some(debuggee), binding, spec.stop_on_entry);
-        node.entry = launch.entry.map(PathBuf::from);
+        let Started { debuggee, client, entry, .. } =
+            R::start(&spec.command, spec.stop_on_entry, STARTUP_TIMEOUT, deadline, abandon)?;
+        let mut node = Cdp::<R>::new(client, Some(debuggee), binding, spec.stop_on_entry);
+        node.entry = entry;
         node.prepare(&spec.pause_on_exceptions)?;
         Ok(Begin {
             backend: node,
@@ -64,8 +64,8 @@ pub(crate) fn launch(
     })
 }
 
-/// Attaches to a running Node process's inspector (`ws://...`). The session never kills it.
-pub(crate) fn attach(
+/// Attaches to a running program's inspector (`ws://...`). The session never kills it.
+pub(crate) fn attach<R: Runtime>(
     id: &str,
     url: String,
     start: AttachSpec,
@@ -76,7 +76,7 @@ pub(crate) fn attach(
     actor::start(id, watch, cancel, move |_| {
         let client = Client::connect(&url, REQUEST_TIMEOUT)
             .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
-        let mut node = Node::new(client, None, binding, false);
+        let mut node = Cdp::<R>::new(client, None, binding, false);
         node.prepare(&start.pause_on_exceptions)?;
         Ok(Begin {
             backend: node,
@@ -92,7 +92,7 @@ fn binding(id: &str) -> String {
     format!("__debugMcp_{}_{id}", std::process::id())
 }
 
-/// What a Node stop keeps: the `Debugger.paused` event's parameters (call frames with their
+/// What a CDP stop keeps: the `Debugger.paused` event's parameters (call frames with their
 /// ids and scope chains, the async trace).
 pub(crate) struct Paused {
     params: Value,
@@ -108,7 +108,8 @@ impl Paused {
     }
 }
 
-pub(crate) struct Node {
+pub(crate) struct Cdp<R> {
+    runtime: PhantomData<R>,
     client: Client,
     events: Receiver<Event>,
     /// `None` when attached to a program we did not start (and must not kill).
@@ -129,20 +130,21 @@ pub(crate) struct Node {
     early: Vec<Happening<Paused>>,
 }
 
-impl Node {
+impl<R: Runtime> Cdp<R> {
     fn new(
         client: Client,
         debuggee: Option<Debuggee>,
         binding: String,
         stop_on_entry: bool,
-    ) -> Node {
-        Node {
+    ) -> Cdp<R> {
+        Cdp {
+            runtime: PhantomData,
             events: client.events().clone(),
             exited: debuggee.as_ref().map_or(never(), |d| d.exited().clone()),
             nudge: crossbeam_channel::tick(NUDGE_EVERY),
             client,
             debuggee,
-            scripts: Scripts::default(),
+            scripts: Scripts::new(R::URLS),
             placed: Vec::new(),
             entry: None,
             binding,
@@ -163,36 +165,31 @@ impl Node {
         let install =
             format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
         let client = &mut self.client;
+        let runtime = R::setup_requests(self.debuggee.is_some());
+        let runtime: Vec<_> =
+            runtime.into_iter().map(|(m, params)| client.send(m, params)).collect();
         let replies = [
-            client.send("NodeRuntime.enable", json!({})),
             client.send("Runtime.enable", json!({})),
             client.send("Debugger.enable", json!({})),
             client.send("Debugger.setAsyncCallStackDepth", json!({"maxDepth": 32})),
             client.send("Debugger.setPauseOnExceptions", json!({"state": pause_on_exceptions})),
-            client.send("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
             client.send("Runtime.addBinding", json!({"name": self.binding})),
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
-            client.send("NodeWorker.enable", node::worker_events()),
         ];
-        // Only a program we start: an attached one's children are its own business.
-        let uninherit = self.debuggee.is_some().then(|| {
-            let params = json!({"expression": node::UNINHERIT_INSPECTOR, "returnByValue": true});
-            self.client.send("Runtime.evaluate", params)
-        });
-        for reply in replies.into_iter().chain(uninherit) {
-            answer(&reply)?;
+        for reply in runtime.iter().chain(&replies) {
+            answer(reply)?;
         }
         Ok(())
     }
 
-    /// Waits for `NodeRuntime.waitingForDebugger` (see `script.rs` for the start-up race).
+    /// Waits for the runtime's ready event (see `script.rs` for the start-up race).
     fn until_waiting(&mut self) {
         let events = self.events.clone();
         let gate = crossbeam_channel::after(Duration::from_secs(2));
         loop {
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event.method == "NodeRuntime.waitingForDebugger" => return,
+                    Ok(event) if event.method == R::READY_EVENT => return,
                     Ok(event) => {
                         if let Some(happening) = self.handle_event(event) {
                             self.early.push(happening);
@@ -210,6 +207,9 @@ impl Node {
     }
 
     fn handle_event(&mut self, mut event: Event) -> Option<Happening<Paused>> {
+        if R::on_event(&mut self.client, &event) {
+            self.workers += 1;
+        }
         match event.method.as_str() {
             "Debugger.paused" => return self.paused(std::mem::take(&mut event.params)),
             "Debugger.resumed" => return Some(Happening::Resumed),
@@ -237,11 +237,7 @@ impl Node {
                 return Some(Happening::Console(entry));
             }
             "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
-            "NodeWorker.attachedToWorker" => {
-                self.workers += 1;
-                node::release_worker(&mut self.client, &event.params);
-            }
-            "NodeRuntime.waitingForDisconnect" => return Some(Happening::Ended(None)),
+            method if method == R::END_EVENT => return Some(Happening::Ended(None)),
             _ => {}
         }
         None
@@ -346,10 +342,10 @@ impl Node {
     }
 }
 
-impl Backend for Node {
+impl<R: Runtime> Backend for Cdp<R> {
     type Event = Event;
     type Paused = Paused;
-    const LANGUAGE: &'static str = "node";
+    const LANGUAGE: &'static str = R::LANGUAGE;
     const EVALUATES_RUNNING: bool = true;
 
     fn inputs(&self) -> Inputs<Event> {
@@ -407,6 +403,7 @@ impl Backend for Node {
             spec.column,
             condition,
             self.entry.as_deref(),
+            R::URLS,
         )
         .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
         breakpoint.set_unique(id);
@@ -700,11 +697,12 @@ impl Backend for Node {
         exit
     }
 
-    fn attached_note(&self) -> Option<&'static str> {
-        self.debuggee.is_none().then_some(
+    fn attached_note(&self) -> Option<String> {
+        self.debuggee.is_none().then(|| {
             "the attached program ended or closed its inspector; its exit code and output are \
-             its own: debug-mcp did not start it",
-        )
+             its own: debug-mcp did not start it"
+                .into()
+        })
     }
 
     fn shutdown(&mut self) {

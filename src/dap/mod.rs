@@ -1,5 +1,5 @@
-//! A Debug Adapter Protocol client over a debug adapter's stdin and stdout (debugpy's adapter,
-//! which we start) or over a TCP connection (the adapter `python -m debugpy --listen` starts).
+//! A Debug Adapter Protocol client over a debug adapter's stdin and stdout (an adapter we
+//! start) or over a TCP connection (one the program started, as `python -m debugpy --listen`).
 //!
 //! Messages are `Content-Length: N\r\n\r\n` + N bytes of JSON. A reader thread owns the
 //! adapter's output: it routes responses to their request by `request_seq` and sends events
@@ -7,9 +7,11 @@
 //! written by the caller, who owns the adapter's input. When the adapter's output closes, every
 //! pending request fails at once and the event channel closes.
 //!
-//! `python.rs` prepares debugpy and the program; `script.rs` runs `debug-script` over this.
+//! The client knows no adapter: what one adds over DAP is the [`flavour::Flavour`] seam, which
+//! debugpy (`python/`) implements. `session.rs` is the session backend and `script.rs` the
+//! `debug-script` collector for any flavour.
 
-pub(crate) mod python;
+pub(crate) mod flavour;
 pub(crate) mod script;
 pub(crate) mod session;
 
@@ -27,31 +29,20 @@ use crate::log;
 use crate::thread::JoinOnDrop;
 
 /// Routes an `output` event: the program's stdout and stderr go to `output`; a logpoint's
-/// message, which debugpy marks with a `source`, is returned.
+/// message (as `is_logpoint` tells them apart) is returned.
 pub(crate) fn route_output<'a>(
     body: &'a Value,
     output: &mut crate::process::Output,
+    is_logpoint: fn(&Value) -> bool,
 ) -> Option<&'a str> {
     let text = body["output"].as_str().unwrap_or_default();
     match body["category"].as_str().unwrap_or("console") {
-        _ if body.get("source").is_some() => return Some(text),
+        _ if is_logpoint(body) => return Some(text),
         "stdout" => output.push(false, text),
         "stderr" => output.push(true, text),
         _ => {}
     }
     None
-}
-
-/// The line debugpy placed a breakpoint at (`None`: not said yet), or why it will never
-/// stop there: debugpy answers a line without code (a comment or a blank line before the
-/// first statement) with line 0.
-pub(crate) fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String> {
-    match breakpoint["line"].as_u64() {
-        Some(0) => Err("debugpy cannot stop on that line: it holds no code (a comment, a blank \
-                        line or a docstring?); choose a line with a statement"
-            .into()),
-        line => Ok(line),
-    }
 }
 
 /// The program's process group, from a `process` event.
@@ -60,9 +51,9 @@ pub(crate) fn process_group(body: &Value) -> Option<crate::sys::ProcessGroup> {
     Some(crate::sys::ProcessGroup::of(pid))
 }
 
-/// The arguments of our `initialize` request.
-pub(crate) fn initialize_arguments() -> Value {
-    json!({"clientID": "debug-mcp", "clientName": "debug-mcp", "adapterID": "debugpy", "pathFormat": "path",
+/// The arguments of our `initialize` request to adapter `adapter_id`.
+pub(crate) fn initialize_arguments(adapter_id: &str) -> Value {
+    json!({"clientID": "debug-mcp", "clientName": "debug-mcp", "adapterID": adapter_id, "pathFormat": "path",
            "linesStartAt1": true, "columnsStartAt1": true, "supportsVariableType": true})
 }
 

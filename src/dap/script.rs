@@ -1,8 +1,9 @@
-//! One `debug-script` run against a Python program, through debugpy's adapter.
+//! One `debug-script` run through a debug adapter, for any [`Flavour`] (debugpy's is
+//! described here).
 //!
-//! Hits do not stop the program: the breakpoint is a logpoint whose message calls debug-mcp's
-//! probe (`probe.py`), which evaluates the expression in the frame and returns the JSON of
-//! {type, value} after a marker. debugpy sends each message as an `output` event (with a
+//! Hits do not stop the program: the breakpoint is a logpoint whose message calls the
+//! flavour's probe (debugpy: `probe.py`), which evaluates the expression in the frame and
+//! returns the JSON of {type, value} after a marker. debugpy sends each message as an `output` event (with a
 //! `source` key, which the program's own output lacks), in order and before `exited`. When the
 //! expression raises, the probe reports the error; when the message itself fails, debugpy
 //! sends the exception's text instead, which becomes an error for that hit.
@@ -12,13 +13,15 @@
 //! does not exit on `disconnect`, and the program runs in its own process group: both are
 //! killed at the end.
 
+use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use crate::call::Call;
-use crate::dap::{self, python, Client, Reply};
+use crate::dap::flavour::{Flavour, Launched};
+use crate::dap::{self, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
@@ -32,49 +35,52 @@ const ADAPTER_GRACE: Duration = Duration::from_secs(2);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
-pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let python::Adapter { program, helpers, python: adapter_python, process: adapter, client } =
-        python::start_adapter(plan.command.clone())?;
-    let mut run = Run {
+    let Launched { client, adapter, arguments, importable, label, .. } =
+        F::start(&plan.command, false)?;
+    let mut run = Run::<F> {
+        flavour: PhantomData,
         plan,
         call,
         client,
         adapter,
-        adapter_python,
+        label,
         deadline,
         debuggee: None,
         exit_code: None,
         resolved_line: None,
         output: process::Output::default(),
         no_code: None,
-        probe: python::probe_reference(program.reads_pythonpath()),
+        importable,
     };
-    let started = run.setup(&program, helpers);
+    let started = run.setup(arguments);
     script::drive(&mut run, started, plan, call, deadline)
 }
 
-struct Run<'a> {
+struct Run<'a, F> {
+    flavour: PhantomData<F>,
     plan: &'a Plan,
     call: &'a Call,
     client: Client,
     adapter: Debuggee,
-    adapter_python: String,
+    /// What runs the adapter, for the words of a failure.
+    label: String,
     deadline: Instant,
     /// The program's pid (it runs in its own process group), from the `process` event.
     debuggee: Option<sys::ProcessGroup>,
     exit_code: Option<i32>,
-    /// Where debugpy placed the breakpoint.
+    /// Where the adapter placed the breakpoint.
     resolved_line: Option<u32>,
     /// The program's stdout and stderr, from `output` events.
     output: process::Output,
-    /// Why the breakpoint can never stop, when debugpy says so.
+    /// Why the breakpoint can never stop, when the adapter says so.
     no_code: Option<String>,
-    /// How expressions reach the probe (`python::probe_reference`).
-    probe: String,
+    /// Whether the program can import the probe ([`Flavour::probe`]).
+    importable: bool,
 }
 
-impl Run<'_> {
+impl<F: Flavour> Run<'_, F> {
     fn answer(&mut self, reply: &Receiver<Reply>) -> Result<Value, Failure> {
         let limit = self.deadline.min(Instant::now() + REQUEST_TIMEOUT);
         let exited = self.adapter.exited().clone();
@@ -83,7 +89,7 @@ impl Run<'_> {
                 Ok(Ok(body)) => Ok(body),
                 // A request fails when the adapter ends, too: then say why it ended.
                 Ok(Err(_)) | Err(_) if self.adapter_ended() => Err(self.adapter_gone()),
-                Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("debugpy: {message}"))),
+                Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("{}: {message}", F::ADAPTER))),
                 Err(_) => Err(self.adapter_gone()),
             },
             recv(exited) -> exit => {
@@ -95,7 +101,7 @@ impl Run<'_> {
             recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
             recv(crossbeam_channel::at(limit)) -> _ => Err(Failure::new(
                 Code::AdapterFailed,
-                "debugpy did not answer in time",
+                format!("{} did not answer in time", F::ADAPTER),
             )),
         }
     }
@@ -113,22 +119,18 @@ impl Run<'_> {
         }
     }
 
-    /// The adapter ended early: why, in its words (most often debugpy is not installed).
+    /// The adapter ended early: why, in its words (debugpy: most often it is not installed).
     fn adapter_gone(&mut self) -> Failure {
-        python::adapter_failed(&mut self.adapter, &self.adapter_python, &self.client)
+        F::adapter_failed(&mut self.adapter, &self.client, &self.label)
     }
 
-    fn setup(
-        &mut self,
-        program: &python::Program,
-        helpers: &std::path::Path,
-    ) -> Result<(), Failure> {
-        let initialize = self.client.send("initialize", dap::initialize_arguments());
+    /// `arguments`: the `launch` request's.
+    fn setup(&mut self, arguments: Value) -> Result<(), Failure> {
+        let initialize = self.client.send("initialize", dap::initialize_arguments(F::ADAPTER));
         self.answer(&initialize)?;
         // debugpy answers `launch` only after `configurationDone`.
-        let launch = self.client.send("launch", python::launch_arguments(program, helpers));
+        let launch = self.client.send("launch", arguments);
         self.until_initialized(&launch)?;
-        let expression = base64(self.plan.expression.as_bytes());
         let mut breakpoint = json!({"line": self.plan.line});
         if let Some(condition) = &self.plan.condition {
             breakpoint["condition"] = condition.as_str().into();
@@ -136,7 +138,8 @@ impl Run<'_> {
         if self.plan.include_stack {
             // A stopping breakpoint: each hit is read at the stop, then continued.
         } else {
-            breakpoint["logMessage"] = format!("{{{}.hit('{expression}')}}", self.probe).into();
+            let probe = F::probe(&self.plan.expression, self.importable);
+            breakpoint["logMessage"] = format!("{{{probe}}}").into();
         }
         let set = self.client.send(
             "setBreakpoints",
@@ -173,16 +176,16 @@ impl Run<'_> {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
                     };
-                    return Err(Failure::new(Code::LaunchFailed, format!("debugpy could not launch the program: {message}")));
+                    return Err(Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", F::ADAPTER)));
                 },
-                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, "debugpy did not get ready in time")),
+                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", F::ADAPTER))),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
             }
         }
     }
 
     fn breakpoint_changed(&mut self, breakpoint: &Value) {
-        match dap::placed_line(breakpoint) {
+        match F::placed_line(breakpoint) {
             Ok(Some(line)) if breakpoint["verified"] == true => {
                 self.resolved_line = u32::try_from(line).ok();
             }
@@ -199,8 +202,10 @@ impl Run<'_> {
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "output" => {
-                if let Some(message) = dap::route_output(body, &mut self.output) {
-                    return Ok(Step::Hit(hit(message)));
+                if let Some(message) =
+                    dap::route_output(body, &mut self.output, F::is_logpoint_output)
+                {
+                    return Ok(Step::Hit(hit::<F>(message)));
                 }
             }
             "process" => self.debuggee = dap::process_group(body),
@@ -225,16 +230,15 @@ impl Run<'_> {
             let trace = self.answer(&trace)?;
             let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
-            let expression =
-                format!("{}.hit('{}')", self.probe, base64(self.plan.expression.as_bytes()));
+            let expression = F::probe(&self.plan.expression, self.importable);
             let evaluated = self.client.send(
                 "evaluate",
                 json!({"expression": expression, "frameId": frame_id, "context": "watch",
                        "format": {"rawString": true}}),
             );
             let mut hit = match self.answer(&evaluated) {
-                Ok(value) => hit(value["result"].as_str().unwrap_or_default()),
-                Err(Failure::Error { message, .. }) => hit(&message),
+                Ok(value) => hit::<F>(value["result"].as_str().unwrap_or_default()),
+                Err(Failure::Error { message, .. }) => hit::<F>(&message),
                 Err(cancelled) => return Err(cancelled),
             };
             let stack = frames
@@ -259,14 +263,12 @@ impl Run<'_> {
 }
 
 /// One hit: the probe's marker and payload, or (when the message itself failed) the exception
-/// text debugpy put in its place.
-fn hit(text: &str) -> Hit {
+/// text the adapter put in its place.
+fn hit<F: Flavour>(text: &str) -> Hit {
     let text = text.trim_end_matches('\n');
-    let payload = text.find("\x1edmcp:").map(|at| &text[at + "\x1edmcp:".len()..]);
-    let (truncated, json) = match payload.and_then(|p| p.split_at_checked(1)) {
-        Some(("T", json)) => (true, json.to_string()),
-        Some(("F", json)) => (false, json.to_string()),
-        _ => (false, json!({"type": "error", "value": text}).to_string()),
+    let (truncated, json) = match F::probe_result(text) {
+        Some((truncated, json)) => (truncated, json.to_string()),
+        None => (false, json!({"type": "error", "value": text}).to_string()),
     };
     let well_formed = serde_json::from_str::<Value>(&json).is_ok_and(|v| v["type"].is_string());
     let result = if well_formed {
@@ -278,7 +280,7 @@ fn hit(text: &str) -> Hit {
     Hit { result, truncated, stack: None }
 }
 
-impl Collector for Run<'_> {
+impl<F: Flavour> Collector for Run<'_, F> {
     type Event = Value;
 
     fn inputs(&self) -> Inputs<Value> {
@@ -312,7 +314,7 @@ impl Collector for Run<'_> {
             (false, Some(code)) => Exit { code: Some(code), signal: None },
             _ => Exit { code: None, signal: Some(sys::SIGKILL) },
         };
-        log::debug(format_args!("python program ended ({})", exit.describe()));
+        log::debug(format_args!("program ended ({})", exit.describe()));
         exit
     }
 
@@ -343,44 +345,14 @@ impl Collector for Run<'_> {
 
     fn never_bound(&self) -> String {
         format!(
-            "the breakpoint was not verified: debugpy did not load {} (is it the file the \
-             command runs or imports?)",
+            "the breakpoint was not verified: {} did not load {} (is it the file the command runs \
+             or imports?)",
+            F::ADAPTER,
             self.plan.file.display()
         )
     }
 
     fn no_code(&self) -> Option<String> {
         self.no_code.clone()
-    }
-}
-
-/// Standard Base64, so that an expression reaches the probe without `{` or `}`.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encodes_base64() {
-        for (input, expected) in
-            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("{x}", "e3h9")]
-        {
-            assert_eq!(base64(input.as_bytes()), expected);
-        }
     }
 }

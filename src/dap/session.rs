@@ -1,12 +1,14 @@
-//! Python as a session backend ([`Backend`]), through debugpy: the same commands and answers as
-//! every runtime, spoken in DAP.
+//! A debug adapter as a session backend ([`Backend`]): the same commands and answers as every
+//! runtime, spoken in DAP. What differs between adapters comes through the [`Flavour`] seam
+//! (debugpy is the first).
 //!
 //! A launched session owns the adapter (spawned on the session's thread, so it dies with it)
 //! and the program's process group (from the `process` event). An attached session
 //! (`python -m debugpy --listen`) owns neither: it detaches, and the program runs on.
 //! Breakpoints are sent per file, since DAP's `setBreakpoints` replaces a file's whole list.
-//! Values go through the same probe as `debug-script` (`probe.py`).
+//! Values go through the flavour's probe, as in `debug-script`.
 
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,14 +16,15 @@ use std::time::Duration;
 use crossbeam_channel::{never, select, Receiver};
 use serde_json::{json, Value};
 
-use crate::dap::{self, python, Client};
+use crate::dap::flavour::{Flavour, Launched};
+use crate::dap::{self, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Variable,
-    VariablesQuery, VALUE_PREVIEW,
+    VariablesQuery,
 };
 use crate::debugger::script::Undebugged;
-use crate::debugger::session::{self as actor, clip, AttachSpec, Begin, LaunchSpec};
+use crate::debugger::session::{self as actor, AttachSpec, Begin, LaunchSpec};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -31,21 +34,17 @@ use crate::sys;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;
 
-pub(crate) fn launch(
+pub(crate) fn launch<F: Flavour>(
     id: &str,
     spec: LaunchSpec,
     watch: Arc<Watch>,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, watch, cancel, move |_| {
-        let python::Adapter { program, helpers, python, process, client } =
-            python::start_adapter(spec.command.clone())?;
-        // A program that skips our sitecustomize.py (and perhaps our PYTHONPATH) gets the
-        // probe and TCP_NODELAY at its first stop, as an attached one does.
-        let prepared = program.loads_sitecustomize();
-        let mut backend = Python::new(client, Some(OwnAdapter { process, python }), prepared);
-        let mut arguments = python::launch_arguments(&program, helpers);
-        arguments["stopOnEntry"] = spec.stop_on_entry.into();
+        let Launched { client, adapter, arguments, prepared, label, .. } =
+            F::start(&spec.command, spec.stop_on_entry)?;
+        let own = OwnAdapter { process: adapter, label };
+        let mut backend = Dap::<F>::new(client, Some(own), prepared);
         backend.pause_on_exceptions = spec.pause_on_exceptions;
         let prepared = backend.initialize().and_then(|()| backend.prepare("launch", arguments));
         backend.ready(prepared)?;
@@ -58,11 +57,12 @@ pub(crate) fn launch(
     })
 }
 
-/// Connects to what listens at `address` and says `initialize`: the client when a debug
-/// adapter answers (`python -m debugpy --listen`), `None` when it does not speak DAP. Node's
+/// Connects to what listens at `address` and says `initialize` as `F`'s client: the client
+/// when a debug adapter answers (`python -m debugpy --listen`), `None` when it does not speak
+/// DAP. Node's
 /// inspector answers with an HTTP error, which ends the connection at once. (The other way
 /// round would harm: after an HTTP request debugpy's adapter accepts no other client.)
-pub(crate) fn connect(
+pub(crate) fn connect<F: Flavour>(
     address: std::net::SocketAddr,
     cancel: &Receiver<()>,
 ) -> Result<Option<Client>, Failure> {
@@ -76,20 +76,23 @@ pub(crate) fn connect(
             ),
         )
     })?;
-    let initialize = client.send("initialize", dap::initialize_arguments());
+    let initialize = client.send("initialize", dap::initialize_arguments(F::ADAPTER));
     select! {
         recv(initialize) -> answer => Ok(matches!(answer, Ok(Ok(_))).then_some(client)),
         recv(cancel) -> _ => Err(Failure::Cancelled),
         default(REQUEST_TIMEOUT) => Err(Failure::new(
             Code::NoInspector,
-            format!("what listens on {address} answers neither as Node's inspector nor as debugpy"),
+            format!(
+                "what listens on {address} answers neither as Node's inspector nor as {}",
+                F::ADAPTER
+            ),
         )),
     }
 }
 
 /// Attaches through a `client` that `connect` gave. The session never kills the program:
-/// debug-stop detaches, and debugpy lets it run on.
-pub(crate) fn attach(
+/// debug-stop detaches, and the adapter lets it run on.
+pub(crate) fn attach<F: Flavour>(
     id: &str,
     client: Client,
     address: std::net::SocketAddr,
@@ -98,11 +101,9 @@ pub(crate) fn attach(
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, watch, cancel, move |_| {
-        let mut backend = Python::new(client, None, false);
+        let mut backend = Dap::<F>::new(client, None, false);
         backend.pause_on_exceptions = start.pause_on_exceptions;
-        let arguments = json!({"name": "debug-mcp", "type": "python", "request": "attach",
-            "justMyCode": false, "subProcess": false, "redirectOutput": true});
-        let prepared = backend.prepare("attach", arguments);
+        let prepared = backend.prepare("attach", F::attach_arguments());
         backend.ready(prepared)?;
         Ok(Begin {
             backend,
@@ -113,11 +114,11 @@ pub(crate) fn attach(
     })
 }
 
-/// A session breakpoint as debugpy holds it.
+/// A session breakpoint as the adapter holds it.
 struct Placed {
     id: String,
     spec: BreakpointSpec,
-    /// debugpy's id, to match `hitBreakpointIds` and `breakpoint` events.
+    /// The adapter's id, to match `hitBreakpointIds` and `breakpoint` events.
     dap_id: Option<i64>,
     verified: bool,
     line: Option<u64>,
@@ -127,10 +128,9 @@ struct Placed {
 }
 
 impl Placed {
-    /// Records where debugpy placed it. debugpy "verifies" a breakpoint on a line with no
-    /// code (a comment, say) at line 0, where it never stops: that one is not verified.
-    fn placed(&mut self, answer: &Value) {
-        match dap::placed_line(answer) {
+    /// Records where the adapter placed it (`line`: [`Flavour::placed_line`]).
+    fn placed(&mut self, answer: &Value, line: Result<Option<u64>, String>) {
+        match line {
             Ok(line) => {
                 self.verified = answer["verified"] == true;
                 self.line = line.or(self.line);
@@ -145,13 +145,13 @@ impl Placed {
     }
 }
 
-/// The adapter a launched session started, and the interpreter it runs under.
+/// The adapter a launched session started, and what runs it (for failures).
 struct OwnAdapter {
     process: Debuggee,
-    python: String,
+    label: String,
 }
 
-/// What a Python stop keeps: the stopped thread and its frames (runpy's trimmed).
+/// What a DAP stop keeps: the stopped thread and its frames (the adapter's start-up trimmed).
 pub(crate) struct Paused {
     thread: Value,
     frames: Vec<Value>,
@@ -163,7 +163,8 @@ impl Paused {
     }
 }
 
-pub(crate) struct Python {
+pub(crate) struct Dap<F> {
+    flavour: PhantomData<F>,
     client: Client,
     events: Receiver<Value>,
     /// `None` when attached: the adapter and the program are not ours.
@@ -187,17 +188,10 @@ pub(crate) struct Python {
     done: bool,
 }
 
-fn filters(state: &str) -> Value {
-    match state {
-        "all" => json!(["raised", "uncaught"]),
-        "uncaught" => json!(["uncaught"]),
-        _ => json!([]),
-    }
-}
-
-impl Python {
-    fn new(client: Client, adapter: Option<OwnAdapter>, prepared: bool) -> Python {
-        Python {
+impl<F: Flavour> Dap<F> {
+    fn new(client: Client, adapter: Option<OwnAdapter>, prepared: bool) -> Dap<F> {
+        Dap {
+            flavour: PhantomData,
             events: client.events().clone(),
             client,
             adapter,
@@ -221,18 +215,18 @@ impl Python {
 
     fn request(&mut self, command: &str, arguments: Value) -> Result<Value, Failure> {
         let reply = self.client.send(command, arguments);
-        wait(&reply)
+        wait(&reply, F::ADAPTER)
     }
 
     fn initialize(&mut self) -> Result<(), Failure> {
-        let initialize = self.client.send("initialize", dap::initialize_arguments());
-        match wait(&initialize) {
+        let initialize = self.client.send("initialize", dap::initialize_arguments(F::ADAPTER));
+        match wait(&initialize, F::ADAPTER) {
             Ok(_) => Ok(()),
             Err(failure) => Err(self.adapter_failure(failure)),
         }
     }
 
-    /// After `initialize`: sends `request` (`launch` or `attach`) and waits for debugpy's
+    /// After `initialize`: sends `request` (`launch` or `attach`) and waits for the adapter's
     /// `initialized` event, after which breakpoints may be set.
     fn prepare(&mut self, request: &'static str, arguments: Value) -> Result<(), Failure> {
         let launch = self.client.send(request, arguments);
@@ -247,26 +241,26 @@ impl Python {
                             self.early.push(happening);
                         }
                     }
-                    Err(_) => return Err(self.adapter_failure(Failure::new(Code::AdapterFailed, "debugpy's adapter ended"))),
+                    Err(_) => return Err(self.adapter_failure(Failure::new(Code::AdapterFailed, format!("{}'s adapter ended", F::ADAPTER)))),
                 },
                 recv(launch) -> answer => {
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
                     return Err(match request {
-                        "launch" => Failure::new(Code::LaunchFailed, format!("debugpy could not launch the program: {message}")),
+                        "launch" => Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", F::ADAPTER)),
                         _ if message.contains("already being debugged") => Failure::new(Code::AttachFailed, format!(
-                            "debugpy could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first")),
-                        _ => Failure::new(Code::AttachFailed, format!("debugpy could not attach to the program: {message}")),
+                            "{} could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first", F::ADAPTER)),
+                        _ => Failure::new(Code::AttachFailed, format!("{} could not attach to the program: {message}", F::ADAPTER)),
                     });
                 },
-                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, "debugpy did not get ready in time")),
+                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", F::ADAPTER))),
             }
         }
         self.started = Some((request, launch));
         Ok(())
     }
 
-    /// Explains an adapter that ended early, in its words (most often: no debugpy for that
-    /// interpreter); `failure` stands when the adapter is still there.
+    /// Explains an adapter that ended early, in its words (debugpy: most often, it is not
+    /// installed for that interpreter); `failure` stands when the adapter is still there.
     fn adapter_failure(&mut self, failure: Failure) -> Failure {
         let Some(adapter) = &mut self.adapter else { return failure };
         if adapter.process.try_exit().is_none() {
@@ -275,10 +269,10 @@ impl Python {
                 Err(_) => return failure,
             }
         }
-        python::adapter_failed(&mut adapter.process, &adapter.python, &self.client)
+        F::adapter_failed(&mut adapter.process, &self.client, &adapter.label)
     }
 
-    /// Sends a file's whole breakpoint list and records what debugpy made of each.
+    /// Sends a file's whole breakpoint list and records what the adapter made of each.
     fn sync_file(&mut self, file: &PathBuf) -> Result<(), Failure> {
         let indices: Vec<usize> =
             (0..self.placed.len()).filter(|&i| &self.placed[i].spec.real_file == file).collect();
@@ -305,7 +299,7 @@ impl Python {
             let bp = &mut self.placed[i];
             bp.dap_id = got["id"].as_i64();
             bp.message = got["message"].as_str().map(String::from);
-            bp.placed(got);
+            bp.placed(got, F::placed_line(got));
         }
         Ok(())
     }
@@ -318,7 +312,7 @@ impl Python {
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "output" => {
-                let message = dap::route_output(body, &mut self.output)?;
+                let message = dap::route_output(body, &mut self.output, F::is_logpoint_output)?;
                 // debugpy sends a logpoint's message with `"source": {}`, no path or line,
                 // so its owner is found by the message's shape: the one logpoint whose
                 // literal text fits it.
@@ -327,7 +321,7 @@ impl Python {
                     b.spec
                         .log_message
                         .as_deref()
-                        .is_some_and(|template| template_fits(template, text))
+                        .is_some_and(|template| F::logpoint_fits(template, text))
                 });
                 let breakpoint = match (owners.next(), owners.next()) {
                     (Some(b), None) => Some(b.id.clone()),
@@ -351,7 +345,7 @@ impl Python {
                 if let Some(bp) =
                     self.placed.iter_mut().find(|b| b.dap_id.is_some() && b.dap_id == id)
                 {
-                    bp.placed(changed);
+                    bp.placed(changed, F::placed_line(changed));
                 }
             }
             "stopped" => return self.stopped(body.clone()),
@@ -372,14 +366,8 @@ impl Python {
             .request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
             .map(|t| t["stackFrames"].as_array().cloned().unwrap_or_default())
             .unwrap_or_default();
-        // debugpy starts the program through runpy; those frames are its, not the user's.
-        while frames.len() > 1
-            && frames
-                .last()
-                .and_then(|f| f.pointer("/source/path"))
-                .and_then(Value::as_str)
-                .is_some_and(|p| p.ends_with("runpy.py"))
-        {
+        // The adapter's own start-up frames (debugpy's runpy) are not the user's.
+        while frames.len() > 1 && frames.last().is_some_and(F::is_startup_frame) {
             frames.pop();
         }
         let hit_ids: Vec<i64> = body["hitBreakpointIds"]
@@ -430,7 +418,8 @@ impl Python {
             // does several) are passed over; and it stops where one is raised, not again in
             // each frame it unwinds through.
             let top = top.pointer("/source/path").and_then(Value::as_str);
-            if top.is_some_and(is_library) || last_raise.is_some_and(|last| raise.unwinds(&last)) {
+            if top.is_some_and(F::is_library) || last_raise.is_some_and(|last| raise.unwinds(&last))
+            {
                 drop(self.client.send("continue", json!({"threadId": thread})));
                 return None;
             }
@@ -461,11 +450,11 @@ impl Python {
     }
 
     /// At the first stop of a program without our sitecustomize.py (attached to, or run
-    /// with -I, -E or -S): the probe and TCP_NODELAY (`python::install_probe`). Every
+    /// with -I, -E or -S): the probe and TCP_NODELAY ([`Flavour::install_probe`]). Every
     /// request after it is ~40 ms faster.
     fn install_probe_at(&mut self, frame_id: &Value) {
         self.prepared = true;
-        let expression = python::install_probe();
+        let expression = F::install_probe();
         let prepared = self.request(
             "evaluate",
             json!({"expression": expression, "frameId": frame_id, "context": "watch"}),
@@ -490,7 +479,7 @@ impl Python {
                 continue;
             }
             for mut v in self.children(&scope["variablesReference"], max)? {
-                v.scope = Some(if name == "Locals" { "local" } else { "global" }.into());
+                v.scope = Some(F::scope_kind(name).into());
                 out.push(v);
             }
         }
@@ -504,26 +493,12 @@ impl Python {
         let total = all.len();
         let mut items: Vec<Variable> = all
             .into_iter()
-            .filter(|v| {
-                !v["name"].as_str().unwrap_or_default().starts_with("special variables")
-                    && v["name"] != "function variables"
-            })
+            .filter(|v| !F::is_hidden(v["name"].as_str().unwrap_or_default()))
             .take(max)
             .map(|v| {
                 let kind = v["type"].as_str().unwrap_or_default().to_string();
                 let text = v["value"].as_str().unwrap_or_default();
-                let value = match kind.as_str() {
-                    "int" | "float" => {
-                        serde_json::from_str::<Value>(text).unwrap_or_else(|_| text.into())
-                    }
-                    "bool" => Value::Bool(text == "True"),
-                    "NoneType" => Value::Null,
-                    "str" => {
-                        let text = python_string(text).unwrap_or_else(|| text.into());
-                        clip(&text, VALUE_PREVIEW).into()
-                    }
-                    _ => clip(text, VALUE_PREVIEW).into(),
-                };
+                let value = F::value(&kind, text);
                 Variable {
                     name: v["name"].as_str().unwrap_or_default().into(),
                     kind,
@@ -570,18 +545,21 @@ fn location(frame: &Value) -> Location {
     }
 }
 
-fn wait(reply: &Receiver<dap::Reply>) -> Result<Value, Failure> {
+/// `adapter`'s answer to a request, within [`REQUEST_TIMEOUT`].
+fn wait(reply: &Receiver<dap::Reply>, adapter: &str) -> Result<Value, Failure> {
     match reply.recv_timeout(REQUEST_TIMEOUT) {
         Ok(Ok(body)) => Ok(body),
-        Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("debugpy: {message}"))),
-        Err(_) => Err(Failure::new(Code::AdapterFailed, "debugpy did not answer in time")),
+        Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("{adapter}: {message}"))),
+        Err(_) => {
+            Err(Failure::new(Code::AdapterFailed, format!("{adapter} did not answer in time")))
+        }
     }
 }
 
-impl Backend for Python {
+impl<F: Flavour> Backend for Dap<F> {
     type Event = Value;
     type Paused = Paused;
-    const LANGUAGE: &'static str = "python";
+    const LANGUAGE: &'static str = F::LANGUAGE;
     const EVALUATES_RUNNING: bool = false;
 
     fn inputs(&self) -> Inputs<Value> {
@@ -604,27 +582,28 @@ impl Backend for Python {
     }
 
     fn begin(&mut self) -> Result<(), Failure> {
-        let filters = filters(&self.pause_on_exceptions);
+        let filters = F::exception_filters(&self.pause_on_exceptions);
         self.request("setExceptionBreakpoints", json!({"filters": filters}))?;
         self.request("configurationDone", json!({}))?;
         if let Some((_, started)) = self.started.take() {
-            wait(&started)?;
+            wait(&started, F::ADAPTER)?;
         }
         Ok(())
     }
 
     fn set_breakpoint(&mut self, id: &str, spec: &BreakpointSpec) -> Result<(), Failure> {
-        // debugpy keeps one breakpoint per line: a second would silently replace the first.
+        // An adapter keeps one breakpoint per line: a second would silently replace the first.
         let same = |b: &&Placed| b.spec.real_file == spec.real_file && b.spec.line == spec.line;
         if let Some(there) = self.placed.iter().find(same) {
             return Err(Failure::new(
                 Code::DuplicateBreakpoint,
                 format!(
-                    "line {} of {} already has breakpoint {}: debugpy keeps one breakpoint per line; \
+                    "line {} of {} already has breakpoint {}: {} keeps one breakpoint per line; \
                      remove it with debug-remove-breakpoint first, then set the one you want",
                     spec.line,
                     spec.file.display(),
-                    there.id
+                    there.id,
+                    F::ADAPTER
                 ),
             ));
         }
@@ -688,14 +667,15 @@ impl Backend for Python {
     }
 
     fn stack(&mut self, paused: &Paused, max: usize, _: bool) -> Vec<Frame> {
-        // Python has no awaited-caller chain apart from its frames: `includeAsync` changes
+        // DAP has no awaited-caller chain apart from the frames: `includeAsync` changes
         // nothing (documented in the README).
         let frames = paused.frames.iter().take(max);
         frames.map(|f| Frame { location: location(f), async_reason: None }).collect()
     }
 
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
-        let mut locals = self.named_scopes(&paused.frame_id(0), &["Locals"], max);
+        let names = F::scope_names("local").unwrap_or_default();
+        let mut locals = self.named_scopes(&paused.frame_id(0), names, max);
         for variable in locals.iter_mut().flatten() {
             variable.scope = None;
         }
@@ -707,18 +687,10 @@ impl Backend for Python {
         paused: &Paused,
         query: &VariablesQuery,
     ) -> Result<Vec<Variable>, Failure> {
-        let names: &[&str] = match query.scope.as_str() {
-            "local" => &["Locals"],
-            "global" => &["Globals"],
-            "all" => &["Locals", "Globals"],
-            other => {
-                return Err(Failure::new(
-                    Code::InvalidArguments,
-                    format!("invalid argument `scope`: Python frames have `local` and `global` scopes, not `{other}`"),
-                )
-                .with("field", "scope".into()))
-            }
-        };
+        let names = F::scope_names(&query.scope).map_err(|why| {
+            Failure::new(Code::InvalidArguments, format!("invalid argument `scope`: {why}"))
+                .with("field", "scope".into())
+        })?;
         self.named_scopes(&paused.frame_id(query.frame), names, query.max_items)
     }
 
@@ -751,20 +723,14 @@ impl Backend for Python {
         frame: usize,
     ) -> Result<Value, Failure> {
         let frame_id = paused.map_or(Value::Null, |p| p.frame_id(frame));
-        let probe = format!(
-            "__import__('debug_mcp_probe').hit('{}')",
-            super::script::base64(expression.as_bytes())
-        );
+        let probe = F::probe(expression, true);
         let answer = self.request(
             "evaluate",
             json!({"expression": probe, "frameId": frame_id,
             "context": "watch", "format": {"rawString": true}}),
         )?;
         let text = answer["result"].as_str().unwrap_or_default();
-        let payload = text
-            .find("\u{1e}dmcp:")
-            .map(|at| &text[at + "\u{1e}dmcp:".len() + 1..])
-            .unwrap_or_default();
+        let payload = F::probe_result(text).map_or("", |(_, json)| json);
         serde_json::from_str(payload).map_err(|_| {
             Failure::new(Code::Internal, format!("unreadable value: {}", log::clip(text)))
         })
@@ -778,13 +744,14 @@ impl Backend for Python {
         frame: usize,
         scope: &str,
     ) -> Result<Value, Failure> {
-        let wanted = if scope == "global" { "Globals" } else { "Locals" };
+        let wanted =
+            F::scope_names(if scope == "global" { "global" } else { "local" }).unwrap_or_default();
         let scopes = self.request("scopes", json!({"frameId": paused.frame_id(frame)}))?;
         let reference = scopes["scopes"]
             .as_array()
             .into_iter()
             .flatten()
-            .find(|s| s["name"] == wanted)
+            .find(|s| wanted.iter().any(|w| s["name"] == *w))
             .map(|s| s["variablesReference"].clone());
         let Some(reference) = reference else {
             return Err(Failure::new(
@@ -796,12 +763,9 @@ impl Backend for Python {
         if !known {
             return Err(Failure::new(Code::NoVariable, format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
         }
-        // debugpy keeps the old value, and says nothing, when `value` fails: so it is
-        // evaluated once here, where a failure shows, and handed over through the probe.
-        let held = format!(
-            "(__import__('debug_mcp_probe').__dict__.__setitem__('held', ({value})), \
-             __import__('debug_mcp_probe').held)[1]"
-        );
+        // Evaluated once, where a failure shows (debugpy would keep the old value and say
+        // nothing), then handed over.
+        let (held, handed) = F::hold(value);
         let checked = self.evaluate(Some(paused), &held, frame)?;
         if checked["type"] == "error" {
             let why = checked["value"].as_str().unwrap_or_default();
@@ -811,7 +775,7 @@ impl Backend for Python {
         let set = self.request(
             "setVariable",
             json!({"variablesReference": reference, "name": name,
-                   "value": "__import__('debug_mcp_probe').__dict__.pop('held')"}),
+                   "value": handed}),
         );
         set.map_err(|f| match f {
             Failure::Error { message, .. } => {
@@ -825,38 +789,32 @@ impl Backend for Python {
     }
 
     fn pause_on_exceptions(&mut self, state: &str) -> Result<(), Failure> {
-        self.request("setExceptionBreakpoints", json!({"filters": filters(state)})).map(drop)
+        let filters = F::exception_filters(state);
+        self.request("setExceptionBreakpoints", json!({"filters": filters})).map(drop)
     }
 
-    /// The program's loaded Python files, asked of the paused program itself (debugpy does
-    /// not answer `loadedSources`).
+    /// The program's loaded files, asked of the paused program itself (debugpy does not
+    /// answer `loadedSources`).
     fn loaded_sources(
         &mut self,
         paused: Option<&Paused>,
         include_internal: bool,
     ) -> Result<Vec<Source>, Failure> {
-        // Absolute in the program's own working directory (a program started as
-        // `python app.py` has `__main__.__file__ == 'app.py'`).
-        const FILES: &str = "sorted({__import__('os').path.abspath(f) \
-                             for m in list(__import__('sys').modules.values()) \
-                             for f in [getattr(m, '__file__', None)] if isinstance(f, str)})";
         let Some(paused) = paused else {
             return Err(Failure::new(
                 Code::Running,
-                "a Python program lists its loaded files only while paused: call debug-pause first",
+                "this program lists its loaded files only while paused: call debug-pause first",
             ));
         };
-        let answer = self.evaluate(Some(paused), FILES, 0)?;
+        let answer = self.evaluate(Some(paused), F::loaded_files(), 0)?;
         let Some(files) = answer["value"].as_array() else {
             return Err(Failure::new(Code::Internal, format!("unreadable module list: {answer}")));
         };
-        let helpers = python::helper_dir().ok();
         Ok(files
             .iter()
             .filter_map(Value::as_str)
-            .filter(|f| include_internal || !is_library(f))
-            // debug-mcp's own helpers, which debugpy's launcher imports.
-            .filter(|f| !helpers.is_some_and(|h| std::path::Path::new(f).starts_with(h)))
+            .filter(|f| include_internal || !F::is_library(f))
+            .filter(|f| !F::is_helper(f))
             .map(|f| Source { file: f.into(), url: f.into(), source_map: None })
             .collect())
     }
@@ -889,11 +847,14 @@ impl Backend for Python {
         Exit { code, signal: None }
     }
 
-    fn attached_note(&self) -> Option<&'static str> {
-        self.adapter.is_none().then_some(
-            "the attached program ended or debugpy closed the connection; debugpy does not tell \
-             an attached client the exit code",
-        )
+    fn attached_note(&self) -> Option<String> {
+        self.adapter.is_none().then(|| {
+            format!(
+                "the attached program ended or {0} closed the connection; {0} does not tell an \
+                 attached client the exit code",
+                F::ADAPTER
+            )
+        })
     }
 
     fn shutdown(&mut self) {
@@ -931,115 +892,5 @@ impl Raise {
             && !self.frames.is_empty()
             && (1..earlier.frames.len())
                 .any(|out| earlier.frames[out..].iter().zip(&self.frames).all(|(a, b)| a == b))
-    }
-}
-
-fn python_string(text: &str) -> Option<String> {
-    let quote = text.chars().next().filter(|q| *q == '\'' || *q == '"')?;
-    let body = text.strip_prefix(quote)?.strip_suffix(quote)?;
-    let mut out = String::with_capacity(body.len());
-    let mut chars = body.chars();
-    let hex = |chars: &mut std::str::Chars, n: usize| -> Option<char> {
-        let digits: String = chars.by_ref().take(n).collect();
-        if digits.len() != n {
-            return None;
-        }
-        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
-    };
-    while let Some(c) = chars.next() {
-        if c == quote {
-            return None; // unescaped: not one literal
-        }
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let escaped = chars.next()?;
-        out.push(match escaped {
-            '\\' | '\'' | '"' => escaped,
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'a' => '\u{7}',
-            'b' => '\u{8}',
-            'f' => '\u{c}',
-            'v' => '\u{b}',
-            '0' => '\0',
-            'x' => hex(&mut chars, 2)?,
-            'u' => hex(&mut chars, 4)?,
-            'U' => hex(&mut chars, 8)?,
-            _ => return None,
-        });
-    }
-    Some(out)
-}
-
-/// Whether a frame's file is Python's own or an installed package's, not the program's.
-fn is_library(path: &str) -> bool {
-    ["/lib/python3.", "/site-packages/", "/dist-packages/"].iter().any(|part| path.contains(part))
-        || path.starts_with("<frozen")
-}
-
-/// Whether `text` could be `template` with its `{expression}` parts filled in:
-/// the literal pieces appear in order, the first at the start and the last at
-/// the end.
-fn template_fits(template: &str, text: &str) -> bool {
-    let mut literals = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        literals.push(&rest[..open]);
-        match rest[open..].find('}') {
-            Some(close) => rest = &rest[open + close + 1..],
-            None => return false,
-        }
-    }
-    literals.push(rest);
-    if literals.len() == 1 {
-        return text == template;
-    }
-    let (first, last) = (literals[0], literals[literals.len() - 1]);
-    if !text.starts_with(first) || !text.ends_with(last) {
-        return false;
-    }
-    let mut at = first.len();
-    for piece in &literals[1..literals.len() - 1] {
-        match text[at..].find(piece) {
-            Some(found) => at += found + piece.len(),
-            None => return false,
-        }
-    }
-    text.len() - at >= last.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{python_string, template_fits};
-
-    #[test]
-    fn python_string_reprs_become_strings() {
-        for (repr, string) in [
-            (r"'tick 1'", Some("tick 1")),
-            (r#""it's""#, Some("it's")),
-            (r"'a\tb\nc\'d\x1b\u20ac\U0001f600'", Some("a\tb\nc'd\u{1b}\u{20ac}\u{1f600}")),
-            (r"''", Some("")),
-            (r"'cut...", None),
-            (r"'a'b'", None),
-            (r"'\q'", None),
-            (r"'\x1'", None),
-            ("Point(x=1)", None),
-        ] {
-            assert_eq!(python_string(repr).as_deref(), string, "{repr}");
-        }
-    }
-
-    #[test]
-    fn logpoint_text_is_matched_to_its_template() {
-        assert!(template_fits("total={total}", "total=1025.0"));
-        assert!(template_fits("{a} and {b}!", "1 and 2!"));
-        assert!(template_fits("plain", "plain"));
-        assert!(!template_fits("plain", "plain text"));
-        assert!(!template_fits("total={total}", "count=3"));
-        assert!(!template_fits("x={x} y={y}", "x=1"));
-        assert!(!template_fits("ab{x}ba", "aba"));
     }
 }

@@ -133,7 +133,7 @@ pub(crate) trait Backend: Send + 'static {
     /// program exit, records how; for an attached program, detaches.
     fn end(&mut self, code: Option<i32>, forced: bool) -> Exit;
     /// Said in the exited state of an attached program: what the debugger could not tell.
-    fn attached_note(&self) -> Option<&'static str>;
+    fn attached_note(&self) -> Option<String>;
     /// The session is over: nothing of ours may be left running.
     fn shutdown(&mut self);
 }

@@ -7,11 +7,12 @@ use std::time::Duration;
 use crossbeam_channel::select;
 use serde_json::{json, Value};
 
-use crate::cdp::node;
 use crate::debugger::script::Language;
 use crate::debugger::session::{AttachSpec, Command, LaunchSpec};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
+use crate::node::Node;
+use crate::python::Debugpy;
 use crate::shell;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::script::{self, MAX_TIMEOUT_MS};
@@ -130,8 +131,8 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         timeout: timeout_arg(args)?,
     };
     let (_, state) = open_session(call, |id, watch| match language {
-        Language::Python => crate::dap::session::launch(id, spec, watch, &call.cancel),
-        Language::Node => crate::cdp::session::launch(id, spec, watch, &call.cancel),
+        Language::Python => crate::dap::session::launch::<Debugpy>(id, spec, watch, &call.cancel),
+        Language::Node => crate::cdp::session::launch::<Node>(id, spec, watch, &call.cancel),
     })?;
     Ok(state)
 }
@@ -139,7 +140,7 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
 /// Whether `host` may be attached to: this machine, or listed in DEBUG_MCP_ALLOWED_HOSTS
 /// (comma-separated).
 fn host_allowed(host: &str) -> bool {
-    node::is_loopback(host)
+    crate::net::is_loopback(host)
         || std::env::var("DEBUG_MCP_ALLOWED_HOSTS")
             .is_ok_and(|list| list.split(',').any(|h| h.trim() == host))
 }
@@ -194,12 +195,19 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
             return Err(refuse_host(host));
         }
         if language != Some(Language::Node) {
-            let address = node::socket_address(host, port as u16)
+            let address = crate::net::socket_address(host, port as u16)
                 .map_err(|m| Failure::new(Code::NoInspector, m))?;
-            match crate::dap::session::connect(address, &call.cancel)? {
+            match crate::dap::session::connect::<Debugpy>(address, &call.cancel)? {
                 Some(client) => {
                     let (_, mut state) = open_session(call, |id, watch| {
-                        crate::dap::session::attach(id, client, address, start, watch, &call.cancel)
+                        crate::dap::session::attach::<Debugpy>(
+                            id,
+                            client,
+                            address,
+                            start,
+                            watch,
+                            &call.cancel,
+                        )
                     })?;
                     state["attached"] = json!({"url": format!("tcp://{address}")});
                     return Ok(state);
@@ -231,14 +239,14 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         url.to_string()
     } else if port != 0 {
-        node::websocket_url(host, port as u16, Duration::from_secs(5))
+        crate::cdp::websocket_url(host, port as u16, Duration::from_secs(5))
             .map_err(|m| Failure::new(Code::NoInspector, m))?
     } else {
         let pid = u32::try_from(pid).expect("bounded by the range check");
         inspector_of(pid, call)?
     };
     let (id, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach(id, ws_url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach::<Node>(id, ws_url.clone(), start, watch, &call.cancel)
     })?;
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.
@@ -272,7 +280,7 @@ fn inspector_of(pid: u32, call: &Call) -> Result<String, Failure> {
     })?;
     let deadline = std::time::Instant::now() + OPEN_INSPECTOR_WAIT;
     loop {
-        match node::websocket_url("127.0.0.1", 9229, Duration::from_millis(500)) {
+        match crate::cdp::websocket_url("127.0.0.1", 9229, Duration::from_millis(500)) {
             Ok(url) => return Ok(url),
             Err(_) if std::time::Instant::now() < deadline => {
                 select! {

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::debugger::script::{Language, Outcome, Plan};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
+use crate::python::Debugpy;
 use crate::shell::{self, CommandLine};
 use crate::tools::{ArgError, Args, Call, Tool, ToolResult};
 
@@ -28,7 +29,7 @@ pub(crate) fn language_arg(
     command: &CommandLine,
     breakpoint_files: &[&str],
 ) -> Result<Language, ArgError> {
-    use crate::dap::python::is_python;
+    use crate::python::is_python;
     let shebang = || command.shebang().and_then(|(words, _)| words.into_iter().next());
     Ok(match language_given(args)? {
         Some(language) => language,
@@ -140,8 +141,8 @@ fn output() -> Value {
 fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
     let plan = plan(args)?;
     let outcome = match plan.language {
-        Language::Node => crate::cdp::script::run(&plan, call),
-        Language::Python => crate::dap::script::run(&plan, call),
+        Language::Node => crate::cdp::script::run::<crate::node::Node>(&plan, call),
+        Language::Python => crate::dap::script::run::<Debugpy>(&plan, call),
     }?;
     Ok(render(&plan, outcome))
 }

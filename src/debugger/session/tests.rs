@@ -132,7 +132,7 @@ impl Backend for Fake {
         self.note(format!("end forced={forced}"));
         Exit { code: code.or(forced.then_some(137)), signal: None }
     }
-    fn attached_note(&self) -> Option<&'static str> {
+    fn attached_note(&self) -> Option<String> {
         None
     }
     fn shutdown(&mut self) {

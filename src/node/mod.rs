@@ -6,12 +6,19 @@
 //! the port is taken Node says so on stderr and runs the script WITHOUT a debugger, so connecting
 //! to the port blindly could debug someone else's process.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 
-use crate::process::{self, Debuggee, Exit};
+use serde_json::{json, Value};
+
+use crate::cdp::runtime::{Runtime, Started, UrlForm};
+use crate::cdp::{Client, Event};
+use crate::debugger::script::Undebugged;
+use crate::debugger::{Code, Failure};
+use crate::log;
+use crate::process::{self, Debuggee, Exit, SpawnError};
 use crate::shell::CommandLine;
 
 /// What to run and where its inspector will listen.
@@ -49,6 +56,9 @@ const OPTIONS_WITH_VALUE: &[&str] = &[
 /// The flag inserted when the command has none. `--inspect-wait` (Node 20.15 and 22.2 on)
 /// waits for the debugger without the initial pause `--inspect-brk` makes, one round trip less;
 /// older Node refuses it ([`refused_wait_flag`]) and gets `--inspect-brk`.
+/// The longest a request to the inspector may take while connecting.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub(crate) const WAIT_FLAG: &str = "--inspect-wait=0";
 pub(crate) const BRK_FLAG: &str = "--inspect-brk=0";
 
@@ -80,12 +90,12 @@ pub(crate) fn worker_events() -> serde_json::Value {
 
 /// Lets a worker that waits for its debugger run undebugged, and detaches from it: until
 /// workers are debugged, their code runs as it would without debug-mcp.
-pub(crate) fn release_worker(client: &mut crate::cdp::Client, attached: &serde_json::Value) {
+fn release_worker(client: &mut Client, attached: &Value) {
     let session = attached["sessionId"].clone();
     let run = r#"{"id":1,"method":"Runtime.runIfWaitingForDebugger"}"#;
-    let message = serde_json::json!({"sessionId": session, "message": run});
+    let message = json!({"sessionId": session, "message": run});
     drop(client.send("NodeWorker.sendMessageToWorker", message));
-    drop(client.send("NodeWorker.detach", serde_json::json!({"sessionId": session})));
+    drop(client.send("NodeWorker.detach", json!({"sessionId": session})));
 }
 
 /// Whether Node's stderr says it does not know `--inspect-wait`.
@@ -199,7 +209,7 @@ fn check_address(value: &str) -> Result<String, String> {
     let port: u16 = port.parse().map_err(|_| {
         format!("inspector port `{port}` in `{value}` is not a port number (0-65535)")
     })?;
-    if !is_loopback(host) {
+    if !crate::net::is_loopback(host) {
         return Err(format!(
             "inspector host `{host}` is not a loopback address: an inspector open to the network \
              lets anyone who connects run code as this user. Use 127.0.0.1, or drop the flag and \
@@ -207,69 +217,6 @@ fn check_address(value: &str) -> Result<String, String> {
         ));
     }
     Ok(format!("{host}:{port}"))
-}
-
-/// Whether a host names this machine (`127.x.x.x`, `localhost`, `::1`).
-pub(crate) fn is_loopback(host: &str) -> bool {
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    bare == "localhost"
-        || bare == "::1"
-        || bare.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The first address `host:port` resolves to. Address literals and `localhost` need no
-/// resolver: a static binary's glibc can only reach the system's name services (even
-/// /etc/hosts) through the shared libraries of its own version, which another Linux may lack.
-pub(crate) fn socket_address(host: &str, port: u16) -> Result<std::net::SocketAddr, String> {
-    use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    if bare.eq_ignore_ascii_case("localhost") {
-        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    if let Ok(ip) = bare.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, port));
-    }
-    let authority = format!("{host}:{port}");
-    authority
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("cannot resolve {authority}"))
-}
-
-/// Asks a Node inspector's HTTP endpoint (`GET /json/list`) for its WebSocket URL. Node keeps
-/// the connection open after answering; ureq reads the body by its Content-Length.
-pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
-    let authority = format!("{host}:{port}");
-    // The address, not the name, goes to ureq: see `socket_address`.
-    let address = socket_address(host, port)?;
-    // Never through a proxy from the environment: the inspector is on this machine or on a
-    // host the user allowed by name.
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .proxy(None)
-        .max_redirects(0)
-        .build()
-        .into();
-    let url = format!("http://{address}/json/list");
-    let body = agent
-        .get(&url)
-        .call()
-        .and_then(|mut response| response.body_mut().with_config().limit(1 << 20).read_to_string())
-        .map_err(|e| match e {
-            ureq::Error::Io(e) => format!("no inspector answers on {authority} ({e})"),
-            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
-                format!("no inspector answers on {authority} ({e})")
-            }
-            e => format!("{authority} does not answer like a Node inspector ({e})"),
-        })?;
-    let targets: serde_json::Value = serde_json::from_str(&body)
-        .map_err(|_| format!("{authority} does not answer like a Node inspector (/json/list)"))?;
-    targets
-        .pointer("/0/webSocketDebuggerUrl")
-        .and_then(serde_json::Value::as_str)
-        .map(String::from)
-        .ok_or_else(|| format!("the inspector on {authority} lists no target"))
 }
 
 /// Removes `--inspect*` and `--debug-port` options from a NODE_OPTIONS value.
@@ -414,6 +361,190 @@ fn hex_digit(nibble: u8) -> String {
             let upper = char::from(b'A' + nibble - 10);
             format!("[{upper}{}]", upper.to_ascii_lowercase())
         }
+    }
+}
+
+/// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
+/// `--inspect-brk` when this Node refuses `--inspect-wait`) and connects to its inspector.
+fn start_node(
+    command: &CommandLine,
+    flag: &str,
+    timeout: Duration,
+    deadline: Instant,
+    cancel: &Receiver<()>,
+) -> Result<(Launch, Debuggee, Client), Failure> {
+    let prepare = |flag| {
+        prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
+            .map_err(|message| Failure::new(Code::InvalidCommand, message))
+    };
+    let spawn = |launch: &Launch| {
+        let mut debuggee =
+            Debuggee::spawn(&launch.spec, is_inspector_line).map_err(|e| match e {
+                SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
+                SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
+            })?;
+        let found = connect_own(&mut debuggee, deadline, cancel);
+        Ok::<_, Failure>((debuggee, found))
+    };
+    let mut launch = prepare(flag)?;
+    let (mut debuggee, mut found) = spawn(&launch)?;
+    if let Err(Discovery::Exited(_)) = found {
+        if launch.inserted && refused_wait_flag(&debuggee.output().stderr_text()) {
+            log::debug(format_args!("this node has no --inspect-wait; using --inspect-brk"));
+            launch = prepare(BRK_FLAG)?;
+            (debuggee, found) = spawn(&launch)?;
+        }
+    }
+    match found {
+        Ok(Ok(client)) => Ok((launch, debuggee, client)),
+        Ok(Err(message)) => Err(Failure::new(Code::InspectorFailed, message)),
+        Err(discovery) => Err(discovery_failure(discovery, &launch, timeout, &mut debuggee)),
+    }
+}
+
+/// Connects to the inspector of the process we started. The program's children share its
+/// stderr, and one that inherited an inspector flag prints its own `Debugger listening` line,
+/// maybe first (`node --inspect-wait --test` runs every test file in a child): an inspector
+/// whose default context names another pid is a child's, never taken for the program; it is
+/// let go undebugged, and the search goes on.
+fn connect_own(
+    debuggee: &mut Debuggee,
+    deadline: Instant,
+    cancel: &Receiver<()>,
+) -> Result<Result<Client, String>, Discovery> {
+    loop {
+        let url = discover(debuggee, deadline, cancel)?;
+        log::debug(format_args!("inspector at {url}"));
+        let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
+        let mut client = match Client::connect(&url, left) {
+            Ok(client) => client,
+            Err(message) => return Ok(Err(message)),
+        };
+        // Enabling Runtime reports the default context, named `node[PID]` (Node's
+        // GetHumanReadableProcessName), before it answers; `process.pid` is not set yet while
+        // Node waits for us. Setup enables Runtime again, which is harmless.
+        let enabled = client.send("Runtime.enable", json!({})).recv_timeout(left);
+        let pid = enabled.ok().and_then(|_| {
+            client.events().try_iter().find_map(|event| {
+                let name = event.params.pointer("/context/name")?.as_str()?;
+                let digits = name.strip_suffix(']')?.rsplit_once('[')?.1;
+                digits.parse::<u32>().ok()
+            })
+        });
+        if pid.is_none_or(|pid| pid == debuggee.pid()) {
+            return Ok(Ok(client));
+        }
+        log::debug(format_args!("{url} is a child's (pid {pid:?}): letting it run"));
+        let running = client.send("Runtime.runIfWaitingForDebugger", json!({}));
+        let _ = running.recv_timeout(left);
+        client.close();
+    }
+}
+
+fn discovery_failure(
+    discovery: Discovery,
+    launch: &Launch,
+    timeout: Duration,
+    debuggee: &mut Debuggee,
+) -> Failure {
+    let output = debuggee.output().to_json();
+    match discovery {
+        Discovery::Cancelled => Failure::Cancelled,
+        Discovery::PortInUse(address) => Failure::new(
+            Code::PortInUse,
+            format!(
+                "inspector port {address} is already in use (another debugger or Node process \
+                 holds it): drop the --inspect-brk flag from the command and debug-mcp picks a \
+                 free port"
+            ),
+        ),
+        Discovery::Failed(line) => Failure::new(Code::InspectorFailed, format!("Node could not start its inspector: {line}")),
+        Discovery::Exited(exit) if launch.is_node => {
+            let undebugged = Undebugged { processes: debuggee.descendants(None), workers: 0 };
+            let hint = undebugged.describe().map(|what| {
+                format!(
+                    "the program ended without opening its own inspector (Node's test runner \
+                     never does); it ran {what} outside the debugger: if the line ran there, \
+                     its hits were not seen. Run the code in the process debug-mcp starts, \
+                     e.g. the test file itself: `node path/to/file.test.js`"
+                )
+            });
+            let failure = exited_before_hit(exit.describe(), hint)
+                .with("exitCode", exit.code.map_or(Value::Null, Value::from))
+                .with("output", output);
+            undebugged.add_to(failure)
+        }
+        Discovery::Exited(exit) => Failure::new(
+            Code::NoInspector,
+            format!(
+                "the command exited ({}) without opening a Node inspector: run a node script \
+                 directly, e.g. `node app.js`, or make the command start node with --inspect-brk",
+                exit.describe()
+            ),
+        )
+        .with("output", output),
+        Discovery::TimedOut => crate::debugger::script::timeout_failure(timeout)
+            .with("hint", "the command never opened a Node inspector (no `Debugger listening on ws://` line on its stderr): run a node script directly, e.g. `node app.js`".into())
+            .with("output", output),
+    }
+}
+
+fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
+    let failure = Failure::new(Code::Exited, "Process exited before breakpoint was hit")
+        .with("exit", how.into());
+    match hint {
+        Some(hint) => failure.with("hint", hint.into()),
+        None => failure,
+    }
+}
+
+/// Node, as a CDP runtime.
+pub(crate) struct Node;
+
+impl Runtime for Node {
+    const LANGUAGE: &'static str = "node";
+    const READY_EVENT: &'static str = "NodeRuntime.waitingForDebugger";
+    const END_EVENT: &'static str = "NodeRuntime.waitingForDisconnect";
+    const URLS: UrlForm = UrlForm { to_path: file_url_to_path, regex: file_url_regex };
+
+    fn start(
+        command: &CommandLine,
+        stop_at_entry: bool,
+        timeout: Duration,
+        deadline: Instant,
+        cancel: &Receiver<()>,
+    ) -> Result<Started, Failure> {
+        // --inspect-brk stops at the first line; --inspect-wait does not.
+        let flag = if stop_at_entry { BRK_FLAG } else { WAIT_FLAG };
+        let (launch, debuggee, client) = start_node(command, flag, timeout, deadline, cancel)?;
+        Ok(Started {
+            debuggee,
+            client,
+            entry: launch.entry.map(PathBuf::from),
+            program: launch.spec.program,
+        })
+    }
+
+    fn setup_requests(own: bool) -> Vec<(&'static str, Value)> {
+        let mut requests = vec![
+            ("NodeRuntime.enable", json!({})),
+            ("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
+            ("NodeWorker.enable", worker_events()),
+        ];
+        // Only a program we start: an attached one's children are its own business.
+        if own {
+            let params = json!({"expression": UNINHERIT_INSPECTOR, "returnByValue": true});
+            requests.push(("Runtime.evaluate", params));
+        }
+        requests
+    }
+
+    fn on_event(client: &mut Client, event: &Event) -> bool {
+        if event.method != "NodeWorker.attachedToWorker" {
+            return false;
+        }
+        release_worker(client, &event.params);
+        true
     }
 }
 

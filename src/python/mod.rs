@@ -1,6 +1,8 @@
-//! Python programs under debugpy: recognising a Python command line, the files debug-mcp puts
-//! first on the debuggee's `PYTHONPATH` (the value probe and a `sitecustomize.py` that turns
-//! on TCP_NODELAY), and the `launch` arguments debugpy's adapter takes.
+//! Python programs under debugpy, as a DAP flavour ([`Debugpy`]): recognising a Python command
+//! line, the files debug-mcp puts first on the debuggee's `PYTHONPATH` (the value probe and a
+//! `sitecustomize.py` that turns on TCP_NODELAY), the `launch` arguments debugpy's adapter
+//! takes, and debugpy's ways (scope names, runpy's frames, `repr` values, logpoint messages
+//! that do not say whose they are).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,7 +10,10 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::Client;
+use crate::debugger::model::VALUE_PREVIEW;
+use crate::debugger::session::clip;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
@@ -217,7 +222,7 @@ pub(crate) fn helper_dir() -> Result<&'static Path, String> {
 pub(crate) fn install_probe() -> &'static str {
     static INSTALL: OnceLock<String> = OnceLock::new();
     INSTALL.get_or_init(|| {
-        let source = crate::dap::script::base64(PROBE.as_bytes());
+        let source = base64(PROBE.as_bytes());
         format!(
             "(lambda m: (exec(__import__('base64').b64decode('{source}'), m.__dict__), \
              __import__('sys').modules.__setitem__('debug_mcp_probe', m), m.nodelay(), m)[3])\
@@ -274,6 +279,250 @@ pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
         Target::Module(module) => arguments["module"] = module.as_str().into(),
     }
     arguments
+}
+
+/// debugpy, as a DAP flavour.
+pub(crate) struct Debugpy;
+
+impl Flavour for Debugpy {
+    const LANGUAGE: &'static str = "python";
+    const ADAPTER: &'static str = "debugpy";
+
+    fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure> {
+        let Adapter { program, helpers, python, process, client } = start_adapter(command.clone())?;
+        let mut arguments = launch_arguments(&program, helpers);
+        arguments["stopOnEntry"] = stop_on_entry.into();
+        Ok(Launched {
+            client,
+            adapter: process,
+            arguments,
+            // A program that skips our sitecustomize.py (and perhaps our PYTHONPATH) gets the
+            // probe and TCP_NODELAY at its first stop, as an attached one does.
+            prepared: program.loads_sitecustomize(),
+            importable: program.reads_pythonpath(),
+            label: python,
+        })
+    }
+
+    fn adapter_failed(adapter: &mut Debuggee, client: &Client, label: &str) -> Failure {
+        adapter_failed(adapter, label, client)
+    }
+
+    fn attach_arguments() -> Value {
+        json!({"name": "debug-mcp", "type": "python", "request": "attach", "justMyCode": false,
+               "subProcess": false, "redirectOutput": true})
+    }
+
+    fn exception_filters(state: &str) -> Value {
+        match state {
+            "all" => json!(["raised", "uncaught"]),
+            "uncaught" => json!(["uncaught"]),
+            _ => json!([]),
+        }
+    }
+
+    /// debugpy "verifies" a breakpoint on a line with no code (a comment, a blank line before
+    /// the first statement) at line 0, where it never stops.
+    fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String> {
+        match breakpoint["line"].as_u64() {
+            Some(0) => Err("debugpy cannot stop on that line: it holds no code (a comment, a \
+                            blank line or a docstring?); choose a line with a statement"
+                .into()),
+            line => Ok(line),
+        }
+    }
+
+    /// debugpy marks a logpoint's message with a `source` (empty: no path or line).
+    fn is_logpoint_output(body: &Value) -> bool {
+        body.get("source").is_some()
+    }
+
+    fn logpoint_fits(template: &str, text: &str) -> bool {
+        template_fits(template, text)
+    }
+
+    fn scope_names(scope: &str) -> Result<&'static [&'static str], String> {
+        match scope {
+            "local" => Ok(&["Locals"]),
+            "global" => Ok(&["Globals"]),
+            "all" => Ok(&["Locals", "Globals"]),
+            other => Err(format!("Python frames have `local` and `global` scopes, not `{other}`")),
+        }
+    }
+
+    fn scope_kind(name: &str) -> &'static str {
+        if name == "Locals" {
+            "local"
+        } else {
+            "global"
+        }
+    }
+
+    fn is_hidden(name: &str) -> bool {
+        name.starts_with("special variables") || name == "function variables"
+    }
+
+    fn value(kind: &str, text: &str) -> Value {
+        match kind {
+            "int" | "float" => serde_json::from_str::<Value>(text).unwrap_or_else(|_| text.into()),
+            "bool" => Value::Bool(text == "True"),
+            "NoneType" => Value::Null,
+            "str" => {
+                let text = python_string(text).unwrap_or_else(|| text.into());
+                clip(&text, VALUE_PREVIEW).into()
+            }
+            _ => clip(text, VALUE_PREVIEW).into(),
+        }
+    }
+
+    /// debugpy starts the program through runpy; those frames are its, not the user's.
+    fn is_startup_frame(frame: &Value) -> bool {
+        frame
+            .pointer("/source/path")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.ends_with("runpy.py"))
+    }
+
+    fn is_library(path: &str) -> bool {
+        is_library(path)
+    }
+
+    fn probe(expression: &str, importable: bool) -> String {
+        format!("{}.hit('{}')", probe_reference(importable), base64(expression.as_bytes()))
+    }
+
+    /// The probe answers a marker, `T` or `F` (was the value cut?), then the JSON.
+    fn probe_result(text: &str) -> Option<(bool, &str)> {
+        let at = text.find("\x1edmcp:")?;
+        match text[at + "\x1edmcp:".len()..].split_at_checked(1)? {
+            ("T", json) => Some((true, json)),
+            ("F", json) => Some((false, json)),
+            _ => None,
+        }
+    }
+
+    fn install_probe() -> &'static str {
+        install_probe()
+    }
+
+    /// debugpy keeps the old value, and says nothing, when `value` fails: so it is evaluated
+    /// once, where a failure shows, and handed over through the probe.
+    fn hold(value: &str) -> (String, &'static str) {
+        let held = format!(
+            "(__import__('debug_mcp_probe').__dict__.__setitem__('held', ({value})), \
+             __import__('debug_mcp_probe').held)[1]"
+        );
+        (held, "__import__('debug_mcp_probe').__dict__.pop('held')")
+    }
+
+    /// Absolute in the program's own working directory (a program started as `python app.py`
+    /// has `__main__.__file__ == 'app.py'`). debugpy does not answer `loadedSources`.
+    fn loaded_files() -> &'static str {
+        "sorted({__import__('os').path.abspath(f) \
+         for m in list(__import__('sys').modules.values()) \
+         for f in [getattr(m, '__file__', None)] if isinstance(f, str)})"
+    }
+
+    /// debug-mcp's own helpers, which debugpy's launcher imports.
+    fn is_helper(file: &str) -> bool {
+        helper_dir().is_ok_and(|helpers| Path::new(file).starts_with(helpers))
+    }
+}
+
+/// The string a Python `repr` of a `str` stands for, or `None` when `text` is not one (debugpy
+/// cuts long values, for one).
+fn python_string(text: &str) -> Option<String> {
+    let quote = text.chars().next().filter(|q| *q == '\'' || *q == '"')?;
+    let body = text.strip_prefix(quote)?.strip_suffix(quote)?;
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    let hex = |chars: &mut std::str::Chars, n: usize| -> Option<char> {
+        let digits: String = chars.by_ref().take(n).collect();
+        if digits.len() != n {
+            return None;
+        }
+        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
+    };
+    while let Some(c) = chars.next() {
+        if c == quote {
+            return None; // unescaped: not one literal
+        }
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let escaped = chars.next()?;
+        out.push(match escaped {
+            '\\' | '\'' | '"' => escaped,
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            '0' => '\0',
+            'x' => hex(&mut chars, 2)?,
+            'u' => hex(&mut chars, 4)?,
+            'U' => hex(&mut chars, 8)?,
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+/// Whether a frame's file is Python's own or an installed package's, not the program's.
+fn is_library(path: &str) -> bool {
+    ["/lib/python3.", "/site-packages/", "/dist-packages/"].iter().any(|part| path.contains(part))
+        || path.starts_with("<frozen")
+}
+
+/// Whether `text` could be `template` with its `{expression}` parts filled in:
+/// the literal pieces appear in order, the first at the start and the last at
+/// the end.
+fn template_fits(template: &str, text: &str) -> bool {
+    let mut literals = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        literals.push(&rest[..open]);
+        match rest[open..].find('}') {
+            Some(close) => rest = &rest[open + close + 1..],
+            None => return false,
+        }
+    }
+    literals.push(rest);
+    if literals.len() == 1 {
+        return text == template;
+    }
+    let (first, last) = (literals[0], literals[literals.len() - 1]);
+    if !text.starts_with(first) || !text.ends_with(last) {
+        return false;
+    }
+    let mut at = first.len();
+    for piece in &literals[1..literals.len() - 1] {
+        match text[at..].find(piece) {
+            Some(found) => at += found + piece.len(),
+            None => return false,
+        }
+    }
+    text.len() - at >= last.len()
+}
+
+/// Standard Base64, so that an expression reaches the probe without `{` or `}`.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -356,6 +605,53 @@ mod tests {
             let program = program(line);
             assert_eq!(program.reads_pythonpath(), pythonpath, "{line}");
             assert_eq!(program.loads_sitecustomize(), site, "{line}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn python_string_reprs_become_strings() {
+        for (repr, string) in [
+            (r"'tick 1'", Some("tick 1")),
+            (r#""it's""#, Some("it's")),
+            (r"'a\tb\nc\'d\x1b\u20ac\U0001f600'", Some("a\tb\nc'd\u{1b}\u{20ac}\u{1f600}")),
+            (r"''", Some("")),
+            (r"'cut...", None),
+            (r"'a'b'", None),
+            (r"'\q'", None),
+            (r"'\x1'", None),
+            ("Point(x=1)", None),
+        ] {
+            assert_eq!(python_string(repr).as_deref(), string, "{repr}");
+        }
+    }
+
+    #[test]
+    fn logpoint_text_is_matched_to_its_template() {
+        assert!(template_fits("total={total}", "total=1025.0"));
+        assert!(template_fits("{a} and {b}!", "1 and 2!"));
+        assert!(template_fits("plain", "plain"));
+        assert!(!template_fits("plain", "plain text"));
+        assert!(!template_fits("total={total}", "count=3"));
+        assert!(!template_fits("x={x} y={y}", "x=1"));
+        assert!(!template_fits("ab{x}ba", "aba"));
+    }
+}
+
+#[cfg(test)]
+mod base64_tests {
+    use super::*;
+
+    #[test]
+    fn encodes_base64() {
+        for (input, expected) in
+            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("{x}", "e3h9")]
+        {
+            assert_eq!(base64(input.as_bytes()), expected);
         }
     }
 }

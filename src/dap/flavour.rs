@@ -1,0 +1,82 @@
+//! What an adapter adds over DAP: the seam between the DAP code every adapter shares (the
+//! session backend in `session.rs`, the `debug-script` collector in `script.rs`) and one
+//! adapter's ways. debugpy (`python/`) is the first implementation.
+//!
+//! Values are typed through a probe the adapter's runtime evaluates (`probe`): an expression
+//! whose string value carries `{type, value}` as JSON, so that answers have the same shape as
+//! Node's.
+
+use serde_json::Value;
+
+use crate::dap::Client;
+use crate::debugger::Failure;
+use crate::process::Debuggee;
+use crate::shell::CommandLine;
+
+/// An adapter started for a command, before `initialize`.
+pub(crate) struct Launched {
+    pub(crate) client: Client,
+    /// The adapter's process: ours, killed at the end.
+    pub(crate) adapter: Debuggee,
+    /// The `launch` request's arguments.
+    pub(crate) arguments: Value,
+    /// Whether the program gets the probe when it starts (else at its first stop).
+    pub(crate) prepared: bool,
+    /// Whether the program can import the probe (else a logpoint installs it).
+    pub(crate) importable: bool,
+    /// What runs the adapter, for the words of a failure.
+    pub(crate) label: String,
+}
+
+pub(crate) trait Flavour: Send + 'static {
+    /// `language` in answers.
+    const LANGUAGE: &'static str;
+    /// `adapterID` in `initialize`, and the adapter's name in messages.
+    const ADAPTER: &'static str;
+
+    /// Starts the adapter for `command`; the program stops at its first line when
+    /// `stop_on_entry`.
+    fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure>;
+    /// Why our adapter ended early, in its own words; `label` is [`Launched::label`].
+    fn adapter_failed(adapter: &mut Debuggee, client: &Client, label: &str) -> Failure;
+    /// The `attach` request's arguments, for a program that listens for its debugger.
+    fn attach_arguments() -> Value;
+
+    /// `setExceptionBreakpoints` filters for `none`, `uncaught` or `all`.
+    fn exception_filters(state: &str) -> Value;
+    /// Where the adapter placed a breakpoint (`None`: not said yet), or why it never stops.
+    fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String>;
+    /// Whether an `output` event is a logpoint's message rather than the program's output.
+    fn is_logpoint_output(body: &Value) -> bool;
+    /// Whether `text` is the message of the logpoint `template` (for adapters that do not say
+    /// which logpoint wrote it).
+    fn logpoint_fits(template: &str, text: &str) -> bool;
+
+    /// The adapter's scope names a `scope` argument means, or why it has none such.
+    fn scope_names(scope: &str) -> Result<&'static [&'static str], String>;
+    /// The `scope` the variables of the adapter's scope `name` are listed under.
+    fn scope_kind(name: &str) -> &'static str;
+    /// Entries the adapter lists among variables that are not the program's.
+    fn is_hidden(name: &str) -> bool;
+    /// A variable's value text, typed as JSON (numbers, booleans, null, strings).
+    fn value(kind: &str, text: &str) -> Value;
+    /// A frame of the adapter's own start-up, at the bottom of every stack.
+    fn is_startup_frame(frame: &Value) -> bool;
+    /// Whether a file is the runtime's own or an installed library's, not the program's.
+    fn is_library(path: &str) -> bool;
+
+    /// An expression whose string value carries `expression`'s typed value; `importable`
+    /// when the probe can be imported (else the expression installs it).
+    fn probe(expression: &str, importable: bool) -> String;
+    /// The JSON text of the typed value in a probe's answer, and whether the value was cut.
+    fn probe_result(text: &str) -> Option<(bool, &str)>;
+    /// An expression that puts the probe into a program that did not get it at start.
+    fn install_probe() -> &'static str;
+    /// For `setVariable`: an expression that evaluates `value` once and keeps it, and the
+    /// expression that hands the kept value over.
+    fn hold(value: &str) -> (String, &'static str);
+    /// An expression listing the program's loaded source files.
+    fn loaded_files() -> &'static str;
+    /// Whether a loaded file is debug-mcp's own helper.
+    fn is_helper(file: &str) -> bool;
+}
