@@ -9,14 +9,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use crossbeam_channel::{never, Receiver, Sender};
-use serde_json::{json, Value};
+use crossbeam_channel::Sender;
+use serde_json::Value;
 
-use crate::debugger::session::Command;
+use crate::debugger::session::{Command, Handle};
 use crate::jsonrpc::{Message, Notification};
-use crate::thread::JoinOnDrop;
 
 /// At most this many sessions at once, unless `DEBUG_MCP_MAX_SESSIONS` says otherwise.
 const MAX_SESSIONS: usize = 10;
@@ -26,57 +24,6 @@ fn max_sessions() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(MAX_SESSIONS)
-}
-
-/// A session with no call for this long ends (its program is killed), unless
-/// `DEBUG_MCP_SESSION_IDLE_MS` says otherwise.
-fn idle_limit() -> Duration {
-    let ms = std::env::var("DEBUG_MCP_SESSION_IDLE_MS").ok().and_then(|v| v.parse().ok());
-    Duration::from_millis(ms.unwrap_or(30 * 60 * 1000))
-}
-
-/// The two clocks a session thread selects on besides its channels: the deadline of the
-/// call waiting for an answer, and the idle limit, so that a session nobody calls (and
-/// nobody waits on) ends and nothing runs for ever.
-pub(crate) struct Clocks {
-    pub(crate) idle_limit: Duration,
-    last_call: Instant,
-}
-
-impl Clocks {
-    pub(crate) fn start() -> Clocks {
-        Clocks::with_idle_limit(idle_limit())
-    }
-
-    pub(crate) fn with_idle_limit(idle_limit: Duration) -> Clocks {
-        Clocks { idle_limit, last_call: Instant::now() }
-    }
-
-    pub(crate) fn called(&mut self) {
-        self.last_call = Instant::now();
-    }
-
-    /// `(waiting, idle)` for one turn of the loop: `waiting` fires at the waiting call's
-    /// deadline; `idle` only while no call waits and the program has not exited.
-    pub(crate) fn turn(
-        &self,
-        waiting: Option<Instant>,
-        exited: bool,
-    ) -> (Receiver<Instant>, Receiver<Instant>) {
-        let idle = match (exited, waiting) {
-            (true, _) | (_, Some(_)) => never(),
-            _ => crossbeam_channel::at(self.last_call + self.idle_limit),
-        };
-        (waiting.map_or(never(), crossbeam_channel::at), idle)
-    }
-}
-
-pub(crate) struct Handle {
-    pub(crate) commands: Sender<Command>,
-    /// `{sessionId, state, ...}`, kept current by the session thread.
-    pub(crate) summary: Arc<Mutex<Value>>,
-    /// Held only to be joined on drop, after `commands` closes.
-    pub(crate) _thread: JoinOnDrop,
 }
 
 #[derive(Clone, Default)]
@@ -222,13 +169,4 @@ impl Sessions {
         // The stdout channel must close for the writer to finish.
         self.1.out.lock().expect("watch poisoned").take();
     }
-}
-
-/// The state a waiting call answers when nothing stopped the program while it waited (which
-/// may be no time at all: an attach without breakpoints answers at once).
-pub(crate) fn running_state(id: &str) -> Value {
-    json!({"sessionId": id, "state": "running",
-           "message": "the program is running: nothing stopped it while this call waited. Call \
-                       debug-pause to stop it, debug-continue to wait for the next stop, or \
-                       debug-output to read what it printed"})
 }

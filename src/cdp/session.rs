@@ -8,7 +8,7 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
-use std::sync::Arc;
+
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, Receiver};
@@ -24,11 +24,12 @@ use crate::debugger::model::{
     VariablesQuery, VALUE_PREVIEW,
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
-use crate::debugger::session::{self as actor, clip, AttachSpec, Begin, LaunchSpec};
+use crate::debugger::session::{
+    self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange,
+};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
-use crate::sessions::{Handle, Watch};
 use crate::shell;
 
 const PROBE: &str = include_str!("probe.js");
@@ -43,11 +44,11 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 pub(crate) fn launch<R: Runtime>(
     id: &str,
     spec: LaunchSpec,
-    watch: Arc<Watch>,
+    on_change: OnChange,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     let binding = binding(id);
-    actor::start(id, watch, cancel, move |abandon| {
+    actor::start(id, on_change, cancel, move |abandon| {
         // Starting has its own limit: `timeout` is how long to wait for the first stop.
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         let Started { debuggee, client, entry, .. } =
@@ -69,11 +70,11 @@ pub(crate) fn attach<R: Runtime>(
     id: &str,
     url: String,
     start: AttachSpec,
-    watch: Arc<Watch>,
+    on_change: OnChange,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     let binding = binding(id);
-    actor::start(id, watch, cancel, move |_| {
+    actor::start(id, on_change, cancel, move |_| {
         let client = Client::connect(&url, REQUEST_TIMEOUT)
             .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
         let mut node = Cdp::<R>::new(client, None, binding, false);
@@ -671,6 +672,10 @@ impl<R: Runtime> Backend for Cdp<R> {
                 ),
             )),
         }
+    }
+
+    fn original_text(&self, file: &str) -> Option<String> {
+        crate::cdp::maps::original_text(std::path::Path::new(file)).map(|text| text.to_string())
     }
 
     fn output(&self) -> Output {

@@ -10,7 +10,7 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
-use std::sync::Arc;
+
 use std::time::Duration;
 
 use crossbeam_channel::{never, select, Receiver};
@@ -24,11 +24,10 @@ use crate::debugger::model::{
     VariablesQuery,
 };
 use crate::debugger::script::Undebugged;
-use crate::debugger::session::{self as actor, AttachSpec, Begin, LaunchSpec};
+use crate::debugger::session::{self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
-use crate::sessions::{Handle, Watch};
 use crate::sys;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,10 +36,10 @@ const STACK_LEVELS: u64 = 50;
 pub(crate) fn launch<F: Flavour>(
     id: &str,
     spec: LaunchSpec,
-    watch: Arc<Watch>,
+    on_change: OnChange,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
-    actor::start(id, watch, cancel, move |_| {
+    actor::start(id, on_change, cancel, move |_| {
         let Launched { client, adapter, arguments, prepared, label, .. } =
             F::start(&spec.command, spec.stop_on_entry)?;
         let own = OwnAdapter { process: adapter, label };
@@ -97,10 +96,10 @@ pub(crate) fn attach<F: Flavour>(
     client: Client,
     address: std::net::SocketAddr,
     start: AttachSpec,
-    watch: Arc<Watch>,
+    on_change: OnChange,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
-    actor::start(id, watch, cancel, move |_| {
+    actor::start(id, on_change, cancel, move |_| {
         let mut backend = Dap::<F>::new(client, None, false);
         backend.pause_on_exceptions = start.pause_on_exceptions;
         let prepared = backend.prepare("attach", F::attach_arguments());

@@ -124,6 +124,11 @@ pub(crate) trait Backend: Send + 'static {
     ) -> Result<Vec<Source>, Failure>;
     /// The text of a loaded script that is not on disk.
     fn source_text(&mut self, file: &str) -> Result<Value, Failure>;
+    /// The text of a source file that is not on disk but that the runtime knows (a source
+    /// map's `sourcesContent`), for the lines around a stop.
+    fn original_text(&self, _file: &str) -> Option<String> {
+        None
+    }
 
     /// The program's stdout and stderr, where the backend gathers them.
     fn output(&self) -> Output;

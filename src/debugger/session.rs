@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver, Sender};
+use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::debugger::backend::{Backend, Happening, Input};
@@ -22,7 +22,6 @@ use crate::debugger::model::{
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Exit, Output};
-use crate::sessions::{Clocks, Handle, Watch};
 use crate::shell::CommandLine;
 use crate::thread::JoinOnDrop;
 
@@ -30,6 +29,69 @@ use crate::thread::JoinOnDrop;
 const CONTEXT: usize = 2;
 /// Locals shown in a stop state.
 pub(crate) const MAX_LOCALS: usize = 50;
+
+/// A session with no call for this long ends (its program is killed), unless
+/// `DEBUG_MCP_SESSION_IDLE_MS` says otherwise.
+fn idle_limit() -> Duration {
+    let ms = std::env::var("DEBUG_MCP_SESSION_IDLE_MS").ok().and_then(|v| v.parse().ok());
+    Duration::from_millis(ms.unwrap_or(30 * 60 * 1000))
+}
+
+/// The two clocks a session thread selects on besides its channels: the deadline of the
+/// call waiting for an answer, and the idle limit, so that a session nobody calls (and
+/// nobody waits on) ends and nothing runs for ever.
+pub(crate) struct Clocks {
+    pub(crate) idle_limit: Duration,
+    last_call: Instant,
+}
+
+impl Clocks {
+    pub(crate) fn start() -> Clocks {
+        Clocks::with_idle_limit(idle_limit())
+    }
+
+    pub(crate) fn with_idle_limit(idle_limit: Duration) -> Clocks {
+        Clocks { idle_limit, last_call: Instant::now() }
+    }
+
+    pub(crate) fn called(&mut self) {
+        self.last_call = Instant::now();
+    }
+
+    /// `(waiting, idle)` for one turn of the loop: `waiting` fires at the waiting call's
+    /// deadline; `idle` only while no call waits and the program has not exited.
+    pub(crate) fn turn(
+        &self,
+        waiting: Option<Instant>,
+        exited: bool,
+    ) -> (Receiver<Instant>, Receiver<Instant>) {
+        let idle = match (exited, waiting) {
+            (true, _) | (_, Some(_)) => never(),
+            _ => crossbeam_channel::at(self.last_call + self.idle_limit),
+        };
+        (waiting.map_or(never(), crossbeam_channel::at), idle)
+    }
+}
+
+pub(crate) struct Handle {
+    pub(crate) commands: Sender<Command>,
+    /// `{sessionId, state, ...}`, kept current by the session thread.
+    pub(crate) summary: Arc<Mutex<Value>>,
+    /// Held only to be joined on drop, after `commands` closes.
+    pub(crate) _thread: JoinOnDrop,
+}
+
+/// The state a waiting call answers when nothing stopped the program while it waited (which
+/// may be no time at all: an attach without breakpoints answers at once).
+pub(crate) fn running_state(id: &str) -> Value {
+    json!({"sessionId": id, "state": "running",
+           "message": "the program is running: nothing stopped it while this call waited. Call \
+                       debug-pause to stop it, debug-continue to wait for the next stop, or \
+                       debug-output to read what it printed"})
+}
+
+/// Called with a session's id whenever its summary changes (resource subscriptions).
+pub(crate) type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A tool call's answer: the structured content, or a failure.
 pub(crate) type Reply = Result<Value, Failure>;
@@ -123,17 +185,17 @@ pub(crate) struct Begin<B> {
 /// ran for `timeout`. `abandon` fires when the starting call is cancelled.
 pub(crate) fn start<B: Backend>(
     id: &str,
-    watch: Arc<Watch>,
+    on_change: OnChange,
     cancel: &Receiver<()>,
     begin: impl FnOnce(&Receiver<()>) -> Result<Begin<B>, Failure> + Send + 'static,
 ) -> Result<(Handle, Value), Failure> {
-    start_with(id, watch, cancel, Clocks::start(), begin)
+    start_with(id, on_change, cancel, Clocks::start(), begin)
 }
 
 /// [`start`] with its clocks given (tests set the idle limit).
 fn start_with<B: Backend>(
     id: &str,
-    watch: Arc<Watch>,
+    on_change: OnChange,
     cancel: &Receiver<()>,
     clocks: Clocks,
     begin: impl FnOnce(&Receiver<()>) -> Result<Begin<B>, Failure> + Send + 'static,
@@ -147,7 +209,7 @@ fn start_with<B: Backend>(
         let summary = summary.clone();
         move || {
             let started =
-                begin(&abandon).and_then(|begin| Actor::new(id, begin, clocks, summary, watch));
+                begin(&abandon).and_then(|begin| Actor::new(id, begin, clocks, summary, on_change));
             match started {
                 Ok((actor, deadline)) => actor.run(Waiter { reply: first_tx, deadline }, &commands),
                 Err(failure) => drop(first_tx.send(Err(failure))),
@@ -212,7 +274,7 @@ pub(crate) struct Actor<B: Backend> {
     clocks: Clocks,
     summary: Arc<Mutex<Value>>,
     /// Tells resource subscribers when the state changes.
-    watch: Arc<Watch>,
+    on_change: OnChange,
     command_line: String,
     /// Ended because no call came for the idle limit.
     idle_ended: bool,
@@ -226,7 +288,7 @@ impl<B: Backend> Actor<B> {
         begin: Begin<B>,
         clocks: Clocks,
         summary: Arc<Mutex<Value>>,
-        watch: Arc<Watch>,
+        on_change: OnChange,
     ) -> Result<(Actor<B>, Instant), Failure> {
         let output = begin.backend.output();
         let mut actor = Actor {
@@ -241,7 +303,7 @@ impl<B: Backend> Actor<B> {
             output,
             clocks,
             summary,
-            watch,
+            on_change,
             command_line: begin.command_line,
             idle_ended: false,
         };
@@ -598,7 +660,7 @@ impl<B: Backend> Actor<B> {
     /// running, or exited.
     fn stop_state(&mut self) -> Value {
         match &self.state {
-            State::Running => crate::sessions::running_state(&self.id),
+            State::Running => running_state(&self.id),
             State::Exited(exit) => {
                 let output = self.output.to_json();
                 let mut state = json!({"sessionId": self.id, "state": "exited",
@@ -622,7 +684,8 @@ impl<B: Backend> Actor<B> {
                 let location = stop.location.to_json();
                 let mut state = json!({"sessionId": self.id, "state": "paused", "reason": reason,
                                        "location": location});
-                if let Some(source) = source_lines(&state["location"]) {
+                let original = |file: &str| self.backend.original_text(file);
+                if let Some(source) = source_lines(&state["location"], original) {
                     state["source"] = source;
                 }
                 let locals = self.backend.locals(&stop.paused, MAX_LOCALS);
@@ -658,7 +721,7 @@ impl<B: Backend> Actor<B> {
         }
         summary["breakpoints"] = self.breakpoints_json().into();
         *self.summary.lock().expect("session summary poisoned") = summary;
-        self.watch.changed(&self.id);
+        (self.on_change)(&self.id);
     }
 }
 
@@ -717,13 +780,14 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
     format!("{cut}… [truncated]")
 }
 
-/// The lines around a location, from the file it names.
-pub(crate) fn source_lines(location: &Value) -> Option<Value> {
+/// The lines around a location, from the file it names (or, for a file not on disk, from
+/// `original`).
+fn source_lines(location: &Value, original: impl Fn(&str) -> Option<String>) -> Option<Value> {
     let file = location["file"].as_str()?;
     let line = location["line"].as_u64()? as usize;
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
-        Err(_) => crate::cdp::maps::original_text(std::path::Path::new(file))?.to_string(),
+        Err(_) => original(file)?,
     };
     let lines: Vec<Value> = text
         .lines()

@@ -23,10 +23,9 @@ use std::time::Duration;
 use crossbeam_channel::{select, Sender};
 use serde_json::{json, Map, Value};
 
-use crate::debugger::session::{Command, Reply};
+use crate::debugger::session::{Command, Handle, OnChange, Reply};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
-use crate::sessions::{Handle, Watch};
 use crate::tools::script::{render_failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 
 /// One tool: what `tools/list` shows of it and how a call runs.
@@ -139,10 +138,11 @@ fn ask_session(
 /// and the first state.
 fn open_session(
     call: &Call,
-    start: impl FnOnce(&str, Arc<Watch>) -> Result<(Handle, Value), Failure>,
+    start: impl FnOnce(&str, OnChange) -> Result<(Handle, Value), Failure>,
 ) -> Result<(String, Value), Failure> {
     let id = call.sessions.next_id().map_err(|m| Failure::new(Code::TooManySessions, m))?;
-    let (handle, state) = start(&id, call.sessions.watch())?;
+    let watch = call.sessions.watch();
+    let (handle, state) = start(&id, Arc::new(move |id: &str| watch.changed(id)))?;
     call.sessions.insert(id.clone(), handle);
     Ok((id, state))
 }

@@ -9,6 +9,7 @@ use crossbeam_channel::{never, unbounded, Receiver, Sender};
 use serde_json::{json, Value};
 
 use super::{start_with, Begin, Command, Reply};
+use super::{Clocks, Handle};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
     Action, BreakpointSpec, Frame, Location, Reason, Resolution, Source, Stop, Variable,
@@ -17,7 +18,6 @@ use crate::debugger::model::{
 use crate::debugger::script::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Output};
-use crate::sessions::{Clocks, Handle, Watch};
 
 /// Every wait in these tests ends by this.
 const PATIENCE: Duration = Duration::from_secs(5);
@@ -202,8 +202,7 @@ impl Session {
         let log = Arc::new(Mutex::new(Vec::new()));
         let backend = Fake { events, log: log.clone(), placed: Vec::new() };
         let clocks = Clocks::with_idle_limit(idle);
-        let watch = Arc::new(Watch::default());
-        let started = start_with("1", watch, cancel, clocks, move |_| {
+        let started = start_with("1", Arc::new(|_: &str| {}), cancel, clocks, move |_| {
             Ok(Begin { backend, command_line: "fake app".into(), breakpoints, timeout })
         });
         let (handle, first) = match started {
