@@ -1,6 +1,6 @@
-//! What a running tool call carries besides its arguments ([`Call`]): the cancel signal to
-//! select on, progress notifications and log messages to the client, and the session registry.
-//! Tools, the debugger core and the runtimes all take it; it depends on none of them.
+//! What a running call carries besides its arguments ([`Call`]): the cancel signal to select
+//! on, and progress notifications and log messages to the client. The debugger core and the
+//! runtimes take it; it depends on none of them (the tools add the session registry).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -18,8 +18,6 @@ pub(crate) struct Call {
     pub(crate) cancel: Receiver<()>,
     pub(crate) progress: Progress,
     pub(crate) log: ClientLog,
-    /// The open debug sessions (shared by every call).
-    pub(crate) sessions: crate::sessions::Sessions,
 }
 
 /// `notifications/progress` for one call, when the client asked with `_meta.progressToken`.

@@ -170,9 +170,11 @@ fn run_once(arguments: &Value) -> ExitCode {
     // Notifications have nowhere to go in this mode.
     let (out, _) = crossbeam_channel::unbounded();
     let call = tools::Call {
-        cancel,
-        progress: tools::Progress::new(None, out.clone()),
-        log: tools::ClientLog { level: Arc::new(AtomicU8::new(u8::MAX)), out },
+        call: call::Call {
+            cancel,
+            progress: tools::Progress::new(None, out.clone()),
+            log: tools::ClientLog { level: Arc::new(AtomicU8::new(u8::MAX)), out },
+        },
         sessions: sessions::Sessions::default(),
     };
     let result = tools::call("debug-script", arguments, &call);

@@ -140,9 +140,11 @@ fn handle_request(
     }
     let (cancel_tx, cancel) = crossbeam_channel::bounded(1);
     let call = Call {
-        cancel,
-        progress: Progress::new(progress_token, out.clone()),
-        log: ClientLog { level: state.log_level.clone(), out: out.clone() },
+        call: crate::call::Call {
+            cancel,
+            progress: Progress::new(progress_token, out.clone()),
+            log: ClientLog { level: state.log_level.clone(), out: out.clone() },
+        },
         sessions: sessions.clone(),
     };
     let out = out.clone();

@@ -15,7 +15,7 @@ mod inspect;
 mod launch;
 pub(crate) mod script;
 
-pub(crate) use crate::call::{Call, ClientLog, Progress};
+pub(crate) use crate::call::{ClientLog, Progress};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +26,24 @@ use serde_json::{json, Map, Value};
 use crate::debugger::session::{Command, Handle, OnChange, Reply};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
+use crate::sessions::Sessions;
 use crate::tools::script::{render_failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+
+/// What a running tool call can use besides its arguments: the [`crate::call::Call`] the
+/// debugger takes (cancel, progress, log), and the open sessions.
+pub(crate) struct Call {
+    pub(crate) call: crate::call::Call,
+    /// The open debug sessions (shared by every call).
+    pub(crate) sessions: Sessions,
+}
+
+impl std::ops::Deref for Call {
+    type Target = crate::call::Call;
+
+    fn deref(&self) -> &crate::call::Call {
+        &self.call
+    }
+}
 
 /// One tool: what `tools/list` shows of it and how a call runs.
 pub(crate) struct Tool {
