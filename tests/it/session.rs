@@ -586,6 +586,28 @@ fn attach_with_breakpoints_answers_with_the_first_stop() {
 }
 
 #[test]
+fn an_attached_program_that_ends_answers_the_same_exited_shape() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let (program, url) = running_program(&tag, &["--inspect-brk=127.0.0.1:0"]);
+    let breakpoints = json!([{"file": fixture("hang.js"), "line": 5}]);
+    let state = tool(&mut server, "debug-attach", json!({"url": url, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    // The program ends itself; the request that ends it may go unanswered.
+    let _ = tool(&mut server, "debug-evaluate", json!({"expression": "process.exit(3)"}));
+    let state = tool(&mut server, "debug-continue", json!({"timeout": 10000}));
+    assert_eq!(state["state"], "exited", "{state}");
+    // As a launched or an attached Python program's: output fields (empty: its output is its
+    // own) and a message that says what cannot be known.
+    assert_eq!((&state["stdout"], &state["stderr"]), (&json!(""), &json!("")), "{state}");
+    assert!(state["message"].as_str().unwrap().contains("attached"), "{state}");
+    assert!(state.get("exitCode").is_none() && state.get("signal").is_none(), "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    drop(program);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
 fn attach_by_pid_opens_the_inspector() {
     // SIGUSR1 makes Node listen on 127.0.0.1:9229, a fixed port: when anything else on the
     // machine holds it, this cannot be tested here.
