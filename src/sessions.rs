@@ -1,6 +1,7 @@
 //! The registry of debug sessions that outlive a tool call (`debug-launch` ... `debug-stop`).
 //!
-//! Each session is a thread (`cdp/session.rs`) that owns its debuggee and inspector connection;
+//! Each session is a thread running the session actor (`debugger/session.rs`) over a runtime's
+//! backend, which owns its debuggee and debugger connection;
 //! the registry keeps only the way to reach it (a command channel), a summary for
 //! `debug-sessions`, and the thread's handle. Tool calls look a session up, send it a command
 //! and wait for the reply on their own thread. Dropping a [`Handle`] closes its command channel,
