@@ -15,6 +15,7 @@
 
 pub(crate) mod breakpoints;
 pub(crate) mod maps;
+pub(crate) mod preview;
 pub(crate) mod runtime;
 pub(crate) mod script;
 pub(crate) mod scripts;

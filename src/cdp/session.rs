@@ -15,13 +15,14 @@ use crossbeam_channel::{never, select, Receiver};
 use serde_json::{json, Value};
 
 use crate::cdp::breakpoints::{Breakpoint, Step};
+use crate::cdp::preview::compact;
 use crate::cdp::runtime::{Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Variable,
-    VariablesQuery, VALUE_PREVIEW,
+    VariablesQuery,
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
@@ -312,7 +313,7 @@ impl<R: Runtime> Cdp<R> {
     fn properties(&mut self, object_id: &str, max: usize) -> Result<Vec<Variable>, Failure> {
         let answer = self.request(
             "Runtime.getProperties",
-            json!({"objectId": object_id, "ownProperties": true, "generatePreview": false}),
+            json!({"objectId": object_id, "ownProperties": true, "generatePreview": true}),
         )?;
         let mut items: Vec<Variable> = answer["result"]
             .as_array()
@@ -321,9 +322,14 @@ impl<R: Runtime> Cdp<R> {
                     .iter()
                     .filter(|p| p.get("value").is_some())
                     .map(|p| {
-                        let (kind, value) = compact(&p["value"]);
+                        let name = p["name"].as_str().unwrap_or_default();
+                        let (kind, mut value) = compact(&p["value"]);
+                        // `const total = () => ...` names its function `total`, as JS does.
+                        if value == "[Function (anonymous)]" {
+                            value = format!("[Function: {name}]").into();
+                        }
                         Variable {
-                            name: p["name"].as_str().unwrap_or_default().into(),
+                            name: name.into(),
                             kind,
                             value,
                             expandable: p.pointer("/value/objectId").is_some()
@@ -494,15 +500,36 @@ impl<R: Runtime> Backend for Cdp<R> {
         frames
     }
 
+    /// What is in scope at the stopped line: the block scopes (a loop's `i`, a `for…of`'s
+    /// `item`), then the function's locals, innermost first; a name an inner scope shadows
+    /// shows once. At a CommonJS module's top level, the wrapper's `exports`, `require`,
+    /// `module`, `__filename` and `__dirname` are left out (`debug-variables` lists them).
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
-        let scope = paused.frame(0)["scopeChain"]
-            .as_array()
-            .and_then(|scopes| scopes.iter().find(|s| s["type"] == "local"))
-            .and_then(|s| s.pointer("/object/objectId"))
-            .and_then(Value::as_str)
-            .map(String::from);
-        let Some(object_id) = scope else { return Vec::new() };
-        self.properties(&object_id, max).unwrap_or_default()
+        let chain = paused.frame(0)["scopeChain"].as_array().cloned().unwrap_or_default();
+        let mut locals: Vec<Variable> = Vec::new();
+        for scope in &chain {
+            let kind = scope["type"].as_str().unwrap_or_default();
+            if !matches!(kind, "block" | "catch" | "local") {
+                break;
+            }
+            let Some(object_id) = scope.pointer("/object/objectId").and_then(Value::as_str) else {
+                continue;
+            };
+            let room = max.saturating_sub(locals.len());
+            let variables = self.properties(object_id, room).unwrap_or_default();
+            let mut variables: Vec<Variable> = variables
+                .into_iter()
+                .filter(|v| !locals.iter().any(|l| l.name == v.name))
+                .collect();
+            if kind == "local" && is_commonjs_wrapper(&variables) {
+                variables.retain(|v| !COMMONJS_WRAPPER.contains(&v.name.as_str()));
+            }
+            locals.extend(variables);
+            if kind == "local" || locals.len() >= max {
+                break;
+            }
+        }
+        locals
     }
 
     fn scope_variables(
@@ -546,7 +573,8 @@ impl<R: Runtime> Backend for Cdp<R> {
     ) -> Result<(Value, Value, Vec<Variable>), Failure> {
         let answer = self.request(
             "Debugger.evaluateOnCallFrame",
-            json!({"callFrameId": paused.call_frame_id(frame), "expression": path, "silent": true}),
+            json!({"callFrameId": paused.call_frame_id(frame), "expression": path, "silent": true,
+                   "generatePreview": true}),
         )?;
         if let Some(text) = exception_text(&answer) {
             return Err(Failure::new(Code::InvalidPath, format!("`{path}`: {text}")));
@@ -719,6 +747,14 @@ impl<R: Runtime> Backend for Cdp<R> {
     }
 }
 
+/// The parameters of the function Node wraps a CommonJS module in.
+const COMMONJS_WRAPPER: [&str; 5] = ["exports", "require", "module", "__filename", "__dirname"];
+
+/// Whether a function's locals are those of a CommonJS module's wrapper (all five parameters).
+fn is_commonjs_wrapper(locals: &[Variable]) -> bool {
+    COMMONJS_WRAPPER.iter().all(|name| locals.iter().any(|v| v.name == *name))
+}
+
 /// Sends the requests that place `breakpoint` in its loaded file ([`Breakpoint::at_load`],
 /// [`Breakpoint::in_loaded_script`]), in order, and records where it landed.
 fn send_steps(
@@ -774,18 +810,17 @@ fn cdp_condition(binding: &str, id: &str, spec: &BreakpointSpec) -> String {
     }
 }
 
-/// One console argument as text: strings as they are, other values as JSON, objects by their
-/// description.
+/// One console argument as text: strings as they are, other values as JSON, objects and
+/// functions by their preview.
 fn console_text(arg: &Value) -> String {
     match arg.get("value") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
-        None => arg["unserializableValue"]
-            .as_str()
-            .or_else(|| arg["description"].as_str())
-            .or_else(|| arg["type"].as_str())
-            .unwrap_or_default()
-            .to_string(),
+        None if arg["type"] == "undefined" => "undefined".into(),
+        None => match arg["unserializableValue"].as_str() {
+            Some(text) => text.to_string(),
+            None => crate::cdp::preview::text(arg),
+        },
     }
 }
 
@@ -798,29 +833,4 @@ fn exception_text(answer: &Value) -> Option<String> {
         .or_else(|| details["text"].as_str())
         .unwrap_or("error");
     Some(text.lines().next().unwrap_or(text).to_string())
-}
-
-/// A compact `(type, value)` for a CDP RemoteObject.
-fn compact(remote: &Value) -> (String, Value) {
-    let kind = match (remote["type"].as_str(), remote["subtype"].as_str()) {
-        (Some("object"), Some("null")) => "object",
-        (Some("object"), Some(sub)) => sub,
-        (Some(kind), _) => kind,
-        _ => "undefined",
-    };
-    let value = if let Some(text) = remote["unserializableValue"].as_str() {
-        text.into()
-    } else if let Some(v) =
-        remote.get("value").filter(|_| kind != "object" || remote["subtype"] == "null")
-    {
-        match v {
-            Value::String(s) => clip(s, VALUE_PREVIEW).into(),
-            other => other.clone(),
-        }
-    } else if kind == "undefined" {
-        Value::Null
-    } else {
-        remote["description"].as_str().map_or(Value::Null, |d| clip(d, VALUE_PREVIEW).into())
-    };
-    (kind.into(), value)
 }

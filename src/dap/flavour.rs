@@ -56,8 +56,10 @@ pub(crate) trait Flavour: Send + 'static {
     fn scope_names(scope: &str) -> Result<&'static [&'static str], String>;
     /// The `scope` the variables of the adapter's scope `name` are listed under.
     fn scope_kind(name: &str) -> &'static str;
-    /// Entries the adapter lists among variables that are not the program's.
-    fn is_hidden(name: &str) -> bool;
+    /// For an entry the adapter lists among variables that groups others rather than being
+    /// one of the program's names: whether its members are listed in its place (`in_scope`:
+    /// listing a frame's scope, not an object's members). `None` for a name of the program.
+    fn group(name: &str, in_scope: bool) -> Option<bool>;
     /// A variable's value text, typed as JSON (numbers, booleans, null, strings).
     fn value(kind: &str, text: &str) -> Value;
     /// A frame of the adapter's own start-up, at the bottom of every stack.

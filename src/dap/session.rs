@@ -477,7 +477,7 @@ impl<F: Flavour> Dap<F> {
             if !names.contains(&name) {
                 continue;
             }
-            for mut v in self.children(&scope["variablesReference"], max)? {
+            for mut v in self.children(&scope["variablesReference"], max, true)? {
                 v.scope = Some(F::scope_kind(name).into());
                 out.push(v);
             }
@@ -486,13 +486,32 @@ impl<F: Flavour> Dap<F> {
     }
 
     /// `variables` of a reference, at most `max` (then how many more).
-    fn children(&mut self, reference: &Value, max: usize) -> Result<Vec<Variable>, Failure> {
-        let answer = self.request("variables", json!({"variablesReference": reference}))?;
-        let all: Vec<Value> = answer["variables"].as_array().cloned().unwrap_or_default();
+    /// `in_scope`: listing a frame's scope (else an object's members).
+    fn children(
+        &mut self,
+        reference: &Value,
+        max: usize,
+        in_scope: bool,
+    ) -> Result<Vec<Variable>, Failure> {
+        // The adapter's groupings (debugpy's "class variables") hold the program's names: they
+        // are listed in their place, or left out.
+        let mut all = Vec::new();
+        for v in self.variables_of(reference)? {
+            match F::group(v["name"].as_str().unwrap_or_default(), in_scope) {
+                None => all.push(v),
+                Some(true) => {
+                    let members = self.variables_of(&v["variablesReference"])?;
+                    let names = members.into_iter().filter(|m| {
+                        F::group(m["name"].as_str().unwrap_or_default(), in_scope).is_none()
+                    });
+                    all.extend(names);
+                }
+                Some(false) => {}
+            }
+        }
         let total = all.len();
         let mut items: Vec<Variable> = all
             .into_iter()
-            .filter(|v| !F::is_hidden(v["name"].as_str().unwrap_or_default()))
             .take(max)
             .map(|v| {
                 let kind = v["type"].as_str().unwrap_or_default().to_string();
@@ -511,6 +530,15 @@ impl<F: Flavour> Dap<F> {
             items.push(Variable::more(total - max));
         }
         Ok(items)
+    }
+
+    /// The adapter's `variables` of a reference, as it lists them.
+    fn variables_of(&mut self, reference: &Value) -> Result<Vec<Value>, Failure> {
+        if reference.as_i64().is_none_or(|r| r <= 0) {
+            return Ok(Vec::new());
+        }
+        let answer = self.request("variables", json!({"variablesReference": reference}))?;
+        Ok(answer["variables"].as_array().cloned().unwrap_or_default())
     }
 
     /// Ends or lets go of everything of ours, once.
@@ -709,7 +737,7 @@ impl<F: Flavour> Backend for Dap<F> {
             other => other,
         })?;
         let children = match answer["variablesReference"].as_i64() {
-            Some(r) if r > 0 => self.children(&answer["variablesReference"], max)?,
+            Some(r) if r > 0 => self.children(&answer["variablesReference"], max, false)?,
             _ => Vec::new(),
         };
         Ok((answer["type"].clone(), answer["result"].clone(), children))
@@ -758,7 +786,7 @@ impl<F: Flavour> Backend for Dap<F> {
                 format!("frame {frame} has no {scope} scope"),
             ));
         };
-        let known = self.children(&reference, usize::MAX)?.iter().any(|v| v.name == name);
+        let known = self.children(&reference, usize::MAX, true)?.iter().any(|v| v.name == name);
         if !known {
             return Err(Failure::new(Code::NoVariable, format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
         }

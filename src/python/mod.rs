@@ -358,8 +358,16 @@ impl Flavour for Debugpy {
         }
     }
 
-    fn is_hidden(name: &str) -> bool {
-        name.starts_with("special variables") || name == "function variables"
+    /// pydevd groups dunder names ("special variables"), class-valued names and
+    /// function-valued ones: the first are left out; class-valued names are listed in their
+    /// place; function-valued ones too in a frame's scope (an object's are its methods).
+    fn group(name: &str, in_scope: bool) -> Option<bool> {
+        match name {
+            "class variables" => Some(true),
+            "function variables" => Some(in_scope),
+            _ if name.starts_with("special variables") => Some(false),
+            _ => None,
+        }
     }
 
     fn value(kind: &str, text: &str) -> Value {

@@ -15,6 +15,7 @@ mod session;
 mod shapes;
 mod soak;
 mod sourcemaps;
+mod values;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

@@ -219,7 +219,7 @@ fn variables_paths_and_setting_them() {
     let vars = items["variables"].as_array().unwrap();
     assert_eq!(
         vars[0],
-        json!({"name": "0", "type": "object", "value": "Object", "expandable": true})
+        json!({"name": "0", "type": "object", "value": "{price: 10, qty: 1}", "expandable": true})
     );
     assert_eq!(vars[2]["type"], "truncated", "{items}");
     let item = tool(&mut server, "debug-variables", json!({"path": "items[1]"}));
