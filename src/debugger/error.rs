@@ -81,6 +81,14 @@ impl Failure {
         Failure::Error { code, message: message.into(), details: Map::new() }
     }
 
+    /// The message an agent reads.
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            Failure::Cancelled => "cancelled",
+            Failure::Error { message, .. } => message,
+        }
+    }
+
     pub(crate) fn with(mut self, key: &str, value: Value) -> Failure {
         if let Failure::Error { details, .. } = &mut self {
             details.insert(key.to_string(), value);

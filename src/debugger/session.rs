@@ -117,6 +117,14 @@ pub(crate) enum Command {
     Resume {
         action: Action,
         timeout: Duration,
+        /// Run to this line (a one-shot breakpoint), for `Continue`.
+        to: Option<BreakpointSpec>,
+        reply: Sender<Reply>,
+    },
+    /// Adds and removes watch expressions; answers the list.
+    Watch {
+        add: Vec<String>,
+        remove: Vec<String>,
         reply: Sender<Reply>,
     },
     Stack {
@@ -278,6 +286,11 @@ pub(crate) struct Actor<B: Backend> {
     command_line: String,
     /// Ended because no call came for the idle limit.
     idle_ended: bool,
+    /// Expressions evaluated at every stop (`debug-watch`).
+    watches: Vec<String>,
+    /// The one-shot breakpoint of a `debug-continue` with `to`, until the next stop or end.
+    run_to: Option<String>,
+    next_run_to: u32,
 }
 
 impl<B: Backend> Actor<B> {
@@ -306,6 +319,9 @@ impl<B: Backend> Actor<B> {
             on_change,
             command_line: begin.command_line,
             idle_ended: false,
+            watches: Vec::new(),
+            run_to: None,
+            next_run_to: 0,
         };
         let placed = begin.breakpoints.into_iter().enumerate().try_for_each(|(i, spec)| {
             actor
@@ -402,15 +418,21 @@ impl<B: Backend> Actor<B> {
         }
     }
 
-    fn stopped(&mut self, stop: Stop<B::Paused>) {
+    fn stopped(&mut self, mut stop: Stop<B::Paused>) {
         if matches!(self.state, State::Exited(_)) {
             return;
         }
+        let reached = self.clear_run_to().is_some_and(|id| {
+            let hit = stop.hits.contains(&id);
+            stop.hits.retain(|h| *h != id);
+            hit
+        });
         for user in self.breakpoints.iter_mut().filter(|b| stop.hits.contains(&b.id)) {
             user.hits += 1;
         }
         let reason = match stop.reason {
             _ if !stop.hits.is_empty() => "breakpoint",
+            _ if reached => "runTo",
             Reason::Breakpoint => "breakpoint",
             Reason::Exception => "exception",
             Reason::Entry => "entry",
@@ -438,6 +460,7 @@ impl<B: Backend> Actor<B> {
             }
             return;
         }
+        self.run_to = None;
         let exit = self.backend.end(code, forced);
         self.state = State::Exited(exit);
         self.publish();
@@ -453,8 +476,17 @@ impl<B: Backend> Actor<B> {
 
     fn handle_command(&mut self, command: Command) {
         let (reply, answer) = match command {
-            Command::Resume { action, timeout, reply } => {
-                return self.resume(action, timeout, reply)
+            Command::Resume { action, timeout, to, reply } => {
+                return self.resume(action, timeout, to, reply)
+            }
+            Command::Watch { add, remove, reply } => {
+                for expression in add {
+                    if !self.watches.contains(&expression) {
+                        self.watches.push(expression);
+                    }
+                }
+                self.watches.retain(|w| !remove.contains(w));
+                (reply, Ok(json!({"sessionId": self.id, "watch": self.watches})))
             }
             Command::Stack { max_frames, include_async, reply } => {
                 (reply, self.stack(max_frames, include_async))
@@ -567,7 +599,22 @@ impl<B: Backend> Actor<B> {
         self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref())).collect()
     }
 
-    fn resume(&mut self, action: Action, timeout: Duration, reply: Sender<Reply>) {
+    /// Removes the one-shot breakpoint of a run to a line, if one is set; gives its id.
+    fn clear_run_to(&mut self) -> Option<String> {
+        let id = self.run_to.take()?;
+        if let Err(failure) = self.backend.remove_breakpoint(&id) {
+            log::warn(format_args!("removing the run-to breakpoint: {failure:?}"));
+        }
+        Some(id)
+    }
+
+    fn resume(
+        &mut self,
+        action: Action,
+        timeout: Duration,
+        to: Option<BreakpointSpec>,
+        reply: Sender<Reply>,
+    ) {
         if self.waiter.is_some() {
             let _ = reply.send(Err(Failure::new(
                 Code::Busy,
@@ -590,8 +637,22 @@ impl<B: Backend> Actor<B> {
             }
             (State::Paused { .. }, _) => true,
         };
+        if let Some(spec) = to.filter(|_| !matches!(self.state, State::Exited(_))) {
+            self.next_run_to += 1;
+            let id = format!("to{}", self.next_run_to);
+            match self.backend.set_breakpoint(&id, &spec) {
+                Ok(()) => self.run_to = Some(id),
+                // A breakpoint there already stops it (debugpy keeps one per line).
+                Err(Failure::Error { code: Code::DuplicateBreakpoint, .. }) => {}
+                Err(failure) => {
+                    let _ = reply.send(Err(failure.with("field", "to".into())));
+                    return;
+                }
+            }
+        }
         self.last_action = action;
         if let Err(failure) = self.backend.resume(action, paused(&self.state).map(|s| &s.paused)) {
+            self.clear_run_to();
             let _ = reply.send(Err(failure));
             return;
         }
@@ -696,6 +757,14 @@ impl<B: Backend> Actor<B> {
                 if let Some(Exception { class, message, stack, uncaught }) = &stop.exception {
                     state["exception"] = json!({"class": class, "message": message,
                                                 "stack": stack, "uncaught": uncaught});
+                }
+                if !self.watches.is_empty() {
+                    let watches = self.watches.iter().map(|expression| {
+                        let value = self.backend.evaluate(Some(&stop.paused), expression, 0);
+                        let value = value.unwrap_or_else(|f| json!({"type": "error", "value": f.message()}));
+                        json!({"expression": expression, "type": value["type"], "value": value["value"]})
+                    });
+                    state["watch"] = watches.collect();
                 }
                 state
             }

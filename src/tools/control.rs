@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::debugger::model::Action;
 use crate::debugger::session::{Command, Reply};
+use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::{answer, any_object, ask, session_id, timeout, timeout_arg, Args, Call, Tool};
 
 pub(crate) const TOOLS: &[Tool] = &[
@@ -16,8 +17,14 @@ pub(crate) const TOOLS: &[Tool] = &[
         title: "Continue to the next stop",
         description: "Resumes the program and returns the next stop (breakpoint, exception, \
             `debugger;`), or `exited` with the exit code, or `running` if `timeout` passes \
-            first.",
-        properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
+            first. With `to`, runs to that line (a one-shot breakpoint: reason `runTo`) unless \
+            something stops it before.",
+        properties: || {
+            json!({"sessionId": session_id(), "timeout": timeout(),
+                   "to": {"type": "object", "properties": to_properties(), "required": ["file", "line"],
+                          "additionalProperties": false,
+                          "description": "Run to this line: stop there once (or at anything that stops the program first)."}})
+        },
         required: &[],
         read_only: false,
         output: any_object,
@@ -56,6 +63,26 @@ pub(crate) const TOOLS: &[Tool] = &[
         run: |args, call| answer(resume(args, call, Action::Pause)),
     },
     Tool {
+        name: "debug-watch",
+        title: "Watch expressions",
+        description: "Adds or removes watch expressions: each is evaluated in the top frame at \
+            every stop and shown in the stop state's `watch` as {expression, type, value}, like \
+            a debugger's watch pane. Answers the list; with no arguments, just lists them.",
+        properties: || {
+            json!({"sessionId": session_id(),
+                   "add": {"type": "array", "items": {"type": "string"}, "description": "Expressions to watch, in the program's language."},
+                   "remove": {"type": "array", "items": {"type": "string"}, "description": "Expressions to stop watching."}})
+        },
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let add = args.strings("add")?;
+            let remove = args.strings("remove")?;
+            answer(ask(args, call, Duration::ZERO, |reply| Command::Watch { add, remove, reply }))
+        },
+    },
+    Tool {
         name: "debug-pause-on-exceptions",
         title: "Pause on exceptions",
         description: "Chooses which exceptions stop the program: `none`, `uncaught`, or `all` \
@@ -77,7 +104,23 @@ pub(crate) const TOOLS: &[Tool] = &[
     },
 ];
 
+fn to_properties() -> serde_json::Value {
+    let mut properties = breakpoint_properties();
+    if let Some(fields) = properties.as_object_mut() {
+        fields.retain(|name, _| matches!(name.as_str(), "file" | "line" | "column"));
+    }
+    properties
+}
+
 fn resume(args: &Args, call: &Call, action: Action) -> Reply {
     let timeout = timeout_arg(args)?;
-    ask(args, call, timeout, |reply| Command::Resume { action, timeout, reply })
+    let to = match args.has("to") {
+        true => {
+            let to = args.object("to")?;
+            to.deny_unknown_in(&to_properties())?;
+            Some(breakpoint_spec(&to)?)
+        }
+        false => None,
+    };
+    ask(args, call, timeout, |reply| Command::Resume { action, timeout, to, reply })
 }

@@ -334,6 +334,31 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An optional array of non-empty strings.
+    pub(crate) fn strings(&self, name: &str) -> Result<Vec<String>, ArgError> {
+        let field = self.field(name);
+        match self.get(name) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+                    Value::String(_) => {
+                        Err(ArgError::new(&format!("{field}[{i}]"), "must not be empty"))
+                    }
+                    other => Err(ArgError::new(
+                        &format!("{field}[{i}]"),
+                        format!("expected a string, got {}", kind(other)),
+                    )),
+                })
+                .collect(),
+            Some(other) => {
+                Err(ArgError::new(&field, format!("expected an array, got {}", kind(other))))
+            }
+        }
+    }
+
     /// An optional array of objects (each read with the field named `name[i]`).
     pub(crate) fn objects(&self, name: &str) -> Result<Vec<Args<'a>>, ArgError> {
         match self.get(name) {

@@ -55,6 +55,7 @@ fn tools_list_declares_every_tool() {
             "debug-continue",
             "debug-step",
             "debug-pause",
+            "debug-watch",
             "debug-pause-on-exceptions",
             "debug-stack",
             "debug-variables",

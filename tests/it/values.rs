@@ -78,3 +78,54 @@ fn python_locals_list_what_debugpy_groups_in_its_place() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+/// Watch expressions in every stop state, and running to a line, for `command` running
+/// `file` (`loop.js` or `loop.py`: line 5 runs three times, line 7 or 6 prints the total).
+fn watch_and_run_to(command: String, file: &str, print_line: u64) {
+    let mut server = Server::initialized();
+    let breakpoints = json!([{"file": file, "line": 5}]);
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    let watch = tool(&mut server, "debug-watch", json!({"add": ["total", "total * 2", "nope"]}));
+    assert_eq!(watch["watch"], json!(["total", "total * 2", "nope"]), "{watch}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    let watched = state["watch"].as_array().unwrap_or_else(|| panic!("no watch in {state}"));
+    assert_eq!(watched[0]["expression"], "total");
+    assert_eq!(watched[0]["value"], 10, "{state}");
+    assert_eq!(watched[1]["value"], 20, "{state}");
+    assert_eq!(watched[2]["type"], "error", "{state}");
+    let watch = tool(&mut server, "debug-watch", json!({"remove": ["nope", "total * 2"]}));
+    assert_eq!(watch["watch"], json!(["total"]));
+    // Run to the line after the loop: the breakpoint inside it still stops first.
+    let to = json!({"file": file, "line": print_line});
+    let state = tool(&mut server, "debug-continue", json!({"to": to}));
+    assert_eq!((&state["reason"], &state["location"]["line"]), (&json!("breakpoint"), &json!(5)));
+    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let state = tool(&mut server, "debug-continue", json!({"to": to}));
+    assert_eq!(state["reason"], "runTo", "{state}");
+    assert_eq!(state["location"]["line"], print_line, "{state}");
+    assert!(state.get("hitBreakpoints").is_none(), "{state}");
+    assert_eq!(state["watch"][0]["value"].as_f64(), Some(35.0), "{state}");
+    // The one-shot breakpoint is gone: the program runs to its end.
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    assert_eq!(listed["breakpoints"], json!([]), "{listed}");
+    tool(&mut server, "debug-stop", json!({}));
+}
+
+#[test]
+fn node_watch_expressions_and_run_to_a_line() {
+    let tag = tag();
+    watch_and_run_to(node(&tag, "loop.js", ""), &fixture("loop.js"), 7);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn python_watch_expressions_and_run_to_a_line() {
+    let tag = tag();
+    let file = fixture("py/loop.py");
+    watch_and_run_to(format!("DMCP_TAG={tag} {} {file}", python()), &file, 6);
+    assert_no_debuggee(&tag);
+}

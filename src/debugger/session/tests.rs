@@ -265,11 +265,13 @@ fn a_second_waiting_call_is_busy_and_a_stop_answers_the_first() {
     let session = Session::start(Duration::ZERO, PATIENCE, Vec::new());
     let (first_reply, first_answer) = crossbeam_channel::bounded(1);
     let commands = &session.handle.as_ref().unwrap().commands;
-    let resume = |reply| Command::Resume { action: Action::Continue, timeout: PATIENCE, reply };
+    let resume =
+        |reply| Command::Resume { action: Action::Continue, timeout: PATIENCE, to: None, reply };
     commands.send(resume(first_reply)).unwrap();
     assert_eq!(code(session.ask(resume)), Code::Busy);
     // Stepping while running is refused; evaluating needs a stop in this runtime.
-    let step = |reply| Command::Resume { action: Action::StepOver, timeout: PATIENCE, reply };
+    let step =
+        |reply| Command::Resume { action: Action::StepOver, timeout: PATIENCE, to: None, reply };
     assert_eq!(code(session.ask(step)), Code::Busy);
     let evaluate = |reply| Command::Evaluate { expression: "x".into(), frame: 0, reply };
     assert_eq!(code(session.ask(evaluate)), Code::Running);
@@ -294,7 +296,8 @@ fn a_second_waiting_call_is_busy_and_a_stop_answers_the_first() {
 fn an_unsaid_reason_is_named_after_the_last_action() {
     let session = Session::start(PATIENCE, PATIENCE, vec![stop(Reason::Entry, &[])]);
     assert_eq!(session.first.as_ref().unwrap()["reason"], "entry");
-    let step = |reply| Command::Resume { action: Action::StepInto, timeout: PATIENCE, reply };
+    let step =
+        |reply| Command::Resume { action: Action::StepInto, timeout: PATIENCE, to: None, reply };
     let (reply, answer) = crossbeam_channel::bounded(1);
     session.handle.as_ref().unwrap().commands.send(step(reply)).unwrap();
     session.program.send(stop(Reason::Unsaid, &[])).unwrap();
@@ -313,7 +316,8 @@ fn the_end_answers_the_waiting_call_and_later_calls_say_exited() {
     let evaluate = |reply| Command::Evaluate { expression: "x".into(), frame: 0, reply };
     assert_eq!(code(session.ask(evaluate)), Code::Exited);
     // A continue after the end answers the exited state again, at once.
-    let resume = |reply| Command::Resume { action: Action::Continue, timeout: PATIENCE, reply };
+    let resume =
+        |reply| Command::Resume { action: Action::Continue, timeout: PATIENCE, to: None, reply };
     assert_eq!(session.ask(resume).unwrap()["exitCode"], 3);
     assert_eq!(session.summary()["exitCode"], 3);
     assert_eq!(session.log(), ["begin", "end forced=false"]);
@@ -328,7 +332,7 @@ fn a_closed_connection_ends_the_session() {
     let (reply, answer) = crossbeam_channel::bounded(1);
     handle
         .commands
-        .send(Command::Resume { action: Action::Continue, timeout: PATIENCE, reply })
+        .send(Command::Resume { action: Action::Continue, timeout: PATIENCE, to: None, reply })
         .unwrap();
     assert_eq!(answer.recv_timeout(PATIENCE).unwrap().unwrap()["state"], "exited");
     drop(handle);
@@ -343,7 +347,8 @@ fn a_session_nobody_calls_ends_at_the_idle_limit() {
         assert!(std::time::Instant::now() < deadline, "the idle session did not end");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let resume = |reply| Command::Resume { action: Action::Continue, timeout: PATIENCE, reply };
+    let resume =
+        |reply| Command::Resume { action: Action::Continue, timeout: PATIENCE, to: None, reply };
     let state = session.ask(resume).unwrap();
     assert!(state["message"].as_str().unwrap().contains("idle"), "{state}");
     assert!(session.log().contains(&"end forced=true".to_string()));
