@@ -334,53 +334,39 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// An optional array of non-empty strings.
-    pub(crate) fn strings(&self, name: &str) -> Result<Vec<String>, ArgError> {
+    /// An optional array, each item read by `item` with its field name (`name[i]`).
+    fn array<T>(
+        &self,
+        name: &str,
+        item: impl Fn(String, &'a Value) -> Result<T, ArgError>,
+    ) -> Result<Vec<T>, ArgError> {
         let field = self.field(name);
         match self.get(name) {
             None => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| match item {
-                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
-                    Value::String(_) => {
-                        Err(ArgError::new(&format!("{field}[{i}]"), "must not be empty"))
-                    }
-                    other => Err(ArgError::new(
-                        &format!("{field}[{i}]"),
-                        format!("expected a string, got {}", kind(other)),
-                    )),
-                })
-                .collect(),
+            Some(Value::Array(items)) => {
+                items.iter().enumerate().map(|(i, v)| item(format!("{field}[{i}]"), v)).collect()
+            }
             Some(other) => {
                 Err(ArgError::new(&field, format!("expected an array, got {}", kind(other))))
             }
         }
     }
 
+    /// An optional array of non-empty strings.
+    pub(crate) fn strings(&self, name: &str) -> Result<Vec<String>, ArgError> {
+        self.array(name, |field, item| match item {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+            Value::String(_) => Err(ArgError::new(&field, "must not be empty")),
+            other => Err(ArgError::new(&field, format!("expected a string, got {}", kind(other)))),
+        })
+    }
+
     /// An optional array of objects (each read with the field named `name[i]`).
     pub(crate) fn objects(&self, name: &str) -> Result<Vec<Args<'a>>, ArgError> {
-        match self.get(name) {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| match item {
-                    Value::Object(object) => {
-                        Ok(Args { object, prefix: format!("{}[{i}].", self.field(name)) })
-                    }
-                    other => Err(ArgError::new(
-                        &format!("{}[{i}]", self.field(name)),
-                        format!("expected an object, got {}", kind(other)),
-                    )),
-                })
-                .collect(),
-            Some(other) => Err(ArgError::new(
-                &self.field(name),
-                format!("expected an array, got {}", kind(other)),
-            )),
-        }
+        self.array(name, |field, item| match item {
+            Value::Object(object) => Ok(Args { object, prefix: format!("{field}.") }),
+            other => Err(ArgError::new(&field, format!("expected an object, got {}", kind(other)))),
+        })
     }
 
     /// One of `choices`; `default` when absent.
