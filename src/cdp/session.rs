@@ -26,12 +26,12 @@ use crate::debugger::model::{
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
-    self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange,
+    self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Relaunch,
 };
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
-use crate::shell;
+use crate::shell::{self, CommandLine};
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -50,20 +50,34 @@ pub(crate) fn launch<R: Runtime>(
 ) -> Result<(Handle, Value), Failure> {
     let binding = binding(id);
     actor::start(id, on_change, cancel, move |abandon| {
-        // Starting has its own limit: `timeout` is how long to wait for the first stop.
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let Started { debuggee, client, entry, .. } =
-            R::start(&spec.command, spec.stop_on_entry, STARTUP_TIMEOUT, deadline, abandon)?;
-        let mut node = Cdp::<R>::new(client, Some(debuggee), binding, spec.stop_on_entry);
-        node.entry = entry;
-        node.prepare(&spec.pause_on_exceptions)?;
-        Ok(Begin {
-            backend: node,
-            command_line: shell::join(&spec.command.words),
-            breakpoints: spec.breakpoints,
-            timeout: spec.timeout,
-        })
+        let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
+        let backend = start::<R>(&command, stop_on_entry, &binding, &pause_on_exceptions, abandon)?;
+        let command_line = shell::join(&command.words);
+        // debug-restart: the same command again, set up the same way.
+        let relaunch: Relaunch<Cdp<R>> = Box::new(move |pause_on_exceptions: &str| {
+            start::<R>(&command, stop_on_entry, &binding, pause_on_exceptions, &never())
+        });
+        let relaunch = Some(relaunch);
+        Ok(Begin { backend, command_line, breakpoints, timeout, relaunch, pause_on_exceptions })
     })
+}
+
+/// Spawns the program under the runtime's inspector, connects and prepares the connection.
+fn start<R: Runtime>(
+    command: &CommandLine,
+    stop_on_entry: bool,
+    binding: &str,
+    pause_on_exceptions: &str,
+    abandon: &Receiver<()>,
+) -> Result<Cdp<R>, Failure> {
+    // Starting has its own limit: `timeout` is how long to wait for the first stop.
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    let Started { debuggee, client, entry, .. } =
+        R::start(command, stop_on_entry, STARTUP_TIMEOUT, deadline, abandon)?;
+    let mut backend = Cdp::<R>::new(client, Some(debuggee), binding.into(), stop_on_entry);
+    backend.entry = entry;
+    backend.prepare(pause_on_exceptions)?;
+    Ok(backend)
 }
 
 /// Attaches to a running program's inspector (`ws://...`). The session never kills it.
@@ -85,6 +99,8 @@ pub(crate) fn attach<R: Runtime>(
             command_line: format!("attached to {url}"),
             breakpoints: start.breakpoints,
             timeout: start.timeout,
+            relaunch: None,
+            pause_on_exceptions: start.pause_on_exceptions,
         })
     })
 }

@@ -24,7 +24,9 @@ use crate::debugger::model::{
     VariablesQuery,
 };
 use crate::debugger::script::Undebugged;
-use crate::debugger::session::{self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange};
+use crate::debugger::session::{
+    self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Relaunch,
+};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -40,20 +42,33 @@ pub(crate) fn launch<F: Flavour>(
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, on_change, cancel, move |_| {
-        let Launched { client, adapter, arguments, prepared, label, .. } =
-            F::start(&spec.command, spec.stop_on_entry)?;
-        let own = OwnAdapter { process: adapter, label };
-        let mut backend = Dap::<F>::new(client, Some(own), prepared);
-        backend.pause_on_exceptions = spec.pause_on_exceptions;
-        let prepared = backend.initialize().and_then(|()| backend.prepare("launch", arguments));
-        backend.ready(prepared)?;
-        Ok(Begin {
-            backend,
-            command_line: crate::shell::join(&spec.command.words),
-            breakpoints: spec.breakpoints,
-            timeout: spec.timeout,
-        })
+        let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
+        let backend = start::<F>(&command, stop_on_entry, &pause_on_exceptions)?;
+        let command_line = crate::shell::join(&command.words);
+        // debug-restart: the same command again, set up the same way.
+        let relaunch: Relaunch<Dap<F>> = Box::new(move |pause_on_exceptions: &str| {
+            start::<F>(&command, stop_on_entry, pause_on_exceptions)
+        });
+        let relaunch = Some(relaunch);
+        Ok(Begin { backend, command_line, breakpoints, timeout, relaunch, pause_on_exceptions })
     })
+}
+
+/// Starts the adapter for `command`, launches the program and waits until breakpoints may be
+/// set.
+fn start<F: Flavour>(
+    command: &crate::shell::CommandLine,
+    stop_on_entry: bool,
+    pause_on_exceptions: &str,
+) -> Result<Dap<F>, Failure> {
+    let Launched { client, adapter, arguments, prepared, label, .. } =
+        F::start(command, stop_on_entry)?;
+    let own = OwnAdapter { process: adapter, label };
+    let mut backend = Dap::<F>::new(client, Some(own), prepared);
+    backend.pause_on_exceptions = pause_on_exceptions.into();
+    let prepared = backend.initialize().and_then(|()| backend.prepare("launch", arguments));
+    backend.ready(prepared)?;
+    Ok(backend)
 }
 
 /// Connects to what listens at `address` and says `initialize` as `F`'s client: the client
@@ -101,7 +116,7 @@ pub(crate) fn attach<F: Flavour>(
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, on_change, cancel, move |_| {
         let mut backend = Dap::<F>::new(client, None, false);
-        backend.pause_on_exceptions = start.pause_on_exceptions;
+        backend.pause_on_exceptions = start.pause_on_exceptions.clone();
         let prepared = backend.prepare("attach", F::attach_arguments());
         backend.ready(prepared)?;
         Ok(Begin {
@@ -109,6 +124,8 @@ pub(crate) fn attach<F: Flavour>(
             command_line: format!("attached to {address}"),
             breakpoints: start.breakpoints,
             timeout: start.timeout,
+            relaunch: None,
+            pause_on_exceptions: start.pause_on_exceptions,
         })
     })
 }

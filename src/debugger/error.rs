@@ -52,6 +52,7 @@ codes! {
     NoSession = "no_session",
     NoSourceMap = "no_source_map",
     NoVariable = "no_variable",
+    NotLaunched = "not_launched",
     PortInUse = "port_in_use",
     Running = "running",
     SpawnFailed = "spawn_failed",

@@ -121,6 +121,12 @@ pub(crate) enum Command {
         to: Option<BreakpointSpec>,
         reply: Sender<Reply>,
     },
+    /// Kills the program and starts it again with the same breakpoints; answers the first
+    /// stop.
+    Restart {
+        timeout: Duration,
+        reply: Sender<Reply>,
+    },
     /// Adds and removes watch expressions; answers the list.
     Watch {
         add: Vec<String>,
@@ -185,7 +191,15 @@ pub(crate) struct Begin<B> {
     pub(crate) command_line: String,
     pub(crate) breakpoints: Vec<BreakpointSpec>,
     pub(crate) timeout: Duration,
+    /// How to start the program again (`debug-restart`); `None` for a program attached to.
+    pub(crate) relaunch: Option<Relaunch<B>>,
+    /// The `pauseOnExceptions` state it starts with.
+    pub(crate) pause_on_exceptions: String,
 }
+
+/// Starts the program of a launched session again, set up as it first was, with the current
+/// `pauseOnExceptions` state; the backend before it is shut down first.
+pub(crate) type Relaunch<B> = Box<dyn FnMut(&str) -> Result<B, Failure> + Send>;
 
 /// Starts a session thread: `begin` sets the backend up there (a debuggee dies with the thread
 /// that spawned it, see `sys::new_process_group`, so that must be the thread that owns it for
@@ -291,6 +305,11 @@ pub(crate) struct Actor<B: Backend> {
     /// The one-shot breakpoint of a `debug-continue` with `to`, until the next stop or end.
     run_to: Option<String>,
     next_run_to: u32,
+    relaunch: Option<Relaunch<B>>,
+    /// The `pauseOnExceptions` state now, for a restart.
+    pause_on_exceptions: String,
+    /// How many times the program was started again.
+    restarts: u32,
 }
 
 impl<B: Backend> Actor<B> {
@@ -322,6 +341,9 @@ impl<B: Backend> Actor<B> {
             watches: Vec::new(),
             run_to: None,
             next_run_to: 0,
+            relaunch: begin.relaunch,
+            pause_on_exceptions: begin.pause_on_exceptions,
+            restarts: 0,
         };
         let placed = begin.breakpoints.into_iter().enumerate().try_for_each(|(i, spec)| {
             actor
@@ -479,6 +501,7 @@ impl<B: Backend> Actor<B> {
             Command::Resume { action, timeout, to, reply } => {
                 return self.resume(action, timeout, to, reply)
             }
+            Command::Restart { timeout, reply } => return self.restart(timeout, reply),
             Command::Watch { add, remove, reply } => {
                 for expression in add {
                     if !self.watches.contains(&expression) {
@@ -525,10 +548,11 @@ impl<B: Backend> Actor<B> {
                 (reply, self.set_variable(&name, &value, frame, &scope))
             }
             Command::PauseOnExceptions { state, reply } => {
-                let answer = self
-                    .backend
-                    .pause_on_exceptions(&state)
-                    .map(|()| json!({"sessionId": self.id, "pauseOnExceptions": state}));
+                let answer = self.backend.pause_on_exceptions(&state).map(|()| {
+                    let answer = json!({"sessionId": self.id, "pauseOnExceptions": state});
+                    self.pause_on_exceptions = state;
+                    answer
+                });
                 (reply, answer)
             }
         };
@@ -599,6 +623,70 @@ impl<B: Backend> Actor<B> {
         self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref())).collect()
     }
 
+    /// `debug-restart`: ends the program, starts the same command again, places every
+    /// breakpoint again (re-resolved against the files as they are now) and waits for the
+    /// first stop. Watch expressions stay; hit counts, console messages and output start
+    /// afresh.
+    fn restart(&mut self, timeout: Duration, reply: Sender<Reply>) {
+        if self.waiter.is_some() {
+            let _ = reply.send(Err(busy()));
+            return;
+        }
+        let Some(relaunch) = self.relaunch.as_mut() else {
+            let _ = reply.send(Err(Failure::new(
+                Code::NotLaunched,
+                format!(
+                    "session {} is attached to a program debug-mcp did not start, so it cannot \
+                     start it again: restart the program yourself and debug-attach again",
+                    self.id
+                ),
+            )));
+            return;
+        };
+        self.run_to = None;
+        self.backend.shutdown();
+        let backend = match relaunch(&self.pause_on_exceptions) {
+            Ok(backend) => backend,
+            Err(failure) => {
+                // The program is gone and did not start again: the session has ended.
+                self.state = State::Exited(Exit { code: None, signal: None });
+                self.publish();
+                let _ = reply.send(Err(failure));
+                return;
+            }
+        };
+        self.backend = backend;
+        self.restarts += 1;
+        self.output = self.backend.output();
+        self.console = Console::default();
+        self.state = State::Running;
+        self.last_action = Action::Continue;
+        self.idle_ended = false;
+        for user in &mut self.breakpoints {
+            user.hits = 0;
+            if let Err(failure) = self.backend.set_breakpoint(&user.id, &user.spec) {
+                log::warn(format_args!("breakpoint {} after restart: {failure:?}", user.id));
+            }
+        }
+        if let Err(failure) = self.backend.begin() {
+            self.backend.shutdown();
+            self.state = State::Exited(Exit { code: None, signal: None });
+            self.publish();
+            let _ = reply.send(Err(failure));
+            return;
+        }
+        for happening in self.backend.early() {
+            self.happen(happening);
+        }
+        self.publish();
+        match self.state {
+            State::Running => {
+                self.waiter = Some(Waiter { reply, deadline: Instant::now() + timeout });
+            }
+            _ => drop(reply.send(Ok(self.stop_state()))),
+        }
+    }
+
     /// Removes the one-shot breakpoint of a run to a line, if one is set; gives its id.
     fn clear_run_to(&mut self) -> Option<String> {
         let id = self.run_to.take()?;
@@ -616,10 +704,7 @@ impl<B: Backend> Actor<B> {
         reply: Sender<Reply>,
     ) {
         if self.waiter.is_some() {
-            let _ = reply.send(Err(Failure::new(
-                Code::Busy,
-                "another call is already waiting on this session: wait for it, or use debug-pause",
-            )));
+            let _ = reply.send(Err(busy()));
             return;
         }
         let was_paused = match (&self.state, action) {
@@ -792,6 +877,14 @@ impl<B: Backend> Actor<B> {
         *self.summary.lock().expect("session summary poisoned") = summary;
         (self.on_change)(&self.id);
     }
+}
+
+/// The answer to a call that would wait while another one does.
+fn busy() -> Failure {
+    Failure::new(
+        Code::Busy,
+        "another call is already waiting on this session: wait for it, or use debug-pause",
+    )
 }
 
 fn paused<P>(state: &State<P>) -> Option<&Stop<P>> {

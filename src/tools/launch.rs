@@ -17,7 +17,7 @@ use crate::shell;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::script::{self, MAX_TIMEOUT_MS};
 use crate::tools::{
-    answer, any_object, ask_session, open_session, session_id, timeout, timeout_arg, ArgError,
+    answer, any_object, ask, ask_session, open_session, session_id, timeout, timeout_arg, ArgError,
     Args, Call, Tool, ToolResult,
 };
 
@@ -72,6 +72,23 @@ pub(crate) const TOOLS: &[Tool] = &[
         read_only: false,
         output: any_object,
         run: |args, call| answer(attach(args, call)),
+    },
+    Tool {
+        name: "debug-restart",
+        title: "Restart the program",
+        description: "The edit-rerun loop in one call: ends the session's program and starts \
+            the same command again, with the same breakpoints (placed again in the files as \
+            they are now, so edits count) and watch expressions, and answers the first stop as \
+            debug-launch does. Hit counts, console messages and output start afresh. Only for \
+            a program debug-launch started.",
+        properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let timeout = timeout_arg(args)?;
+            answer(ask(args, call, timeout, |reply| Command::Restart { timeout, reply }))
+        },
     },
     Tool {
         name: "debug-sessions",

@@ -47,6 +47,7 @@ fn tools_list_declares_every_tool() {
             "debug-script",
             "debug-launch",
             "debug-attach",
+            "debug-restart",
             "debug-sessions",
             "debug-stop",
             "debug-set-breakpoint",

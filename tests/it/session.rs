@@ -520,25 +520,27 @@ fn cancelling_a_waiting_call_leaves_the_session_usable() {
 
 /// Starts `node [flags] fixtures/hang.js` outside the server, as a program to attach to.
 fn running_program(tag: &str, flags: &[&str]) -> (Program, Option<String>) {
+    let mut command = std::process::Command::new("node");
+    command.args(flags).arg(fixture("hang.js")).env("DMCP_TAG", tag);
+    if flags.is_empty() {
+        let program = Program::spawn(command.stdout(std::process::Stdio::null()));
+        return (program, None);
+    }
+    let (program, url) = running(&mut command);
+    (program, Some(url))
+}
+
+/// Starts a node `command` that opens its inspector, and the inspector's URL from its stderr.
+pub fn running(command: &mut std::process::Command) -> (Program, String) {
     use std::io::BufRead;
     let mut program = Program::spawn(
-        std::process::Command::new("node")
-            .args(flags)
-            .arg(fixture("hang.js"))
-            .env("DMCP_TAG", tag)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped()),
+        command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()),
     );
-    let child = &mut program.0;
-    let mut url = None;
-    if !flags.is_empty() {
-        let stderr = child.stderr.take().unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(stderr).read_line(&mut line).unwrap();
-        url = line.trim().strip_prefix("Debugger listening on ").map(String::from);
-        assert!(url.is_some(), "{line}");
-    }
-    (program, url)
+    let stderr = program.0.stderr.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stderr).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("Debugger listening on ").map(String::from);
+    (program, url.unwrap_or_else(|| panic!("no inspector URL in {line:?}")))
 }
 
 #[test]

@@ -129,3 +129,64 @@ fn python_watch_expressions_and_run_to_a_line() {
     watch_and_run_to(format!("DMCP_TAG={tag} {} {file}", python()), &file, 6);
     assert_no_debuggee(&tag);
 }
+
+/// Edit and run again in one call: `debug-restart` after changing a copy of `fixture_name`
+/// (`loop.js` or `loop.py`: the first item's price 10 becomes 100).
+fn restart_after_an_edit(fixture_name: &str, run: impl Fn(&str) -> String) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("restart-{}", tag()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(std::path::Path::new(fixture_name).file_name().unwrap());
+    std::fs::copy(fixture(fixture_name), &file).unwrap();
+    let file = file.display().to_string();
+    let mut server = Server::initialized();
+    let breakpoints = json!([{"file": file, "line": 5}]);
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": run(&file), "breakpoints": breakpoints}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    tool(&mut server, "debug-watch", json!({"add": ["item"]}));
+    tool(&mut server, "debug-continue", json!({}));
+    let text = std::fs::read_to_string(&file).unwrap().replacen("10", "100", 1);
+    std::fs::write(&file, text).unwrap();
+    let state = tool(&mut server, "debug-restart", json!({}));
+    assert_eq!((&state["state"], &state["reason"]), (&json!("paused"), &json!("breakpoint")));
+    assert_eq!(state["location"]["line"], 5, "{state}");
+    let price = &state["watch"][0]["value"]["price"];
+    assert_eq!(price.as_f64(), Some(100.0), "the edited program runs: {state}");
+    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    assert_eq!(listed["breakpoints"][0]["hits"], 1, "{listed}");
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1, "{sessions}");
+    tool(&mut server, "debug-stop", json!({}));
+}
+
+#[test]
+fn node_restart_runs_the_edited_program_with_the_same_breakpoints() {
+    let tag = tag();
+    restart_after_an_edit("loop.js", |file| format!("DMCP_TAG={tag} node {file}"));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn python_restart_runs_the_edited_program_with_the_same_breakpoints() {
+    let tag = tag();
+    restart_after_an_edit("py/loop.py", |file| format!("DMCP_TAG={tag} {} {file}", python()));
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn an_attached_session_cannot_restart() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let mut program = std::process::Command::new("node");
+    program.args(["--inspect=127.0.0.1:0", &fixture("hang.js")]).env("DMCP_TAG", &tag);
+    let (program, url) = crate::session::running(&mut program);
+    tool(&mut server, "debug-attach", json!({"url": url}));
+    let error = tool(&mut server, "debug-restart", json!({}));
+    assert_eq!(error["code"], "not_launched", "{error}");
+    tool(&mut server, "debug-stop", json!({}));
+    drop(program);
+    assert_no_debuggee(&tag);
+}

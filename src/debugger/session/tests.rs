@@ -203,7 +203,16 @@ impl Session {
         let backend = Fake { events, log: log.clone(), placed: Vec::new() };
         let clocks = Clocks::with_idle_limit(idle);
         let started = start_with("1", Arc::new(|_: &str| {}), cancel, clocks, move |_| {
-            Ok(Begin { backend, command_line: "fake app".into(), breakpoints, timeout })
+            let command_line = "fake app".into();
+            let pause_on_exceptions = "none".into();
+            Ok(Begin {
+                backend,
+                command_line,
+                breakpoints,
+                timeout,
+                relaunch: None,
+                pause_on_exceptions,
+            })
         });
         let (handle, first) = match started {
             Ok((handle, first)) => (Some(handle), Ok(first)),
