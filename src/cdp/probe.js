@@ -157,8 +157,8 @@
     return out;
   }
 
-  function encode(v) {
-    const budget = { left: maxChars, truncated: false };
+  function encode(v, limit) {
+    const budget = { left: limit === undefined ? maxChars : limit, truncated: false };
     let value;
     try {
       value = convert(v, 0, [], budget);
@@ -189,15 +189,16 @@
     return options.pause;
   }
 
-  // For debug-evaluate: the same {type, value} as a hit, as JSON text (`T`/`F` prefix dropped).
-  function evaluate(thunk) {
+  // For debug-evaluate: the same {type, value} as a hit, within `limit` characters, as `T`
+  // or `F` (was it cut?) and JSON text.
+  function evaluate(thunk, limit) {
     let encoded;
     try {
-      encoded = encode(thunk());
+      encoded = encode(thunk(), limit);
     } catch (e) {
-      encoded = { message: { type: 'error', value: errorText(e) } };
+      encoded = { message: { type: 'error', value: errorText(e) }, truncated: false };
     }
-    return stringify(encoded.message);
+    return (encoded.truncated ? 'T' : 'F') + stringify(encoded.message);
   }
 
   // For logpoints: report `L` + {id, text} and never stop.

@@ -609,8 +609,9 @@ impl<R: Runtime> Backend for Cdp<R> {
         paused: Option<&Paused>,
         expression: &str,
         frame: usize,
+        max_chars: usize,
     ) -> Result<Value, Failure> {
-        let wrapped = format!("{}.evaluate(() => ({expression}\n))", self.binding);
+        let wrapped = format!("{}.evaluate(() => ({expression}\n), {max_chars})", self.binding);
         let answer = match paused {
             Some(paused) => self.request(
                 "Debugger.evaluateOnCallFrame",
@@ -625,9 +626,14 @@ impl<R: Runtime> Backend for Cdp<R> {
         if let Some(text) = exception_text(&answer) {
             return Ok(json!({"type": "error", "value": text}));
         }
-        let text = answer.pointer("/result/value").and_then(Value::as_str).unwrap_or("null");
-        serde_json::from_str(text)
-            .map_err(|e| Failure::new(Code::Internal, format!("unreadable value: {e}")))
+        let text = answer.pointer("/result/value").and_then(Value::as_str).unwrap_or("Fnull");
+        let (truncated, json) = text.split_at_checked(1).unwrap_or(("F", "null"));
+        let mut value: Value = serde_json::from_str(json)
+            .map_err(|e| Failure::new(Code::Internal, format!("unreadable value: {e}")))?;
+        if truncated == "T" {
+            value["truncated"] = true.into();
+        }
+        Ok(value)
     }
 
     fn set_variable(
@@ -681,7 +687,7 @@ impl<R: Runtime> Backend for Cdp<R> {
             let params = json!({"scopeNumber": number, "variableName": name,
                                 "newValue": argument, "callFrameId": id});
             self.request("Debugger.setVariableValue", params)?;
-            return self.evaluate(Some(paused), name, frame);
+            return self.evaluate(Some(paused), name, frame, VALUE_CHARS);
         }
         Err(Failure::new(
             Code::NoVariable,

@@ -67,9 +67,10 @@ pub(crate) trait Flavour: Send + 'static {
     /// Whether a file is the runtime's own or an installed library's, not the program's.
     fn is_library(path: &str) -> bool;
 
-    /// An expression whose string value carries `expression`'s typed value; `importable`
-    /// when the probe can be imported (else the expression installs it).
-    fn probe(expression: &str, importable: bool) -> String;
+    /// An expression whose string value carries `expression`'s typed value, cut at
+    /// `max_chars` (`None`: the probe's own limit); `importable` when the probe can be
+    /// imported (else the expression installs it).
+    fn probe(expression: &str, importable: bool, max_chars: Option<usize>) -> String;
     /// The JSON text of the typed value in a probe's answer, and whether the value was cut.
     fn probe_result(text: &str) -> Option<(bool, &str)>;
     /// An expression that puts the probe into a program that did not get it at start.

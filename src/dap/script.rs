@@ -138,7 +138,7 @@ impl<F: Flavour> Run<'_, F> {
         if self.plan.include_stack {
             // A stopping breakpoint: each hit is read at the stop, then continued.
         } else {
-            let probe = F::probe(&self.plan.expression, self.importable);
+            let probe = F::probe(&self.plan.expression, self.importable, None);
             breakpoint["logMessage"] = format!("{{{probe}}}").into();
         }
         let set = self.client.send(
@@ -230,7 +230,7 @@ impl<F: Flavour> Run<'_, F> {
             let trace = self.answer(&trace)?;
             let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
-            let expression = F::probe(&self.plan.expression, self.importable);
+            let expression = F::probe(&self.plan.expression, self.importable, None);
             let evaluated = self.client.send(
                 "evaluate",
                 json!({"expression": expression, "frameId": frame_id, "context": "watch",

@@ -23,7 +23,7 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Variable,
     VariablesQuery,
 };
-use crate::debugger::script::Undebugged;
+use crate::debugger::script::{Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
     self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Relaunch,
 };
@@ -765,19 +765,24 @@ impl<F: Flavour> Backend for Dap<F> {
         paused: Option<&Paused>,
         expression: &str,
         frame: usize,
+        max_chars: usize,
     ) -> Result<Value, Failure> {
         let frame_id = paused.map_or(Value::Null, |p| p.frame_id(frame));
-        let probe = F::probe(expression, true);
+        let probe = F::probe(expression, true, Some(max_chars));
         let answer = self.request(
             "evaluate",
             json!({"expression": probe, "frameId": frame_id,
             "context": "watch", "format": {"rawString": true}}),
         )?;
         let text = answer["result"].as_str().unwrap_or_default();
-        let payload = F::probe_result(text).map_or("", |(_, json)| json);
-        serde_json::from_str(payload).map_err(|_| {
+        let (truncated, payload) = F::probe_result(text).unwrap_or((false, ""));
+        let mut value: Value = serde_json::from_str(payload).map_err(|_| {
             Failure::new(Code::Internal, format!("unreadable value: {}", log::clip(text)))
-        })
+        })?;
+        if truncated {
+            value["truncated"] = true.into();
+        }
+        Ok(value)
     }
 
     fn set_variable(
@@ -810,7 +815,7 @@ impl<F: Flavour> Backend for Dap<F> {
         // Evaluated once, where a failure shows (debugpy would keep the old value and say
         // nothing), then handed over.
         let (held, handed) = F::hold(value);
-        let checked = self.evaluate(Some(paused), &held, frame)?;
+        let checked = self.evaluate(Some(paused), &held, frame, VALUE_CHARS)?;
         if checked["type"] == "error" {
             let why = checked["value"].as_str().unwrap_or_default();
             return Err(Failure::new(Code::InvalidExpression, format!("`value`: {why}"))
@@ -829,7 +834,7 @@ impl<F: Flavour> Backend for Dap<F> {
             other => other,
         })?;
         // Frames and their variables change with the value: read it back through the probe.
-        self.evaluate(Some(paused), name, frame)
+        self.evaluate(Some(paused), name, frame, VALUE_CHARS)
     }
 
     fn pause_on_exceptions(&mut self, state: &str) -> Result<(), Failure> {
@@ -850,7 +855,7 @@ impl<F: Flavour> Backend for Dap<F> {
                 "this program lists its loaded files only while paused: call debug-pause first",
             ));
         };
-        let answer = self.evaluate(Some(paused), F::loaded_files(), 0)?;
+        let answer = self.evaluate(Some(paused), F::loaded_files(), 0, VALUE_CHARS)?;
         let Some(files) = answer["value"].as_array() else {
             return Err(Failure::new(Code::Internal, format!("unreadable module list: {answer}")));
         };

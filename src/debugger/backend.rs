@@ -97,13 +97,15 @@ pub(crate) trait Backend: Send + 'static {
         frame: usize,
         max: usize,
     ) -> Result<(Value, Value, Vec<Variable>), Failure>;
-    /// `{type, value}` of an expression, typed by the runtime's probe; `paused` is `None`
-    /// only when [`Backend::EVALUATES_RUNNING`].
+    /// `{type, value}` of an expression, typed by the runtime's probe and cut at `max_chars`
+    /// (then with `truncated: true`); `paused` is `None` only when
+    /// [`Backend::EVALUATES_RUNNING`].
     fn evaluate(
         &mut self,
         paused: Option<&Self::Paused>,
         expression: &str,
         frame: usize,
+        max_chars: usize,
     ) -> Result<Value, Failure>;
     /// Sets `name` in `scope` of a frame to the value of `value`; answers the new `{type,
     /// value}`.

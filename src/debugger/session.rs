@@ -29,6 +29,8 @@ use crate::thread::JoinOnDrop;
 const CONTEXT: usize = 2;
 /// Locals shown in a stop state.
 pub(crate) const MAX_LOCALS: usize = 50;
+/// Characters of a watch expression's value in a stop state.
+const WATCH_CHARS: usize = 4096;
 
 /// A session with no call for this long ends (its program is killed), unless
 /// `DEBUG_MCP_SESSION_IDLE_MS` says otherwise.
@@ -141,6 +143,8 @@ pub(crate) enum Command {
     Evaluate {
         expression: String,
         frame: usize,
+        /// Characters of the value's JSON at most.
+        max_chars: usize,
         reply: Sender<Reply>,
     },
     Variables {
@@ -514,8 +518,8 @@ impl<B: Backend> Actor<B> {
             Command::Stack { max_frames, include_async, reply } => {
                 (reply, self.stack(max_frames, include_async))
             }
-            Command::Evaluate { expression, frame, reply } => {
-                (reply, self.evaluate(&expression, frame))
+            Command::Evaluate { expression, frame, max_chars, reply } => {
+                (reply, self.evaluate(&expression, frame, max_chars))
             }
             Command::Variables { query, reply } => (reply, self.variables(&query)),
             Command::SetBreakpoint { spec, reply } => {
@@ -772,12 +776,16 @@ impl<B: Backend> Actor<B> {
         Ok(json!({"sessionId": self.id, "frames": frames, "totalFrames": stop.frames}))
     }
 
-    fn evaluate(&mut self, expression: &str, frame: usize) -> Reply {
+    fn evaluate(&mut self, expression: &str, frame: usize, max_chars: usize) -> Reply {
         let paused = match &self.state {
             State::Running if B::EVALUATES_RUNNING => None,
             _ => Some(&paused_frame(&self.id, &self.state, frame)?.paused),
         };
-        self.backend.evaluate(paused, expression, frame)
+        let mut value = self.backend.evaluate(paused, expression, frame, max_chars)?;
+        if value["truncated"] == true {
+            value["hint"] = cut_hint(expression, max_chars).into();
+        }
+        Ok(value)
     }
 
     fn variables(&mut self, query: &VariablesQuery) -> Reply {
@@ -845,9 +853,14 @@ impl<B: Backend> Actor<B> {
                 }
                 if !self.watches.is_empty() {
                     let watches = self.watches.iter().map(|expression| {
-                        let value = self.backend.evaluate(Some(&stop.paused), expression, 0);
+                        let value = self.backend.evaluate(Some(&stop.paused), expression, 0, WATCH_CHARS);
                         let value = value.unwrap_or_else(|f| json!({"type": "error", "value": f.message()}));
-                        json!({"expression": expression, "type": value["type"], "value": value["value"]})
+                        let mut watched = json!({"expression": expression, "type": value["type"], "value": value["value"]});
+                        if value["truncated"] == true {
+                            watched["truncated"] = true.into();
+                            watched["hint"] = cut_hint(expression, WATCH_CHARS).into();
+                        }
+                        watched
                     });
                     state["watch"] = watches.collect();
                 }
@@ -877,6 +890,15 @@ impl<B: Backend> Actor<B> {
         *self.summary.lock().expect("session summary poisoned") = summary;
         (self.on_change)(&self.id);
     }
+}
+
+/// What a cut value says: how to see more.
+fn cut_hint(expression: &str, max_chars: usize) -> String {
+    format!(
+        "the value was cut at {max_chars} characters: ask debug-evaluate with a larger maxChars, \
+         or open it part by part with debug-variables {{\"path\": {}}}",
+        Value::from(expression)
+    )
 }
 
 /// The answer to a call that would wait while another one does.

@@ -395,8 +395,13 @@ impl Flavour for Debugpy {
         is_library(path)
     }
 
-    fn probe(expression: &str, importable: bool) -> String {
-        format!("{}.hit('{}')", probe_reference(importable), base64(expression.as_bytes()))
+    fn probe(expression: &str, importable: bool, max_chars: Option<usize>) -> String {
+        let probe = probe_reference(importable);
+        let expression = base64(expression.as_bytes());
+        match max_chars {
+            Some(limit) => format!("{probe}.hit('{expression}', {limit})"),
+            None => format!("{probe}.hit('{expression}')"),
+        }
     }
 
     /// The probe answers a marker, `T` or `F` (was the value cut?), then the JSON.

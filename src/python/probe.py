@@ -14,18 +14,18 @@ MARKER = "\x1edmcp:"
 MAX_CHARS = 65536
 
 
-def _cut(text):
-    if len(text) <= MAX_CHARS:
+def _cut(text, limit):
+    if len(text) <= limit:
         return text, False
-    return text[:MAX_CHARS] + "… [truncated: %d chars]" % len(text), True
+    return text[:limit] + "… [truncated: %d chars]" % len(text), True
 
 
-def encode(value):
-    """`T` or `F` (was the value cut?) and the JSON of {type, value}."""
+def encode(value, limit=MAX_CHARS):
+    """`T` or `F` (was the value cut?) and the JSON of {type, value}, within `limit`."""
     kind = type(value).__name__
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-        if len(text) <= MAX_CHARS:
+        if len(text) <= limit:
             return "F" + '{"type": %s, "value": %s}' % (json.dumps(kind), text)
     except (TypeError, ValueError, RecursionError):
         text = None
@@ -33,11 +33,11 @@ def encode(value):
         shown = repr(value)
     except BaseException as e:  # a broken __repr__
         shown = "<unrepresentable: %s: %s>" % (type(e).__name__, e)
-    shown, cut = _cut(shown if text is None else text)
+    shown, cut = _cut(shown if text is None else text, limit)
     return ("T" if cut else "F") + json.dumps({"type": kind, "value": shown}, ensure_ascii=False)
 
 
-def hit(expression_b64):
+def hit(expression_b64, limit=MAX_CHARS):
     expression = base64.b64decode(expression_b64).decode("utf-8")
     frame = sys._getframe(1)
     try:
@@ -45,7 +45,7 @@ def hit(expression_b64):
     except BaseException as e:
         message = "%s: %s" % (type(e).__name__, e)
         return MARKER + "F" + json.dumps({"type": "error", "value": message}, ensure_ascii=False)
-    return MARKER + encode(value)
+    return MARKER + encode(value, limit)
 
 
 def nodelay():

@@ -61,7 +61,8 @@ pub(crate) const TOOLS: &[Tool] = &[
         properties: || {
             json!({"sessionId": session_id(),
                    "expression": {"type": "string"},
-                   "frame": {"type": "integer", "minimum": 0, "default": 0}})
+                   "frame": {"type": "integer", "minimum": 0, "default": 0},
+                   "maxChars": max_chars_schema()})
         },
         required: &["expression"],
         read_only: false,
@@ -69,7 +70,8 @@ pub(crate) const TOOLS: &[Tool] = &[
         run: |args, call| {
             let expression = args.string("expression")?.to_string();
             let frame = args.integer("frame", 0, 10_000, Some(0))? as usize;
-            let evaluate = |reply| Command::Evaluate { expression, frame, reply };
+            let max_chars = args.integer("maxChars", 1, MAX_MAX_CHARS, Some(MAX_CHARS))? as usize;
+            let evaluate = |reply| Command::Evaluate { expression, frame, max_chars, reply };
             answer(ask(args, call, Duration::ZERO, evaluate))
         },
     },
@@ -145,6 +147,16 @@ pub(crate) const TOOLS: &[Tool] = &[
         run: |args, call| answer(source(args, call)),
     },
 ];
+
+/// Characters of a value's JSON in an answer, unless `maxChars` says otherwise: enough to
+/// read, small enough for a context window.
+const MAX_CHARS: u64 = 4096;
+const MAX_MAX_CHARS: u64 = 1_000_000;
+
+fn max_chars_schema() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "default": MAX_CHARS,
+           "description": "Characters of the value's JSON at most; a cut value says `truncated` and how to see more."})
+}
 
 fn variables(args: &Args, call: &Call) -> Reply {
     let scopes = ["local", "closure", "module", "global", "all"];

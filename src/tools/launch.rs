@@ -270,6 +270,7 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         let seen = ask_session(call, Some(&id), Duration::ZERO, |reply| Command::Evaluate {
             expression: "process.pid".into(),
             frame: 0,
+            max_chars: 100,
             reply,
         })?;
         if seen["value"] != pid {

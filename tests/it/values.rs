@@ -190,3 +190,45 @@ fn an_attached_session_cannot_restart() {
     drop(program);
     assert_no_debuggee(&tag);
 }
+
+/// A large value answers within `maxChars` (4 KiB by default), says it was cut and how to see
+/// more; asked with a larger `maxChars`, more comes.
+fn large_values_are_cut(command: String, file: &str, container: &str) {
+    let mut server = Server::initialized();
+    let breakpoints = json!([{"file": file, "line": 5}]);
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    for expression in [container, "long"] {
+        let value = tool(&mut server, "debug-evaluate", json!({"expression": expression}));
+        let size = value["value"].to_string().len();
+        // About maxChars: the probes count characters of the value, not of its JSON escapes.
+        assert!(size < 2 * 4096, "{expression}: {size} characters");
+        assert_eq!(value["truncated"], true, "{value}");
+        assert!(value["hint"].as_str().unwrap().contains("maxChars"), "{value}");
+        let more = tool(
+            &mut server,
+            "debug-evaluate",
+            json!({"expression": expression, "maxChars": 30000}),
+        );
+        assert!(more["value"].to_string().len() > 20000, "{expression}: more");
+    }
+    let small = tool(&mut server, "debug-evaluate", json!({"expression": "1 + 1"}));
+    assert!(small.get("truncated").is_none() && small.get("hint").is_none(), "{small}");
+    tool(&mut server, "debug-stop", json!({}));
+}
+
+#[test]
+fn node_large_values_are_cut_at_max_chars() {
+    let tag = tag();
+    large_values_are_cut(node(&tag, "bigmap.js", ""), &fixture("bigmap.js"), "m");
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn python_large_values_are_cut_at_max_chars() {
+    let tag = tag();
+    let file = fixture("py/bigdict.py");
+    large_values_are_cut(format!("DMCP_TAG={tag} {} {file}", python()), &file, "d");
+    assert_no_debuggee(&tag);
+}

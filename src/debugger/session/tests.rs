@@ -98,8 +98,12 @@ impl Backend for Fake {
     fn expand(&mut self, _: &(), _: &str, _: usize, _: usize) -> ExpandResult {
         Ok((json!("object"), json!("Object"), Vec::new()))
     }
-    fn evaluate(&mut self, _: Option<&()>, e: &str, _: usize) -> Result<Value, Failure> {
-        Ok(json!({"type": "string", "value": e}))
+    fn evaluate(&mut self, _: Option<&()>, e: &str, _: usize, max: usize) -> EvalResult {
+        let cut: String = e.chars().take(max).collect();
+        match cut.len() < e.len() {
+            true => Ok(json!({"type": "string", "value": cut, "truncated": true})),
+            false => Ok(json!({"type": "string", "value": e})),
+        }
     }
     fn set_variable(
         &mut self,
@@ -140,6 +144,7 @@ impl Backend for Fake {
     }
 }
 
+type EvalResult = Result<Value, Failure>;
 type ExpandResult = Result<(Value, Value, Vec<Variable>), Failure>;
 
 fn location(line: u64) -> Location {
@@ -282,13 +287,15 @@ fn a_second_waiting_call_is_busy_and_a_stop_answers_the_first() {
     let step =
         |reply| Command::Resume { action: Action::StepOver, timeout: PATIENCE, to: None, reply };
     assert_eq!(code(session.ask(step)), Code::Busy);
-    let evaluate = |reply| Command::Evaluate { expression: "x".into(), frame: 0, reply };
+    let evaluate =
+        |reply| Command::Evaluate { expression: "x".into(), frame: 0, max_chars: 100, reply };
     assert_eq!(code(session.ask(evaluate)), Code::Running);
     session.program.send(stop(Reason::Step, &[])).unwrap();
     let state = first_answer.recv_timeout(PATIENCE).unwrap().unwrap();
     assert_eq!(state["reason"], "step");
     // Paused now: frames are checked, and evaluation reaches the backend.
-    let bad_frame = |reply| Command::Evaluate { expression: "x".into(), frame: 2, reply };
+    let bad_frame =
+        |reply| Command::Evaluate { expression: "x".into(), frame: 2, max_chars: 100, reply };
     assert_eq!(code(session.ask(bad_frame)), Code::InvalidArguments);
     assert_eq!(session.ask(evaluate).unwrap()["value"], "x");
     let stack = session.ask(|reply| Command::Stack { max_frames: 1, include_async: false, reply });
@@ -299,6 +306,21 @@ fn a_second_waiting_call_is_busy_and_a_stop_answers_the_first() {
         json!([{"index": 0, "function": "main", "file": "/app.js", "line": 3, "column": 1}])
     );
     assert_eq!(session.log()[1], "resume Continue paused=false");
+}
+
+#[test]
+fn a_value_cut_at_max_chars_says_how_to_see_more() {
+    let session = Session::start(PATIENCE, PATIENCE, vec![stop(Reason::Breakpoint, &["1"])]);
+    let evaluate = |reply| Command::Evaluate {
+        expression: "order.lines".into(),
+        frame: 0,
+        max_chars: 5,
+        reply,
+    };
+    let value = session.ask(evaluate).unwrap();
+    assert_eq!((&value["value"], &value["truncated"]), (&json!("order"), &json!(true)));
+    let hint = value["hint"].as_str().unwrap();
+    assert!(hint.contains("maxChars") && hint.contains(r#"{"path": "order.lines"}"#), "{hint}");
 }
 
 #[test]
@@ -322,7 +344,8 @@ fn the_end_answers_the_waiting_call_and_later_calls_say_exited() {
     assert_eq!(first["exitCode"], 3);
     assert_eq!(first["stdout"], "hello\n");
     assert!(first.get("signal").is_none());
-    let evaluate = |reply| Command::Evaluate { expression: "x".into(), frame: 0, reply };
+    let evaluate =
+        |reply| Command::Evaluate { expression: "x".into(), frame: 0, max_chars: 100, reply };
     assert_eq!(code(session.ask(evaluate)), Code::Exited);
     // A continue after the end answers the exited state again, at once.
     let resume =
