@@ -116,6 +116,16 @@ fn object(preview: &Value) -> String {
             format!("{description} {{{}{}}}", entries.join(", "), more(!entries.is_empty()))
         }
         Some("error") => first_line(description).to_string(),
+        // One entry of a Map (`key => value`) or a Set (`value`).
+        Some("internal#entry") => {
+            let part =
+                |name: &str| properties.iter().find(|p| p["name"] == name).map(property_value);
+            match (part("key"), part("value")) {
+                (Some(key), Some(value)) => format!("{key} => {value}"),
+                (None, Some(value)) => value,
+                _ => description.to_string(),
+            }
+        }
         Some(_) => description.to_string(),
         None => {
             let fields: Vec<String> = properties
@@ -137,9 +147,13 @@ fn entries(preview: &Value) -> impl Iterator<Item = &Value> {
     preview["entries"].as_array().into_iter().flatten()
 }
 
-/// A PropertyPreview's value: strings quoted, objects by their short description.
+/// A PropertyPreview's value: strings quoted, objects by their own preview when V8 gave one
+/// (a Map entry's value), else by their short description.
 fn property_value(property: &Value) -> String {
     let value = property["value"].as_str().unwrap_or_default();
+    if let Some(inner) = property.get("valuePreview") {
+        return object(inner);
+    }
     match property["type"].as_str() {
         Some("string") => quote(value),
         Some("function") => "[Function]".into(),

@@ -326,42 +326,83 @@ impl<R: Runtime> Cdp<R> {
     }
 
     /// An object's own properties, at most `max` (then how many more).
-    fn properties(&mut self, object_id: &str, max: usize) -> Result<Vec<Variable>, Failure> {
-        let answer = self.request(
+    /// An object's own properties, then a Map's or Set's entries (`[0]`, `[1]`...), from
+    /// `start`, at most `max` (then how many more).
+    fn properties(
+        &mut self,
+        object_id: &str,
+        start: usize,
+        max: usize,
+    ) -> Result<Vec<Variable>, Failure> {
+        let answer = self.own_properties(object_id)?;
+        let mut all: Vec<Variable> = answer["result"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p.get("value").is_some())
+            .map(|p| variable(p["name"].as_str().unwrap_or_default(), &p["value"]))
+            .collect();
+        let entries = answer["internalProperties"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == "[[Entries]]")
+            .and_then(|p| p.pointer("/value/objectId"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        if let Some(entries) = entries {
+            let answer = self.own_properties(&entries)?;
+            let items = answer["result"].as_array().into_iter().flatten();
+            let items: Vec<&Value> = items
+                .filter(|p| p["name"].as_str().is_some_and(|n| n.parse::<usize>().is_ok()))
+                .collect();
+            // The entries on this page get their key's and value's own previews (an entry's
+            // preview shows an object value as `Object`); the others are only counted.
+            let page = start.saturating_sub(all.len())..start.saturating_add(max);
+            for (index, item) in items.iter().enumerate() {
+                let name = format!("[{}]", item["name"].as_str().unwrap_or_default());
+                let mut entry = variable(&name, &item["value"]);
+                entry.kind = "entry".into();
+                if page.contains(&index) {
+                    if let Some(id) = item.pointer("/value/objectId").and_then(Value::as_str) {
+                        entry.value = self.entry_preview(id).unwrap_or(entry.value);
+                    }
+                }
+                all.push(entry);
+            }
+        }
+        Ok(Variable::page(all, start, max))
+    }
+
+    /// A Map entry as `key => value` or a Set entry as `value`, each with its own preview.
+    fn entry_preview(&mut self, entry_id: &str) -> Result<Value, Failure> {
+        let answer = self.own_properties(entry_id)?;
+        let part = |name: &str| {
+            let parts = answer["result"].as_array().into_iter().flatten();
+            parts
+                .filter(|p| p["name"] == name)
+                .map(|p| {
+                    let (kind, value) = compact(&p["value"]);
+                    match (kind.as_str(), value) {
+                        ("string", Value::String(s)) => format!("'{s}'"),
+                        (_, Value::String(s)) => s,
+                        (_, other) => other.to_string(),
+                    }
+                })
+                .next()
+        };
+        Ok(match (part("key"), part("value")) {
+            (Some(key), Some(value)) => format!("{key} => {value}").into(),
+            (None, Some(value)) => value.into(),
+            _ => Value::Null,
+        })
+    }
+
+    fn own_properties(&mut self, object_id: &str) -> Result<Value, Failure> {
+        self.request(
             "Runtime.getProperties",
             json!({"objectId": object_id, "ownProperties": true, "generatePreview": true}),
-        )?;
-        let mut items: Vec<Variable> = answer["result"]
-            .as_array()
-            .map(|props| {
-                props
-                    .iter()
-                    .filter(|p| p.get("value").is_some())
-                    .map(|p| {
-                        let name = p["name"].as_str().unwrap_or_default();
-                        let (kind, mut value) = compact(&p["value"]);
-                        // `const total = () => ...` names its function `total`, as JS does.
-                        if value == "[Function (anonymous)]" {
-                            value = format!("[Function: {name}]").into();
-                        }
-                        Variable {
-                            name: name.into(),
-                            kind,
-                            value,
-                            expandable: p.pointer("/value/objectId").is_some()
-                                && p["value"]["type"] == "object",
-                            scope: None,
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if items.len() > max {
-            let more = items.len() - max;
-            items.truncate(max);
-            items.push(Variable::more(more));
-        }
-        Ok(items)
+        )
     }
 }
 
@@ -532,7 +573,7 @@ impl<R: Runtime> Backend for Cdp<R> {
                 continue;
             };
             let room = max.saturating_sub(locals.len());
-            let variables = self.properties(object_id, room).unwrap_or_default();
+            let variables = self.properties(object_id, 0, room).unwrap_or_default();
             let mut variables: Vec<Variable> = variables
                 .into_iter()
                 .filter(|v| !locals.iter().any(|l| l.name == v.name))
@@ -572,7 +613,7 @@ impl<R: Runtime> Backend for Cdp<R> {
         // One flat list; each variable names its scope.
         let mut variables = Vec::new();
         for (kind, object_id) in scopes {
-            for mut variable in self.properties(&object_id, query.max_items)? {
+            for mut variable in self.properties(&object_id, query.start, query.max_items)? {
                 variable.scope = Some(kind.clone());
                 variables.push(variable);
             }
@@ -584,12 +625,12 @@ impl<R: Runtime> Backend for Cdp<R> {
         &mut self,
         paused: &Paused,
         path: &str,
-        frame: usize,
-        max: usize,
+        query: &VariablesQuery,
     ) -> Result<(Value, Value, Vec<Variable>), Failure> {
+        let frame = paused.call_frame_id(query.frame);
         let answer = self.request(
             "Debugger.evaluateOnCallFrame",
-            json!({"callFrameId": paused.call_frame_id(frame), "expression": path, "silent": true,
+            json!({"callFrameId": frame, "expression": path, "silent": true,
                    "generatePreview": true}),
         )?;
         if let Some(text) = exception_text(&answer) {
@@ -598,7 +639,7 @@ impl<R: Runtime> Backend for Cdp<R> {
         let remote = &answer["result"];
         let (kind, value) = compact(remote);
         let children = match remote["objectId"].as_str() {
-            Some(object_id) => self.properties(object_id, max)?,
+            Some(object_id) => self.properties(object_id, query.start, query.max_items)?,
             None => Vec::new(),
         };
         Ok((kind.into(), value, children))
@@ -680,7 +721,7 @@ impl<R: Runtime> Backend for Cdp<R> {
             if !kinds.contains(&s["type"].as_str().unwrap_or_default()) {
                 continue;
             }
-            let has = self.properties(object_id, usize::MAX)?.iter().any(|p| p.name == name);
+            let has = self.properties(object_id, 0, usize::MAX)?.iter().any(|p| p.name == name);
             if !has {
                 continue;
             }
@@ -766,6 +807,22 @@ impl<R: Runtime> Backend for Cdp<R> {
         if let Some(debuggee) = &mut self.debuggee {
             debuggee.kill();
         }
+    }
+}
+
+/// A property or entry as a variable: its preview, and whether `path` can open it.
+fn variable(name: &str, remote: &Value) -> Variable {
+    let (kind, mut value) = compact(remote);
+    // `const total = () => ...` names its function `total`, as JS does.
+    if value == "[Function (anonymous)]" {
+        value = format!("[Function: {name}]").into();
+    }
+    Variable {
+        name: name.into(),
+        kind,
+        value,
+        expandable: remote.get("objectId").is_some() && remote["type"] == "object",
+        scope: None,
     }
 }
 

@@ -485,6 +485,7 @@ impl<F: Flavour> Dap<F> {
         &mut self,
         frame_id: &Value,
         names: &[&str],
+        start: usize,
         max: usize,
     ) -> Result<Vec<Variable>, Failure> {
         let scopes = self.request("scopes", json!({"frameId": frame_id}))?;
@@ -494,7 +495,7 @@ impl<F: Flavour> Dap<F> {
             if !names.contains(&name) {
                 continue;
             }
-            for mut v in self.children(&scope["variablesReference"], max, true)? {
+            for mut v in self.children(&scope["variablesReference"], start, max, true)? {
                 v.scope = Some(F::scope_kind(name).into());
                 out.push(v);
             }
@@ -502,11 +503,12 @@ impl<F: Flavour> Dap<F> {
         Ok(out)
     }
 
-    /// `variables` of a reference, at most `max` (then how many more).
+    /// `variables` of a reference, from `start`, at most `max` (then how many more).
     /// `in_scope`: listing a frame's scope (else an object's members).
     fn children(
         &mut self,
         reference: &Value,
+        start: usize,
         max: usize,
         in_scope: bool,
     ) -> Result<Vec<Variable>, Failure> {
@@ -526,10 +528,8 @@ impl<F: Flavour> Dap<F> {
                 Some(false) => {}
             }
         }
-        let total = all.len();
-        let mut items: Vec<Variable> = all
+        let all = all
             .into_iter()
-            .take(max)
             .map(|v| {
                 let kind = v["type"].as_str().unwrap_or_default().to_string();
                 let text = v["value"].as_str().unwrap_or_default();
@@ -543,10 +543,7 @@ impl<F: Flavour> Dap<F> {
                 }
             })
             .collect();
-        if total > max {
-            items.push(Variable::more(total - max));
-        }
-        Ok(items)
+        Ok(Variable::page(all, start, max))
     }
 
     /// The adapter's `variables` of a reference, as it lists them.
@@ -719,7 +716,7 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
         let names = F::scope_names("local").unwrap_or_default();
-        let mut locals = self.named_scopes(&paused.frame_id(0), names, max);
+        let mut locals = self.named_scopes(&paused.frame_id(0), names, 0, max);
         for variable in locals.iter_mut().flatten() {
             variable.scope = None;
         }
@@ -735,18 +732,17 @@ impl<F: Flavour> Backend for Dap<F> {
             Failure::new(Code::InvalidArguments, format!("invalid argument `scope`: {why}"))
                 .with("field", "scope".into())
         })?;
-        self.named_scopes(&paused.frame_id(query.frame), names, query.max_items)
+        self.named_scopes(&paused.frame_id(query.frame), names, query.start, query.max_items)
     }
 
     fn expand(
         &mut self,
         paused: &Paused,
         path: &str,
-        frame: usize,
-        max: usize,
+        query: &VariablesQuery,
     ) -> Result<(Value, Value, Vec<Variable>), Failure> {
-        let arguments =
-            json!({"expression": path, "frameId": paused.frame_id(frame), "context": "watch"});
+        let frame = paused.frame_id(query.frame);
+        let arguments = json!({"expression": path, "frameId": frame, "context": "watch"});
         let answer = self.request("evaluate", arguments).map_err(|f| match f {
             Failure::Error { message, .. } => {
                 Failure::new(Code::InvalidPath, format!("`{path}`: {message}"))
@@ -754,7 +750,10 @@ impl<F: Flavour> Backend for Dap<F> {
             other => other,
         })?;
         let children = match answer["variablesReference"].as_i64() {
-            Some(r) if r > 0 => self.children(&answer["variablesReference"], max, false)?,
+            Some(r) if r > 0 => {
+                let reference = &answer["variablesReference"];
+                self.children(reference, query.start, query.max_items, false)?
+            }
             _ => Vec::new(),
         };
         Ok((answer["type"].clone(), answer["result"].clone(), children))
@@ -808,7 +807,7 @@ impl<F: Flavour> Backend for Dap<F> {
                 format!("frame {frame} has no {scope} scope"),
             ));
         };
-        let known = self.children(&reference, usize::MAX, true)?.iter().any(|v| v.name == name);
+        let known = self.children(&reference, 0, usize::MAX, true)?.iter().any(|v| v.name == name);
         if !known {
             return Err(Failure::new(Code::NoVariable, format!("no `{name}` in the {scope} scope of frame {frame}: list them with debug-variables")));
         }

@@ -89,13 +89,13 @@ pub(crate) trait Backend: Send + 'static {
         paused: &Self::Paused,
         query: &VariablesQuery,
     ) -> Result<Vec<Variable>, Failure>;
-    /// The value of `path` in a frame, `{type, value}`, and its children.
+    /// The value of `path` in the query's frame, `{type, value}`, and its children (a page of
+    /// them: the query's `start` and `max_items`).
     fn expand(
         &mut self,
         paused: &Self::Paused,
         path: &str,
-        frame: usize,
-        max: usize,
+        query: &VariablesQuery,
     ) -> Result<(Value, Value, Vec<Variable>), Failure>;
     /// `{type, value}` of an expression, typed by the runtime's probe and cut at `max_chars`
     /// (then with `truncated: true`); `paused` is `None` only when

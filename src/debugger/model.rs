@@ -42,6 +42,8 @@ pub(crate) struct VariablesQuery {
     pub(crate) scope: String,
     /// An expression to expand (`order.items[2]`) instead of a scope.
     pub(crate) path: Option<String>,
+    /// The first item shown (paging through a long list).
+    pub(crate) start: usize,
     pub(crate) max_items: usize,
 }
 
@@ -91,12 +93,27 @@ pub(crate) struct Variable {
 }
 
 impl Variable {
-    /// The last item of a capped list: how many more there are and how to see them.
-    pub(crate) fn more(count: usize) -> Variable {
+    /// The variables from `start`, at most `max`, then how many more.
+    pub(crate) fn page(all: Vec<Variable>, start: usize, max: usize) -> Vec<Variable> {
+        let total = all.len();
+        let mut items: Vec<Variable> = all.into_iter().skip(start).take(max).collect();
+        let shown = start.saturating_add(items.len());
+        if total > shown {
+            items.push(Variable::more(total - shown, shown));
+        }
+        items
+    }
+
+    /// The last item of a capped list: how many more there are (after the first `next`
+    /// items) and how to see them.
+    fn more(count: usize, next: usize) -> Variable {
         Variable {
             name: "…".into(),
             kind: "truncated".into(),
-            value: format!("{count} more: raise maxItems or narrow with path").into(),
+            value: format!(
+                "{count} more: raise maxItems, page on with start: {next}, or narrow with path"
+            )
+            .into(),
             expandable: false,
             scope: None,
         }

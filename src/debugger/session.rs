@@ -794,8 +794,7 @@ impl<B: Backend> Actor<B> {
             list.iter().map(|v| v.to_json(true)).collect()
         };
         if let Some(path) = &query.path {
-            let (kind, value, children) =
-                self.backend.expand(&stop.paused, path, query.frame, query.max_items)?;
+            let (kind, value, children) = self.backend.expand(&stop.paused, path, query)?;
             return Ok(json!({"sessionId": self.id, "path": path, "type": kind, "value": value,
                              "variables": variables(children)}));
         }

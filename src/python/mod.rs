@@ -242,6 +242,9 @@ pub(crate) fn probe_reference(importable: bool) -> String {
     }
 }
 
+/// pydevd's limit on the members of a container it lists.
+const CONTAINER_ITEMS: &str = "PYDEVD_CONTAINER_RANDOM_ACCESS_MAX_ITEMS";
+
 /// The arguments of debugpy's `launch` request.
 pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
     let mut env: serde_json::Map<String, Value> =
@@ -258,6 +261,10 @@ pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
         None => helpers.display().to_string(),
     };
     env.insert("PYTHONPATH".into(), python_path.into());
+    // pydevd lists at most 500 members of a container; debug-variables pages through all.
+    if std::env::var_os(CONTAINER_ITEMS).is_none() {
+        env.entry(CONTAINER_ITEMS).or_insert("1000000".into());
+    }
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     let mut arguments = json!({
         "name": "debug-mcp",
@@ -365,6 +372,8 @@ impl Flavour for Debugpy {
         match name {
             "class variables" => Some(true),
             "function variables" => Some(in_scope),
+            // A container's length: the list's own count says it.
+            "len()" => Some(false),
             _ if name.starts_with("special variables") => Some(false),
             _ => None,
         }

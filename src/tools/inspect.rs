@@ -43,7 +43,8 @@ pub(crate) const TOOLS: &[Tool] = &[
             json!({"sessionId": session_id(),
                    "frame": {"type": "integer", "minimum": 0, "default": 0},
                    "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "all"], "default": "local"},
-                   "path": {"type": "string"},
+                   "path": {"type": "string", "description": "An expression whose members to list, e.g. `order.items[2]`; a Map's or Set's entries are `[0]`, `[1]`... (open one with `[...m][3]` or `m.get(key)`)."},
+                   "start": {"type": "integer", "minimum": 0, "default": 0, "description": "The first member to list, to page through a long one."},
                    "maxItems": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}})
         },
         required: &[],
@@ -164,6 +165,7 @@ fn variables(args: &Args, call: &Call) -> Reply {
         frame: args.integer("frame", 0, 10_000, Some(0))? as usize,
         scope: args.choice("scope", &scopes, Some("local"))?.to_string(),
         path: args.optional_string("path")?.filter(|p| !p.trim().is_empty()).map(String::from),
+        start: args.integer("start", 0, u64::from(u32::MAX), Some(0))? as usize,
         max_items: args.integer("maxItems", 1, 1000, Some(50))? as usize,
     };
     ask(args, call, Duration::ZERO, |reply| Command::Variables { query, reply })

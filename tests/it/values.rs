@@ -232,3 +232,50 @@ fn python_large_values_are_cut_at_max_chars() {
     large_values_are_cut(format!("DMCP_TAG={tag} {} {file}", python()), &file, "d");
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn containers_expand_and_page_node_maps_and_python_dicts() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let breakpoints = json!([{"file": fixture("bigmap.js"), "line": 5}]);
+    let command = node(&tag, "bigmap.js", "");
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    let map = tool(&mut server, "debug-variables", json!({"path": "m", "maxItems": 3}));
+    let entries = map["variables"].as_array().unwrap();
+    assert_eq!(entries.len(), 4, "{map}");
+    assert_eq!(entries[0]["name"], "[0]");
+    assert_eq!(entries[0]["type"], "entry");
+    assert_eq!(entries[0]["value"], "'key0' => {i: 0}", "{map}");
+    assert!(entries[3]["value"].as_str().unwrap().starts_with("9997 more"), "{map}");
+    assert!(entries[3]["value"].as_str().unwrap().contains("start: 3"), "{map}");
+    let last = tool(&mut server, "debug-variables", json!({"path": "m", "start": 9998}));
+    let names: Vec<&Value> =
+        last["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
+    assert_eq!(names, [&json!("[9998]"), &json!("[9999]")], "{last}");
+    let entry = tool(&mut server, "debug-variables", json!({"path": "[...m][9999][1]"}));
+    assert_eq!(
+        entry["variables"][0],
+        json!({"name": "i", "type": "number", "value": 9999, "expandable": false})
+    );
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+
+    let tag = crate::tag();
+    let file = fixture("py/bigdict.py");
+    let command = format!("DMCP_TAG={tag} {} {file}", python());
+    let breakpoints = json!([{"file": file, "line": 5}]);
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    let dict = tool(&mut server, "debug-variables", json!({"path": "d", "maxItems": 2}));
+    let items = dict["variables"].as_array().unwrap();
+    assert_eq!(items[0]["name"], "'key0'", "{dict}");
+    assert!(items[2]["value"].as_str().unwrap().contains("start: 2"), "{dict}");
+    let page =
+        tool(&mut server, "debug-variables", json!({"path": "d", "start": 5000, "maxItems": 1}));
+    assert_eq!(page["variables"][0]["name"], "'key5000'", "{page}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}

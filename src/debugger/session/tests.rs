@@ -95,7 +95,7 @@ impl Backend for Fake {
     fn scope_variables(&mut self, p: &(), _: &VariablesQuery) -> Result<Vec<Variable>, Failure> {
         Ok(self.locals(p, 1))
     }
-    fn expand(&mut self, _: &(), _: &str, _: usize, _: usize) -> ExpandResult {
+    fn expand(&mut self, _: &(), _: &str, _: &VariablesQuery) -> ExpandResult {
         Ok((json!("object"), json!("Object"), Vec::new()))
     }
     fn evaluate(&mut self, _: Option<&()>, e: &str, _: usize, max: usize) -> EvalResult {
