@@ -144,6 +144,8 @@ pub(crate) struct Cdp<R> {
     stop_on_entry: bool,
     /// Worker threads the program started (they run undebugged).
     workers: usize,
+    /// Whether exceptions thrown and caught in libraries and Node's internals stop the program.
+    include_libraries: bool,
     /// What happened while setting up, for the actor.
     early: Vec<Happening<Paused>>,
 }
@@ -168,6 +170,7 @@ impl<R: Runtime> Cdp<R> {
             binding,
             stop_on_entry,
             workers: 0,
+            include_libraries: false,
             early: Vec::new(),
         }
     }
@@ -289,6 +292,15 @@ impl<R: Runtime> Cdp<R> {
             self.placed.iter().filter(|(_, b)| hit_by(b)).map(|(id, _)| id.clone()).collect();
         let reason = match params["reason"].as_str().unwrap_or_default() {
             _ if !ours.is_empty() => Reason::Breakpoint,
+            // A library's or Node's own exception, caught there: not the program's business.
+            "exception" | "promiseRejection"
+                if !self.include_libraries
+                    && params["data"]["uncaught"] != true
+                    && is_library_url(&self.scripts.file(top_script(&params))) =>
+            {
+                drop(self.client.send("Debugger.resume", json!({})));
+                return None;
+            }
             "exception" | "promiseRejection" => Reason::Exception,
             "Break on start" if !self.stop_on_entry => {
                 drop(self.client.send("Debugger.resume", json!({})));
@@ -738,7 +750,8 @@ impl<R: Runtime> Backend for Cdp<R> {
         ))
     }
 
-    fn pause_on_exceptions(&mut self, state: &str) -> Result<(), Failure> {
+    fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
+        self.include_libraries = include_libraries;
         self.request("Debugger.setPauseOnExceptions", json!({"state": state})).map(drop)
     }
 
@@ -824,6 +837,16 @@ fn variable(name: &str, remote: &Value) -> Variable {
         expandable: remote.get("objectId").is_some() && remote["type"] == "object",
         scope: None,
     }
+}
+
+/// Whether a script's file (or URL) is a dependency's or the runtime's own, not the program's.
+fn is_library_url(file: &str) -> bool {
+    file.is_empty() || file.starts_with("node:") || file.contains("/node_modules/")
+}
+
+/// The script of the top frame of a `Debugger.paused` event (frames' own `url` is empty).
+fn top_script(params: &Value) -> &str {
+    params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The parameters of the function Node wraps a CommonJS module in.

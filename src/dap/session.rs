@@ -192,6 +192,9 @@ pub(crate) struct Dap<F> {
     /// The `launch` or `attach` request's answer, awaited once configuration is done.
     started: Option<(&'static str, Receiver<dap::Reply>)>,
     pause_on_exceptions: String,
+    /// Whether exceptions raised and caught in the standard library and installed packages
+    /// stop the program.
+    include_libraries: bool,
     /// The last stop for a raised exception, to pass over its unwinding.
     last_raise: Option<Raise>,
     /// A thread to pause, from `thread` events.
@@ -215,6 +218,7 @@ impl<F: Flavour> Dap<F> {
             debuggee: None,
             started: None,
             pause_on_exceptions: "none".into(),
+            include_libraries: false,
             last_raise: None,
             thread: None,
             placed: Vec::new(),
@@ -434,8 +438,8 @@ impl<F: Flavour> Dap<F> {
             // does several) are passed over; and it stops where one is raised, not again in
             // each frame it unwinds through.
             let top = top.pointer("/source/path").and_then(Value::as_str);
-            if top.is_some_and(F::is_library) || last_raise.is_some_and(|last| raise.unwinds(&last))
-            {
+            let library = top.is_some_and(F::is_library) && !self.include_libraries;
+            if library || last_raise.is_some_and(|last| raise.unwinds(&last)) {
                 drop(self.client.send("continue", json!({"threadId": thread})));
                 return None;
             }
@@ -836,7 +840,8 @@ impl<F: Flavour> Backend for Dap<F> {
         self.evaluate(Some(paused), name, frame, VALUE_CHARS)
     }
 
-    fn pause_on_exceptions(&mut self, state: &str) -> Result<(), Failure> {
+    fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
+        self.include_libraries = include_libraries;
         let filters = F::exception_filters(state);
         self.request("setExceptionBreakpoints", json!({"filters": filters})).map(drop)
     }

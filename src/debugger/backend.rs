@@ -117,8 +117,9 @@ pub(crate) trait Backend: Send + 'static {
         frame: usize,
         scope: &str,
     ) -> Result<Value, Failure>;
-    /// `none`, `uncaught` or `all`.
-    fn pause_on_exceptions(&mut self, state: &str) -> Result<(), Failure>;
+    /// `none`, `uncaught` or `all`; with `all`, exceptions thrown and caught inside libraries
+    /// and the runtime's own code stop the program only when `include_libraries`.
+    fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure>;
     fn loaded_sources(
         &mut self,
         paused: Option<&Self::Paused>,

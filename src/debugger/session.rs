@@ -184,6 +184,7 @@ pub(crate) enum Command {
     },
     PauseOnExceptions {
         state: String,
+        include_libraries: bool,
         reply: Sender<Reply>,
     },
 }
@@ -312,6 +313,7 @@ pub(crate) struct Actor<B: Backend> {
     relaunch: Option<Relaunch<B>>,
     /// The `pauseOnExceptions` state now, for a restart.
     pause_on_exceptions: String,
+    include_libraries: bool,
     /// How many times the program was started again.
     restarts: u32,
 }
@@ -347,6 +349,7 @@ impl<B: Backend> Actor<B> {
             next_run_to: 0,
             relaunch: begin.relaunch,
             pause_on_exceptions: begin.pause_on_exceptions,
+            include_libraries: false,
             restarts: 0,
         };
         let placed = begin.breakpoints.into_iter().enumerate().try_for_each(|(i, spec)| {
@@ -551,12 +554,15 @@ impl<B: Backend> Actor<B> {
             Command::SetVariable { name, value, frame, scope, reply } => {
                 (reply, self.set_variable(&name, &value, frame, &scope))
             }
-            Command::PauseOnExceptions { state, reply } => {
-                let answer = self.backend.pause_on_exceptions(&state).map(|()| {
-                    let answer = json!({"sessionId": self.id, "pauseOnExceptions": state});
-                    self.pause_on_exceptions = state;
-                    answer
-                });
+            Command::PauseOnExceptions { state, include_libraries, reply } => {
+                let answer =
+                    self.backend.pause_on_exceptions(&state, include_libraries).map(|()| {
+                        let answer = json!({"sessionId": self.id, "pauseOnExceptions": state,
+                                        "includeLibraries": include_libraries});
+                        self.pause_on_exceptions = state;
+                        self.include_libraries = include_libraries;
+                        answer
+                    });
                 (reply, answer)
             }
         };
@@ -672,7 +678,11 @@ impl<B: Backend> Actor<B> {
                 log::warn(format_args!("breakpoint {} after restart: {failure:?}", user.id));
             }
         }
-        if let Err(failure) = self.backend.begin() {
+        let exceptions = match self.include_libraries {
+            true => self.backend.pause_on_exceptions(&self.pause_on_exceptions, true),
+            false => Ok(()),
+        };
+        if let Err(failure) = exceptions.and_then(|()| self.backend.begin()) {
             self.backend.shutdown();
             self.state = State::Exited(Exit { code: None, signal: None });
             self.publish();

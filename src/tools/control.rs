@@ -86,20 +86,23 @@ pub(crate) const TOOLS: &[Tool] = &[
         name: "debug-pause-on-exceptions",
         title: "Pause on exceptions",
         description: "Chooses which exceptions stop the program: `none`, `uncaught`, or `all` \
-            (caught too).",
+            (caught too; those thrown and caught inside dependencies and the runtime's own code \
+            only with includeLibraries). The stop says the exception's class, message, stack \
+            and whether it is uncaught.",
         properties: || {
             json!({"sessionId": session_id(),
-                   "state": {"type": "string", "enum": ["none", "uncaught", "all"]}})
+                   "state": {"type": "string", "enum": ["none", "uncaught", "all"]},
+                   "includeLibraries": {"type": "boolean", "default": false,
+                       "description": "With `all`, also stop for exceptions thrown and caught inside dependencies (node_modules, installed packages) and the runtime's own code."}})
         },
         required: &["state"],
         read_only: false,
         output: any_object,
         run: |args, call| {
             let state = args.choice("state", &["none", "uncaught", "all"], None)?.to_string();
-            answer(ask(args, call, Duration::ZERO, |reply| Command::PauseOnExceptions {
-                state,
-                reply,
-            }))
+            let include_libraries = args.boolean("includeLibraries", false)?;
+            let set = |reply| Command::PauseOnExceptions { state, include_libraries, reply };
+            answer(ask(args, call, Duration::ZERO, set))
         },
     },
 ];

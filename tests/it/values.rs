@@ -279,3 +279,30 @@ fn containers_expand_and_page_node_maps_and_python_dicts() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn pausing_on_all_exceptions_passes_over_those_libraries_catch() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let command = node(&tag, "libcatch/main.js", "");
+    let launch = json!({"command": command, "pauseOnExceptions": "all"});
+    let state = tool(&mut server, "debug-launch", launch);
+    // The dependency's two are passed over: the first stop is the program's own.
+    assert_eq!((&state["state"], &state["reason"]), (&json!("paused"), &json!("exception")));
+    assert_eq!(state["location"]["file"], fixture("libcatch/main.js"), "{state}");
+    assert_eq!(state["exception"]["class"], "TypeError");
+    assert_eq!(state["exception"]["uncaught"], false);
+    tool(&mut server, "debug-stop", json!({}));
+
+    let launch = json!({"command": command, "stopOnEntry": true});
+    let state = tool(&mut server, "debug-launch", launch);
+    assert_eq!(state["state"], "paused", "{state}");
+    let set = json!({"state": "all", "includeLibraries": true});
+    let answer = tool(&mut server, "debug-pause-on-exceptions", set);
+    assert_eq!(answer["includeLibraries"], true, "{answer}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    let file = state["location"]["file"].as_str().unwrap();
+    assert!(file.ends_with("node_modules/quiet/index.js"), "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}

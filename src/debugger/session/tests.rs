@@ -115,7 +115,7 @@ impl Backend for Fake {
     ) -> Result<Value, Failure> {
         Ok(json!({"type": "string", "value": value}))
     }
-    fn pause_on_exceptions(&mut self, _: &str) -> Result<(), Failure> {
+    fn pause_on_exceptions(&mut self, _: &str, _: bool) -> Result<(), Failure> {
         Ok(())
     }
     fn loaded_sources(&mut self, _: Option<&()>, _: bool) -> Result<Vec<Source>, Failure> {
