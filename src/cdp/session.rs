@@ -146,6 +146,9 @@ pub(crate) struct Cdp<R> {
     workers: usize,
     /// Whether exceptions thrown and caught in libraries and Node's internals stop the program.
     include_libraries: bool,
+    /// The instrumentation breakpoint that finds the entry script's first statement
+    /// (stopOnEntry), until it does.
+    entry_stop: Option<String>,
     /// What happened while setting up, for the actor.
     early: Vec<Happening<Paused>>,
 }
@@ -171,6 +174,7 @@ impl<R: Runtime> Cdp<R> {
             stop_on_entry,
             workers: 0,
             include_libraries: false,
+            entry_stop: None,
             early: Vec::new(),
         }
     }
@@ -288,10 +292,24 @@ impl<R: Runtime> Cdp<R> {
                 return None;
             }
         }
-        let ours: Vec<String> =
+        let mut ours: Vec<String> =
             self.placed.iter().filter(|(_, b)| hit_by(b)).map(|(id, _)| id.clone()).collect();
+        let at_entry_line = ours.iter().any(|id| id == ENTRY);
+        ours.retain(|id| id != ENTRY);
+        let entry_script = params["reason"] == "instrumentation"
+            && self.is_entry(params["data"]["url"].as_str().unwrap_or_default());
+        let waits_for_entry =
+            self.entry_stop.is_some() || self.placed.iter().any(|(id, _)| id == ENTRY);
+        if at_entry_line || entry_script {
+            self.clear_entry_stop();
+        }
         let reason = match params["reason"].as_str().unwrap_or_default() {
             _ if !ours.is_empty() => Reason::Breakpoint,
+            _ if at_entry_line || entry_script => Reason::Entry,
+            "instrumentation" => {
+                drop(self.client.send("Debugger.resume", json!({})));
+                return None;
+            }
             // A library's or Node's own exception, caught there: not the program's business.
             "exception" | "promiseRejection"
                 if !self.include_libraries
@@ -302,7 +320,7 @@ impl<R: Runtime> Cdp<R> {
                 return None;
             }
             "exception" | "promiseRejection" => Reason::Exception,
-            "Break on start" if !self.stop_on_entry => {
+            "Break on start" if !self.stop_on_entry || waits_for_entry => {
                 drop(self.client.send("Debugger.resume", json!({})));
                 return None;
             }
@@ -338,6 +356,24 @@ impl<R: Runtime> Cdp<R> {
     }
 
     /// An object's own properties, at most `max` (then how many more).
+    /// The entry is found: neither way of finding it stops the program again.
+    fn clear_entry_stop(&mut self) {
+        if let Some(id) = self.entry_stop.take() {
+            drop(self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": id})));
+        }
+        if let Err(failure) = self.remove_breakpoint(ENTRY) {
+            log::warn(format_args!("removing the entry breakpoint: {failure:?}"));
+        }
+    }
+
+    /// Whether a script URL is the command's own script.
+    fn is_entry(&self, url: &str) -> bool {
+        let Some(entry) = &self.entry else { return false };
+        let file = std::path::PathBuf::from((R::URLS.to_path)(url));
+        let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.into());
+        real(&file) == real(entry)
+    }
+
     /// An object's own properties, then a Map's or Set's entries (`[0]`, `[1]`...), from
     /// `start`, at most `max` (then how many more).
     fn properties(
@@ -462,6 +498,30 @@ impl<R: Runtime> Backend for Cdp<R> {
     }
 
     fn begin(&mut self) -> Result<(), Failure> {
+        // stopOnEntry stops at the first statement of the command's own script: Node's
+        // "Break on start" may be in a loader's code (`--import tsx`) or before the imports
+        // run. V8 pauses before each script runs; the entry's pause is the one kept.
+        // That finds an ES module's; a CommonJS module (TypeScript that a loader compiles
+        // too) is found by a breakpoint at its first line, placed as a user's would be.
+        if let Some(entry) = self.entry.clone().filter(|_| self.stop_on_entry) {
+            let params = json!({"instrumentation": "beforeScriptExecution"});
+            match self.request("Debugger.setInstrumentationBreakpoint", params) {
+                Ok(answer) => self.entry_stop = answer["breakpointId"].as_str().map(String::from),
+                Err(failure) => log::debug(format_args!("no entry stop ({failure:?})")),
+            }
+            let real_file = std::fs::canonicalize(&entry).unwrap_or_else(|_| entry.clone());
+            let spec = BreakpointSpec {
+                file: entry,
+                real_file,
+                line: 1,
+                column: None,
+                condition: None,
+                log_message: None,
+            };
+            if let Err(failure) = self.set_breakpoint(ENTRY, &spec) {
+                log::debug(format_args!("no entry breakpoint ({failure:?})"));
+            }
+        }
         // A program we attach to is already running (or waits, and then says so at once).
         if self.debuggee.is_some() {
             self.until_waiting();
@@ -848,6 +908,9 @@ fn is_library_url(file: &str) -> bool {
 fn top_script(params: &Value) -> &str {
     params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str).unwrap_or_default()
 }
+
+/// The id of the breakpoint at the first line of the command's script, for stopOnEntry.
+const ENTRY: &str = "entry";
 
 /// The parameters of the function Node wraps a CommonJS module in.
 const COMMONJS_WRAPPER: [&str; 5] = ["exports", "require", "module", "__filename", "__dirname"];

@@ -306,3 +306,29 @@ fn pausing_on_all_exceptions_passes_over_those_libraries_catch() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn stop_on_entry_stops_at_the_first_line_of_the_commands_own_script() {
+    // An ES module (Node's "Break on start" is in its loader) and a TypeScript entry run
+    // through `--import tsx` (installed in fixtures/, where node looks for it).
+    let mut server = Server::initialized_in(&crate::root().join("fixtures"));
+    let tag = tag();
+    let tsx = format!("DMCP_TAG={tag} node --import tsx {} 3", fixture("tsx-app/src/main.ts"));
+    for (command, file, line) in [
+        (node(&tag, "esm.mjs", ""), fixture("esm.mjs"), 6),
+        (tsx, fixture("tsx-app/src/main.ts"), 3),
+    ] {
+        let launch = json!({"command": command, "stopOnEntry": true});
+        let state = tool(&mut server, "debug-launch", launch);
+        assert_eq!(state["reason"], "entry", "{state}");
+        assert_eq!(state["location"]["file"], file, "{state}");
+        assert_eq!(state["location"]["line"], line, "{state}");
+        assert!(state.get("hitBreakpoints").is_none(), "{state}");
+        let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+        assert_eq!(listed["breakpoints"], json!([]), "{listed}");
+        let state = tool(&mut server, "debug-continue", json!({}));
+        assert_eq!(state["state"], "exited", "{state}");
+        tool(&mut server, "debug-stop", json!({}));
+    }
+    assert_no_debuggee(&tag);
+}
