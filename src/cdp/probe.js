@@ -214,7 +214,22 @@
     return false;
   }
 
+  // For logpoints: one `{expression}` of the message as text. An error becomes
+  // `<ReferenceError: x is not defined>` in its place, not the whole message.
+  function part(thunk) {
+    try {
+      const v = thunk();
+      if (typeof v === 'string') return v;
+      if (typeof v === 'function') return describeFunction(v);
+      if (v === null || typeof v !== 'object') return String(v);
+      return stringify(convert(v, 0, [], { left: 1000, truncated: false }));
+    } catch (e) {
+      return '<' + errorText(e) + '>';
+    }
+  }
+
   Object.defineProperty(report, 'hit', { value: hit });
+  Object.defineProperty(report, 'part', { value: part });
   Object.defineProperty(report, 'log', { value: log });
   Object.defineProperty(report, 'evaluate', { value: evaluate });
   return true;

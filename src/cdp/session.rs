@@ -20,6 +20,7 @@ use crate::cdp::runtime::{Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
+use crate::debugger::model::{logpoint_parts, Part};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Variable,
     VariablesQuery,
@@ -955,17 +956,22 @@ fn cdp_condition(binding: &str, id: &str, spec: &BreakpointSpec) -> String {
     let Some(message) = &spec.log_message else {
         return spec.condition.clone().unwrap_or_default();
     };
-    // `x is {x}` becomes the template literal `x is ${x}`.
+    // `x is {x}` becomes the template literal `x is ${BINDING.part(() => (x))}`: each part
+    // evaluated on its own, so that an error replaces only its part.
     let mut template = String::new();
-    for c in message.chars() {
-        match c {
-            '`' | '\\' => {
-                template.push('\\');
-                template.push(c);
+    for part in logpoint_parts(message) {
+        match part {
+            Part::Text(text) => {
+                for c in text.chars() {
+                    if matches!(c, '`' | '\\' | '$') {
+                        template.push('\\');
+                    }
+                    template.push(c);
+                }
             }
-            '$' => template.push_str("\\$"),
-            '{' => template.push_str("${"),
-            c => template.push(c),
+            Part::Expression(expression) => {
+                template.push_str(&format!("${{{binding}.part(() => ({expression}\n))}}"));
+            }
         }
     }
     let log = format!("{binding}.log({}, () => `{template}`)", Value::from(id));

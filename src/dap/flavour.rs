@@ -51,6 +51,11 @@ pub(crate) trait Flavour: Send + 'static {
     /// Whether `text` is the message of the logpoint `template` (for adapters that do not say
     /// which logpoint wrote it).
     fn logpoint_fits(template: &str, text: &str) -> bool;
+    /// The `logMessage` to send for logpoint `id`'s `template`: each `{expression}` evaluated
+    /// on its own, and a mark that says whose the message is. `importable` as for `probe`.
+    fn logpoint_message(id: &str, template: &str, importable: bool) -> String;
+    /// The logpoint id a message is marked with, and the message without the mark.
+    fn logpoint_owner(text: &str) -> Option<(&str, &str)>;
 
     /// The adapter's scope names a `scope` argument means, or why it has none such.
     fn scope_names(scope: &str) -> Result<&'static [&'static str], String>;

@@ -299,13 +299,13 @@ impl<F: Flavour> Dap<F> {
         let list: Vec<Value> = indices
             .iter()
             .map(|&i| {
-                let spec = &self.placed[i].spec;
+                let Placed { id, spec, .. } = &self.placed[i];
                 let mut bp = json!({"line": spec.line});
                 if let Some(c) = &spec.condition {
                     bp["condition"] = c.as_str().into();
                 }
                 if let Some(m) = &spec.log_message {
-                    bp["logMessage"] = m.as_str().into();
+                    bp["logMessage"] = F::logpoint_message(id, m, self.prepared).into();
                 }
                 bp
             })
@@ -337,6 +337,11 @@ impl<F: Flavour> Dap<F> {
                 // so its owner is found by the message's shape: the one logpoint whose
                 // literal text fits it.
                 let text = message.trim_end_matches('\n');
+                // Our logpoints' messages say whose they are.
+                if let Some((id, text)) = F::logpoint_owner(text) {
+                    let breakpoint = Some(id.to_string());
+                    return Some(Happening::Logpoint { breakpoint, text: text.into() });
+                }
                 let mut owners = self.placed.iter().filter(|b| {
                     b.spec
                         .log_message

@@ -195,3 +195,68 @@ impl Source {
         json
     }
 }
+
+/// A piece of a logpoint's message: literal text, or an `{expression}` to evaluate.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Part<'a> {
+    Text(&'a str),
+    Expression(&'a str),
+}
+
+/// Splits a logpoint message into text and `{expression}` parts. Braces nest (`{ {a: 1}.a }`);
+/// `{{` and `}}` are literal braces; an unclosed `{` is text.
+pub(crate) fn logpoint_parts(message: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut text_start = 0;
+    let mut i = 0;
+    let bytes = message.as_bytes();
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' if bytes.get(i + 1) == Some(&b'{') => {
+                parts.push(Part::Text(&message[text_start..=i]));
+                i += 2;
+                text_start = i;
+            }
+            b'}' if bytes.get(i + 1) == Some(&b'}') => {
+                parts.push(Part::Text(&message[text_start..=i]));
+                i += 2;
+                text_start = i;
+            }
+            b'{' => {
+                let mut depth = 0;
+                let end = (i..bytes.len()).find(|&j| {
+                    match bytes[j] {
+                        b'{' => depth += 1,
+                        b'}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                });
+                let Some(end) = end else { break };
+                parts.push(Part::Text(&message[text_start..i]));
+                parts.push(Part::Expression(&message[i + 1..end]));
+                i = end + 1;
+                text_start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    parts.push(Part::Text(&message[text_start..]));
+    parts.retain(|p| *p != Part::Text(""));
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logpoint_messages_split_into_text_and_expressions() {
+        use Part::{Expression as E, Text as T};
+        assert_eq!(logpoint_parts("x={x} y={y}"), [T("x="), E("x"), T(" y="), E("y")]);
+        assert_eq!(logpoint_parts("{ {a: 1}.a }!"), [E(" {a: 1}.a "), T("!")]);
+        assert_eq!(logpoint_parts("{{literal}} {v!r}"), [T("{"), T("literal}"), T(" "), E("v!r")]);
+        assert_eq!(logpoint_parts("open {x"), [T("open {x")]);
+        assert_eq!(logpoint_parts("plain"), [T("plain")]);
+    }
+}

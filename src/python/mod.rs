@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::Client;
-use crate::debugger::model::VALUE_PREVIEW;
+use crate::debugger::model::{logpoint_parts, Part, VALUE_PREVIEW};
 use crate::debugger::session::clip;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
@@ -348,6 +348,40 @@ impl Flavour for Debugpy {
         template_fits(template, text)
     }
 
+    /// `x={x!r}` becomes `{P.mark('1')}x={P.part('eA==', 'r', '')}` (Base64 keeps braces and
+    /// quotes away from debugpy's message parser); literal braces become `{chr(123)}`.
+    fn logpoint_message(id: &str, template: &str, importable: bool) -> String {
+        let probe = probe_reference(importable);
+        // Our ids are letters and digits: they need no quoting.
+        let mut message = format!("{{{probe}.mark('{id}')}}");
+        for part in logpoint_parts(template) {
+            match part {
+                Part::Text(text) => {
+                    for c in text.chars() {
+                        match c {
+                            '{' => message.push_str("{chr(123)}"),
+                            '}' => message.push_str("{chr(125)}"),
+                            c => message.push(c),
+                        }
+                    }
+                }
+                Part::Expression(expression) => {
+                    let (expression, conversion, spec) = f_string_field(expression);
+                    message.push_str(&format!(
+                        "{{{probe}.part('{}', '{conversion}', '{}')}}",
+                        base64(expression.as_bytes()),
+                        base64(spec.as_bytes())
+                    ));
+                }
+            }
+        }
+        message
+    }
+
+    fn logpoint_owner(text: &str) -> Option<(&str, &str)> {
+        text.strip_prefix("\x1elp:")?.split_once('\x1e')
+    }
+
     fn scope_names(scope: &str) -> Result<&'static [&'static str], String> {
         match scope {
             "local" => Ok(&["Locals"]),
@@ -448,6 +482,42 @@ impl Flavour for Debugpy {
     /// debug-mcp's own helpers, which debugpy's launcher imports.
     fn is_helper(file: &str) -> bool {
         helper_dir().is_ok_and(|helpers| Path::new(file).starts_with(helpers))
+    }
+}
+
+/// An f-string field split as Python splits it: the expression, its conversion (`r`, `s`,
+/// `a` or empty) and its format spec. A `!` or `:` counts only outside brackets and quotes
+/// (`d['a:b']`, `x[1:2]`); `:=` and `!=` are operators.
+fn f_string_field(field: &str) -> (&str, &str, &str) {
+    let bytes = field.as_bytes();
+    let (mut depth, mut quote, mut i) = (0i32, None::<u8>, 0);
+    let mut bang = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(_) if c == b'\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'!' if depth == 0 && bytes.get(i + 1) != Some(&b'=') => bang = Some(i),
+                b':' if depth == 0 && bytes.get(i + 1) != Some(&b'=') => {
+                    let spec = &field[i + 1..];
+                    return match bang {
+                        Some(b) => (&field[..b], &field[b + 1..i], spec),
+                        None => (&field[..i], "", spec),
+                    };
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    match bang {
+        Some(b) => (&field[..b], &field[b + 1..], ""),
+        None => (field, "", ""),
     }
 }
 
@@ -634,6 +704,30 @@ mod tests {
 #[cfg(test)]
 mod value_tests {
     use super::*;
+
+    #[test]
+    fn f_string_fields_split_like_python() {
+        assert_eq!(f_string_field("x"), ("x", "", ""));
+        assert_eq!(f_string_field("x!r"), ("x", "r", ""));
+        assert_eq!(f_string_field("total:.2f"), ("total", "", ".2f"));
+        assert_eq!(f_string_field("v!r:>10"), ("v", "r", ">10"));
+        assert_eq!(f_string_field("d['a:b']"), ("d['a:b']", "", ""));
+        assert_eq!(f_string_field("x[1:2]"), ("x[1:2]", "", ""));
+        assert_eq!(f_string_field("a != b"), ("a != b", "", ""));
+        assert_eq!(f_string_field("(y := 2)"), ("(y := 2)", "", ""));
+    }
+
+    #[test]
+    fn logpoint_messages_are_marked_and_evaluated_part_by_part() {
+        let message = Debugpy::logpoint_message("3", "x={x!r} {{y}}", true);
+        assert_eq!(
+            message,
+            "{__import__('debug_mcp_probe').mark('3')}x={__import__('debug_mcp_probe').part('eA==', 'r', '')} \
+             {chr(123)}y{chr(125)}"
+        );
+        assert_eq!(Debugpy::logpoint_owner("\x1elp:3\x1ex=1"), Some(("3", "x=1")));
+        assert_eq!(Debugpy::logpoint_owner("plain"), None);
+    }
 
     #[test]
     fn python_string_reprs_become_strings() {

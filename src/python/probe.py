@@ -48,6 +48,33 @@ def hit(expression_b64, limit=MAX_CHARS):
     return MARKER + encode(value, limit)
 
 
+LOGPOINT = "\x1elp:"
+
+
+def mark(breakpoint_id):
+    """The start of a logpoint's message: whose it is (debugpy does not say)."""
+    return LOGPOINT + breakpoint_id + "\x1e"
+
+
+def part(expression_b64, conversion="", spec_b64=""):
+    """One `{expression}` of a logpoint's message, as an f-string would give it (`!r`, `:.2f`);
+    an error becomes `<NameError: ...>` in its place, not the whole message's."""
+    expression = base64.b64decode(expression_b64).decode("utf-8")
+    spec = base64.b64decode(spec_b64).decode("utf-8")
+    frame = sys._getframe(1)
+    try:
+        value = eval(expression, frame.f_globals, frame.f_locals)
+        if conversion == "r":
+            value = repr(value)
+        elif conversion == "a":
+            value = ascii(value)
+        elif conversion == "s":
+            value = str(value)
+        return format(value, spec)
+    except BaseException as e:
+        return "<%s: %s>" % (type(e).__name__, e)
+
+
 def nodelay():
     """TCP_NODELAY for pydevd's socket to debugpy's adapter, in a program that did not load
     debug-mcp's sitecustomize.py (one attached to, or run with -I, -E or -S)."""

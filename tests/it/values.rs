@@ -332,3 +332,51 @@ fn stop_on_entry_stops_at_the_first_line_of_the_commands_own_script() {
     }
     assert_no_debuggee(&tag);
 }
+
+/// The console entries of a session run to its end with `breakpoints` (logpoints).
+fn logpoint_output(command: String, breakpoints: Value) -> Vec<Value> {
+    let mut server = Server::initialized();
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "exited", "{state}");
+    let output = tool(&mut server, "debug-output", json!({}));
+    tool(&mut server, "debug-stop", json!({}));
+    let console = output["console"].as_array().unwrap().iter();
+    console.filter(|entry| entry["type"] == "logpoint").cloned().collect()
+}
+
+#[test]
+fn node_logpoint_parts_fail_alone() {
+    let tag = tag();
+    let file = fixture("loop.js");
+    let breakpoints = json!([{"file": file, "line": 5,
+        "logMessage": "price={item.price} bad={nope} item={item} `${{x}}`"}]);
+    let entries = logpoint_output(node(&tag, "loop.js", ""), breakpoints);
+    assert_eq!(entries.len(), 3, "{entries:?}");
+    assert_eq!(
+        entries[0],
+        json!({"type": "logpoint", "breakpointId": "1",
+               "text": "price=10 bad=<ReferenceError: nope is not defined> item={\"price\":10,\"qty\":1} `${x}`"})
+    );
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn python_logpoint_parts_fail_alone_and_say_whose_they_are() {
+    let tag = tag();
+    let file = fixture("py/loop.py");
+    // Two logpoints of the same shape: each message still says whose it is.
+    let breakpoints = json!([
+        {"file": file, "line": 5, "logMessage": "v={item['price']} bad={nope} r={item!r} f={total:.1f} {{x}}"},
+        {"file": file, "line": 6, "logMessage": "v={total}"}]);
+    let command = format!("DMCP_TAG={tag} {} {file}", python());
+    let entries = logpoint_output(command, breakpoints);
+    assert_eq!(entries.len(), 4, "{entries:?}");
+    assert_eq!(
+        entries[0],
+        json!({"type": "logpoint", "breakpointId": "1",
+               "text": "v=10 bad=<NameError: name 'nope' is not defined> r={'price': 10, 'qty': 1} f=0.0 {x}"})
+    );
+    assert_eq!(entries[3], json!({"type": "logpoint", "breakpointId": "2", "text": "v=35.0"}));
+    assert_no_debuggee(&tag);
+}
