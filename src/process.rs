@@ -121,13 +121,47 @@ impl Output {
         self.stderr.lock().expect("output lock poisoned").text()
     }
 
-    /// `{stdout, stderr, truncated}` as the tools report it.
+    /// `{stdout, stderr, truncated}` as the tools report it, without terminal colour codes.
     pub(crate) fn to_json(&self) -> Value {
         let stdout = self.stdout.lock().expect("output lock poisoned");
         let stderr = self.stderr.lock().expect("output lock poisoned");
-        json!({"stdout": stdout.text(), "stderr": stderr.text(),
+        json!({"stdout": strip_ansi(&stdout.text()), "stderr": strip_ansi(&stderr.text()),
                "truncated": stdout.dropped || stderr.dropped})
     }
+}
+
+/// Text without terminal escape sequences (colours, cursor moves, titles): what a program
+/// writes for a terminal, as an agent reads it.
+pub(crate) fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters and intermediates, then one final byte in @..~.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC (a title, a hyperlink): up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            // Any other escape is two characters long.
+            _ => {}
+        }
+    }
+    out
 }
 
 /// How a process ended.
@@ -618,6 +652,20 @@ fn drain_stderr(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_codes_are_left_out() {
+        for (raw, plain) in [
+            ("\u{1b}[32m✓\u{1b}[39m passed", "✓ passed"),
+            ("\u{1b}[1;31mred\u{1b}[0m\n", "red\n"),
+            ("\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{7}", "link"),
+            ("\u{1b}]0;title\u{1b}\\text", "text"),
+            ("\u{1b}[2K\rprogress", "\rprogress"),
+            ("plain", "plain"),
+        ] {
+            assert_eq!(strip_ansi(raw), plain, "{raw:?}");
+        }
+    }
 
     #[test]
     fn tail_keeps_the_end_and_says_it_cut() {

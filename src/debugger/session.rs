@@ -21,7 +21,7 @@ use crate::debugger::model::{
 };
 use crate::debugger::{Code, Failure};
 use crate::log;
-use crate::process::{Exit, Output};
+use crate::process::{self, Exit, Output};
 use crate::shell::CommandLine;
 use crate::thread::JoinOnDrop;
 
@@ -164,6 +164,8 @@ pub(crate) enum Command {
     },
     Output {
         since: Option<String>,
+        /// Without terminal colour codes.
+        strip_ansi: bool,
         reply: Sender<Reply>,
     },
     Scripts {
@@ -536,8 +538,8 @@ impl<B: Backend> Actor<B> {
             Command::ListBreakpoints { reply } => {
                 (reply, Ok(json!({"sessionId": self.id, "breakpoints": self.breakpoints_json()})))
             }
-            Command::Output { since, reply } => {
-                (reply, self.console.since(&self.id, &self.output, since.as_deref()))
+            Command::Output { since, strip_ansi, reply } => {
+                (reply, self.console.since(&self.id, &self.output, since.as_deref(), strip_ansi))
             }
             Command::Scripts { include_internal, reply } => {
                 let paused = paused(&self.state).map(|stop| &stop.paused);
@@ -1017,8 +1019,15 @@ impl Console {
         }
     }
 
-    /// Output since a cursor (`stdout.stderr.console`, from an earlier answer).
-    pub(crate) fn since(&self, session: &str, output: &Output, since: Option<&str>) -> Reply {
+    /// Output since a cursor (`stdout.stderr.console`, from an earlier answer), without
+    /// terminal colour codes when `strip_ansi`.
+    pub(crate) fn since(
+        &self,
+        session: &str,
+        output: &Output,
+        since: Option<&str>,
+        strip_ansi: bool,
+    ) -> Reply {
         let [out_at, err_at, console_at] = match since {
             None => [0, 0, 0],
             Some(cursor) => {
@@ -1035,12 +1044,21 @@ impl Console {
                 }
             }
         };
-        let (stdout, stderr, missed, (out_now, err_now)) = output.since(out_at, err_at);
+        let (mut stdout, mut stderr, missed, (out_now, err_now)) = output.since(out_at, err_at);
+        if strip_ansi {
+            (stdout, stderr) = (process::strip_ansi(&stdout), process::strip_ansi(&stderr));
+        }
         let console: Vec<Value> = self
             .entries
             .iter()
             .filter(|(seq, _)| *seq > console_at)
-            .map(|(_, e)| e.clone())
+            .map(|(_, e)| {
+                let mut entry = e.clone();
+                if let (true, Some(text)) = (strip_ansi, e["text"].as_str()) {
+                    entry["text"] = process::strip_ansi(text).into();
+                }
+                entry
+            })
             .collect();
         let missed = missed || self.entries.first().is_some_and(|(seq, _)| *seq > console_at + 1);
         Ok(json!({"sessionId": session, "stdout": stdout, "stderr": stderr, "console": console,

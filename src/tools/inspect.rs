@@ -106,13 +106,19 @@ pub(crate) const TOOLS: &[Tool] = &[
         title: "Program output",
         description: "The program's stdout and stderr, console messages and logpoint messages \
             since `since` (the `cursor` of the previous answer; omit it for everything kept).",
-        properties: || json!({"sessionId": session_id(), "since": {"type": "string"}}),
+        properties: || {
+            json!({"sessionId": session_id(), "since": {"type": "string"},
+                   "stripAnsi": {"type": "boolean", "default": true,
+                                 "description": "Leave out terminal colour codes; false gives the output as written."}})
+        },
         required: &[],
         read_only: true,
         output: any_object,
         run: |args, call| {
             let since = args.optional_string("since")?.map(String::from);
-            answer(ask(args, call, Duration::ZERO, |reply| Command::Output { since, reply }))
+            let strip_ansi = args.boolean("stripAnsi", true)?;
+            let output = |reply| Command::Output { since, strip_ansi, reply };
+            answer(ask(args, call, Duration::ZERO, output))
         },
     },
     Tool {

@@ -380,3 +380,20 @@ fn python_logpoint_parts_fail_alone_and_say_whose_they_are() {
     assert_eq!(entries[3], json!({"type": "logpoint", "breakpointId": "2", "text": "v=35.0"}));
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn output_comes_without_terminal_colour_codes_unless_asked() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let state = tool(&mut server, "debug-launch", json!({"command": node(&tag, "colors.js", "")}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!((&state["stdout"], &state["stderr"]), (&json!("green\nbold\n"), &json!("red\n")));
+    let output = tool(&mut server, "debug-output", json!({}));
+    assert_eq!(output["stdout"], "green\nbold\n", "{output}");
+    assert_eq!(output["console"][0]["text"], "green", "{output}");
+    let raw = tool(&mut server, "debug-output", json!({"stripAnsi": false}));
+    assert_eq!(raw["stdout"], "\u{1b}[32mgreen\u{1b}[39m\n\u{1b}[1mbold\u{1b}[0m\n", "{raw}");
+    assert_eq!(raw["console"][0]["text"], "\u{1b}[32mgreen\u{1b}[39m", "{raw}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}

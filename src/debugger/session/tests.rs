@@ -430,7 +430,8 @@ fn breakpoints_are_listed_counted_and_removed() {
     let hits: Vec<&Value> =
         list["breakpoints"].as_array().unwrap().iter().map(|b| &b["hits"]).collect();
     assert_eq!(hits, [&json!(1), &json!(2)]);
-    let output = session.ask(|reply| Command::Output { since: None, reply }).unwrap();
+    let output =
+        session.ask(|reply| Command::Output { since: None, strip_ansi: true, reply }).unwrap();
     assert_eq!(output["console"], json!([{"type": "logpoint", "breakpointId": "2", "text": "x"}]));
     assert_eq!(output["cursor"], "6.0.1");
     let removed = session.ask(|reply| Command::RemoveBreakpoint { id: "1".into(), reply });
