@@ -22,13 +22,16 @@ use crate::thread::JoinOnDrop;
 /// How much of each stream's end is kept for the result.
 pub(crate) const TAIL_BYTES: usize = 32 * 1024;
 
-/// What to run: the program, its arguments, extra environment, variables to remove.
-#[derive(Debug, Clone, PartialEq)]
+/// What to run: the program, its arguments, extra environment, variables to remove, the
+/// working directory and the text its stdin reads (else end of file).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Spec {
     pub(crate) program: String,
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) env_remove: Vec<String>,
+    pub(crate) cwd: Option<std::path::PathBuf>,
+    pub(crate) stdin: Option<String>,
 }
 
 #[derive(Debug)]
@@ -385,8 +388,12 @@ impl Debuggee {
         protocol: bool,
     ) -> Result<(Debuggee, Option<(ChildStdin, ChildStdout)>), SpawnError> {
         let mut command = Command::new(&spec.program);
-        let stdin = if protocol { Stdio::piped() } else { Stdio::null() };
+        let fed = !protocol && spec.stdin.is_some();
+        let stdin = if protocol || fed { Stdio::piped() } else { Stdio::null() };
         command.args(&spec.args).stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if let Some(cwd) = &spec.cwd {
+            command.current_dir(cwd);
+        }
         for name in &spec.env_remove {
             command.env_remove(name);
         }
@@ -412,6 +419,10 @@ impl Debuggee {
         let stdout = child.stdout.take().expect("stdout was piped");
         let stderr = child.stderr.take().expect("stderr was piped");
         let mut drains = vec![drain_stderr(pid, stderr, output.stderr.clone(), claim, notice_tx)];
+        if let (true, Some(text)) = (fed, &spec.stdin) {
+            let input = child.stdin.take().expect("stdin was piped");
+            drains.push(feed_stdin(pid, input, text.clone()));
+        }
         let pipes = if protocol {
             Some((child.stdin.take().expect("stdin was piped"), stdout))
         } else {
@@ -541,6 +552,18 @@ impl Debuggee {
 }
 
 /// How long to wait for the output pipes to close once the process group is gone. A process that
+/// Writes `text` to the program's stdin, then closes it: the program reads it, then end of
+/// file. A program that never reads it ends the write when it exits (the pipe breaks).
+fn feed_stdin(pid: u32, mut input: ChildStdin, text: String) -> (JoinOnDrop, Receiver<()>) {
+    let (done_tx, done) = crossbeam_channel::bounded(1);
+    let thread = JoinOnDrop::spawn(&format!("stdin-{pid}"), move || {
+        let _ = io::Write::write_all(&mut input, text.as_bytes());
+        drop(input);
+        let _ = done_tx.send(());
+    });
+    (thread, done)
+}
+
 /// left the group (setsid) may hold them open for ever.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 

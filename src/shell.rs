@@ -6,11 +6,16 @@
 //! message, because silently passing it through as a literal would run something other than what
 //! the agent meant.
 
-/// A command line taken apart: environment assignments, then the program and its arguments.
-#[derive(Debug, Clone, PartialEq)]
+/// A command line taken apart: environment assignments, then the program and its arguments;
+/// and where and with what input it runs (from the tool's `cwd` and `stdin`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct CommandLine {
     pub(crate) env: Vec<(String, String)>,
     pub(crate) words: Vec<String>,
+    /// The working directory, when not the server's.
+    pub(crate) cwd: Option<std::path::PathBuf>,
+    /// Text fed to the program's stdin (else it reads end of file at once).
+    pub(crate) stdin: Option<String>,
 }
 
 /// One word and, when it is an unquoted `NAME=value`, where the `=` is.
@@ -31,7 +36,7 @@ pub(crate) fn split(line: &str) -> Result<CommandLine, String> {
     if words.is_empty() {
         return Err("the command is empty: give a program to run, e.g. `node app.js`".into());
     }
-    Ok(CommandLine { env, words })
+    Ok(CommandLine { env, words, ..CommandLine::default() })
 }
 
 impl CommandLine {
@@ -207,8 +212,8 @@ mod tests {
         let check = |content: &[u8], expected: Option<&[&str]>| {
             let script = dir.join("script");
             std::fs::write(&script, content).unwrap();
-            let command =
-                CommandLine { env: Vec::new(), words: vec![script.display().to_string()] };
+            let words = vec![script.display().to_string()];
+            let command = CommandLine { words, ..CommandLine::default() };
             let got = command.shebang();
             let expected = expected
                 .map(|w| (w.iter().map(|s| s.to_string()).collect::<Vec<_>>(), script.clone()));
@@ -224,6 +229,7 @@ mod tests {
         let command = CommandLine {
             env: vec![("PATH".into(), format!("/nowhere:{}", dir.display()))],
             words: vec!["script".into()],
+            ..CommandLine::default()
         };
         std::fs::write(dir.join("script"), "#!/usr/bin/env python\n").unwrap();
         assert_eq!(command.shebang(), Some((vec!["python".into()], dir.join("script"))));

@@ -108,7 +108,7 @@ pub(crate) fn prepare(
     node_options: Option<String>,
     flag: &str,
 ) -> Result<Launch, String> {
-    let CommandLine { mut env, words } = command;
+    let CommandLine { mut env, words, cwd, stdin } = command;
     let mut words = words.into_iter();
     let program = words.next().expect("shell::split never returns an empty command");
     let mut args: Vec<String> = words.collect();
@@ -166,9 +166,13 @@ pub(crate) fn prepare(
             env.push(("NODE_OPTIONS".to_string(), kept));
         }
     }
-    let entry = entry.filter(|_| is_node);
+    // Relative to where the program runs, for the source maps looked for beside it.
+    let entry = entry.filter(|_| is_node).map(|entry| match &cwd {
+        Some(cwd) => cwd.join(entry).display().to_string(),
+        None => entry,
+    });
     Ok(Launch {
-        spec: process::Spec { program, args, env, env_remove },
+        spec: process::Spec { program, args, env, env_remove, cwd, stdin },
         requested,
         is_node,
         entry,

@@ -35,6 +35,10 @@ pub(crate) struct Program {
     pub(crate) target: Target,
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
+    /// Where it runs, when not the server's directory.
+    pub(crate) cwd: Option<PathBuf>,
+    /// Text its stdin reads (through sitecustomize.py: debugpy's launcher owns its stdin).
+    pub(crate) stdin: Option<String>,
 }
 
 impl Program {
@@ -73,7 +77,7 @@ const OPTIONS_WITH_VALUE: &[&str] = &["-W", "-X", "--check-hash-based-pycs"];
 
 pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
     let command = through_shebang(command)?;
-    let CommandLine { env, words } = command;
+    let CommandLine { env, words, cwd, stdin } = command;
     let mut words = words.into_iter();
     let interpreter = words.next().expect("shell::split never returns an empty command");
     let mut python_args = Vec::new();
@@ -96,14 +100,17 @@ pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
             }
             option if option.starts_with('-') && option != "-" => python_args.push(word),
             _ => {
-                let path = std::path::absolute(&word).unwrap_or_else(|_| PathBuf::from(&word));
+                let path = match &cwd {
+                    Some(cwd) => cwd.join(&word),
+                    None => std::path::absolute(&word).unwrap_or_else(|_| PathBuf::from(&word)),
+                };
                 target = Some(Target::Program(path));
                 break;
             }
         }
     }
     let target = target.ok_or("the command names no script or module: e.g. `python app.py`")?;
-    Ok(Program { interpreter, python_args, target, args: words.collect(), env })
+    Ok(Program { interpreter, python_args, target, args: words.collect(), env, cwd, stdin })
 }
 
 /// A command whose program is not an interpreter but a script with a Python `#!` line (a
@@ -120,7 +127,7 @@ fn through_shebang(command: CommandLine) -> Result<CommandLine, String> {
             let mut words = interpreter;
             words.push(script.display().to_string());
             words.extend(command.words.into_iter().skip(1));
-            Ok(CommandLine { env: command.env, words })
+            Ok(CommandLine { words, ..command })
         }
         Some((interpreter, _)) => Err(format!(
             "`{}` is a script for `{}`, not for Python: run Python programs as `python app.py`, \
@@ -187,7 +194,7 @@ pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
         args: vec!["-m".into(), "debugpy.adapter".into()],
         // The command's NAME=value words reach the adapter and its launcher too.
         env: program.env.clone(),
-        env_remove: Vec::new(),
+        ..process::Spec::default()
     };
     let (process, stdin, stdout) = Debuggee::spawn_adapter(&spec).map_err(|e| match e {
         SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
@@ -242,6 +249,9 @@ pub(crate) fn probe_reference(importable: bool) -> String {
     }
 }
 
+/// Where sitecustomize.py finds the text the program's stdin reads (Base64).
+const STDIN_VARIABLE: &str = "DEBUG_MCP_STDIN";
+
 /// pydevd's limit on the members of a container it lists.
 const CONTAINER_ITEMS: &str = "PYDEVD_CONTAINER_RANDOM_ACCESS_MAX_ITEMS";
 
@@ -261,11 +271,15 @@ pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
         None => helpers.display().to_string(),
     };
     env.insert("PYTHONPATH".into(), python_path.into());
+    if let Some(text) = &program.stdin {
+        env.insert(STDIN_VARIABLE.into(), base64(text.as_bytes()).into());
+    }
     // pydevd lists at most 500 members of a container; debug-variables pages through all.
     if std::env::var_os(CONTAINER_ITEMS).is_none() {
         env.entry(CONTAINER_ITEMS).or_insert("1000000".into());
     }
-    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    let cwd = program.cwd.clone().or_else(|| std::env::current_dir().ok());
+    let cwd = cwd.map(|d| d.display().to_string()).unwrap_or_default();
     let mut arguments = json!({
         "name": "debug-mcp",
         "type": "python",

@@ -1,7 +1,9 @@
 """Written by debug-mcp first on the debuggee's PYTHONPATH: turns on TCP_NODELAY for TCP
 sockets the process connects. pydevd's socket to debugpy's adapter lacks it, so each small
-write waits for a delayed ACK (~40 ms a request, measured)."""
+write waits for a delayed ACK (~40 ms a request, measured). And when the tool was given
+`stdin`, the program's `sys.stdin` reads that text (debugpy's launcher owns the real one)."""
 
+import os
 import socket
 
 _connect = socket.socket.connect
@@ -18,3 +20,16 @@ def _connect_nodelay(self, *args, **kwargs):
 
 
 socket.socket.connect = _connect_nodelay
+
+
+def _stdin():
+    text = os.environ.pop("DEBUG_MCP_STDIN", None)
+    if text is not None:
+        import base64
+        import io
+        import sys
+
+        sys.stdin = io.TextIOWrapper(io.BytesIO(base64.b64decode(text)), encoding="utf-8")
+
+
+_stdin()

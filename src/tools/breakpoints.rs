@@ -10,7 +10,7 @@ use crate::debugger::model::BreakpointSpec;
 use crate::debugger::session::Command;
 use crate::debugger::Failure;
 use crate::tools::script::check_file;
-use crate::tools::{answer, any_object, ask, session_id, with_session, Args, Tool};
+use crate::tools::{answer, any_object, ask, in_dir, session_id, with_session, Args, Tool};
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
@@ -24,7 +24,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         read_only: false,
         output: any_object,
         run: |args, call| {
-            let spec = breakpoint_spec(args)?;
+            let spec = breakpoint_spec(args, None)?;
             answer(ask(args, call, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply }))
         },
     },
@@ -71,7 +71,8 @@ pub(crate) fn breakpoint_properties() -> Value {
 /// One breakpoint's fields, checked (the file exists, the line is in it). Unknown fields are
 /// refused by the caller: the tool for `debug-set-breakpoint`'s own arguments, here for an
 /// entry of `breakpoints`.
-pub(crate) fn breakpoint_spec(bp: &Args) -> Result<BreakpointSpec, Failure> {
+/// `cwd`: where relative paths resolve (else the server's directory).
+pub(crate) fn breakpoint_spec(bp: &Args, cwd: Option<&Path>) -> Result<BreakpointSpec, Failure> {
     if bp.is_nested() {
         bp.deny_unknown_in(&breakpoint_properties())?;
     }
@@ -85,7 +86,7 @@ pub(crate) fn breakpoint_spec(bp: &Args) -> Result<BreakpointSpec, Failure> {
     let text = |name| -> Result<Option<String>, Failure> {
         Ok(bp.optional_string(name)?.filter(|c| !c.trim().is_empty()).map(String::from))
     };
-    let (file, real_file) = check_file(Path::new(file), line)?;
+    let (file, real_file) = check_file(&in_dir(file, cwd), line)?;
     Ok(BreakpointSpec {
         file,
         real_file,

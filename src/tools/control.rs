@@ -121,7 +121,7 @@ fn resume(args: &Args, call: &Call, action: Action) -> Reply {
         true => {
             let to = args.object("to")?;
             to.deny_unknown_in(&to_properties())?;
-            Some(breakpoint_spec(&to)?)
+            Some(breakpoint_spec(&to, None)?)
         }
         false => None,
     };

@@ -13,12 +13,11 @@ use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::node::Node;
 use crate::python::Debugpy;
-use crate::shell;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::script::{self, MAX_TIMEOUT_MS};
 use crate::tools::{
-    answer, any_object, ask, ask_session, open_session, session_id, timeout, timeout_arg, ArgError,
-    Args, Call, Tool, ToolResult,
+    answer, any_object, ask, ask_session, command_arg, cwd_arg, open_session, run_properties,
+    session_id, timeout, timeout_arg, ArgError, Args, Call, Tool, ToolResult,
 };
 
 pub(crate) const TOOLS: &[Tool] = &[
@@ -31,14 +30,20 @@ pub(crate) const TOOLS: &[Tool] = &[
             `sessionId` for the other debug-* tools. If nothing stops it within `timeout`, the \
             state is `running`.",
         properties: || {
-            json!({
+            let mut properties = json!({
                 "command": {"type": "string", "description": "e.g. `node app.js` or `python3 app.py`; no inspector flag needed."},
                 "breakpoints": breakpoints_schema(),
                 "stopOnEntry": {"type": "boolean", "default": false},
                 "pauseOnExceptions": pause_on_exceptions_schema(),
                 "language": script::language_schema(),
                 "timeout": timeout()
-            })
+            });
+            if let (Some(all), Some(run)) =
+                (properties.as_object_mut(), run_properties(true).as_object())
+            {
+                all.extend(run.clone());
+            }
+            properties
         },
         required: &["command"],
         read_only: false,
@@ -64,6 +69,7 @@ pub(crate) const TOOLS: &[Tool] = &[
                    "language": {"type": "string", "enum": ["node", "python"],
                                 "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it."},
                    "breakpoints": breakpoints_schema(),
+                   "cwd": run_properties(false)["cwd"],
                    "pauseOnExceptions": pause_on_exceptions_schema(),
                    "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
                                "description": "Milliseconds the answer waits for a stop; by default 30000 with `breakpoints`, else it answers at once."}})
@@ -123,9 +129,12 @@ pub(crate) fn pause_on_exceptions_schema() -> Value {
     json!({"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"})
 }
 
-fn breakpoints_arg(args: &Args) -> Result<Vec<crate::debugger::model::BreakpointSpec>, Failure> {
+fn breakpoints_arg(
+    args: &Args,
+    cwd: Option<&std::path::Path>,
+) -> Result<Vec<crate::debugger::model::BreakpointSpec>, Failure> {
     let breakpoints = args.objects("breakpoints")?;
-    breakpoints.iter().map(breakpoint_spec).collect()
+    breakpoints.iter().map(|bp| breakpoint_spec(bp, cwd)).collect()
 }
 
 fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
@@ -134,9 +143,8 @@ fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
 }
 
 fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
-    let command = shell::split(args.string("command")?)
-        .map_err(|problem| ArgError { field: "command".into(), problem })?;
-    let breakpoints = breakpoints_arg(args)?;
+    let command = command_arg(args)?;
+    let breakpoints = breakpoints_arg(args, command.cwd.as_deref())?;
     let files: Vec<String> = breakpoints.iter().map(|b| b.file.display().to_string()).collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     let language = script::language_arg(args, &command, &files)?;
@@ -177,7 +185,7 @@ const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
 
 fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
     let language = script::language_given(args)?;
-    let breakpoints = breakpoints_arg(args)?;
+    let breakpoints = breakpoints_arg(args, cwd_arg(args)?.as_deref())?;
     // With breakpoints, the first answer waits for a stop, as debug-launch's does.
     let timeout = if args.has("timeout") || !breakpoints.is_empty() {
         timeout_arg(args)?

@@ -17,6 +17,7 @@ pub(crate) mod script;
 
 pub(crate) use crate::call::{ClientLog, Progress};
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +28,7 @@ use crate::debugger::session::{Command, Handle, OnChange, Reply};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::sessions::Sessions;
+use crate::shell::{self, CommandLine};
 use crate::tools::script::{render_failure, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 
 /// What a running tool call can use besides its arguments: the [`crate::call::Call`] the
@@ -184,6 +186,50 @@ fn any_object() -> Value {
         "sessionId": {"type": "string"},
         "state": {"type": "string", "enum": ["paused", "running", "exited"]},
         "error": {"type": "string"}, "code": {"type": "string"}}})
+}
+
+/// The schema of `cwd`, `env` and `stdin`: where and how a program runs.
+fn run_properties(stdin: bool) -> Value {
+    let mut properties = json!({
+        "cwd": {"type": "string", "description": "The program's working directory (relative paths, in the command and in breakpoints, resolve against it); by default the server's."},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment variables to set for the program, e.g. {\"DEBUG\": \"1\"}."}
+    });
+    if stdin {
+        properties["stdin"] = json!({"type": "string", "description": "Text the program reads on stdin (by default it reads end of file at once)."});
+    }
+    properties
+}
+
+/// `cwd`: a directory that exists, made absolute.
+fn cwd_arg(args: &Args) -> Result<Option<PathBuf>, Failure> {
+    let Some(cwd) = args.optional_string("cwd")? else { return Ok(None) };
+    let path = std::path::absolute(cwd).unwrap_or_else(|_| PathBuf::from(cwd));
+    if !path.is_dir() {
+        return Err(Failure::new(
+            Code::FileNotFound,
+            format!("`cwd` {} is not a directory", path.display()),
+        )
+        .with("field", "cwd".into()));
+    }
+    Ok(Some(path))
+}
+
+/// `command` split, with `cwd`, `env` and `stdin` applied.
+fn command_arg(args: &Args) -> Result<CommandLine, Failure> {
+    let mut command = shell::split(args.string("command")?)
+        .map_err(|problem| ArgError { field: "command".into(), problem })?;
+    command.cwd = cwd_arg(args)?;
+    command.env.extend(args.string_map("env")?);
+    command.stdin = args.optional_string("stdin")?.map(String::from);
+    Ok(command)
+}
+
+/// A path as the program sees it: relative ones against `cwd`.
+fn in_dir(path: &str, cwd: Option<&Path>) -> PathBuf {
+    match cwd {
+        Some(cwd) if Path::new(path).is_relative() => cwd.join(path),
+        _ => PathBuf::from(path),
+    }
 }
 
 /// `{"sessionId": ...}` and the given properties.
@@ -348,6 +394,27 @@ impl<'a> Args<'a> {
             }
             Some(other) => {
                 Err(ArgError::new(&field, format!("expected an array, got {}", kind(other))))
+            }
+        }
+    }
+
+    /// An optional object of strings (`env`), as pairs.
+    pub(crate) fn string_map(&self, name: &str) -> Result<Vec<(String, String)>, ArgError> {
+        let field = self.field(name);
+        match self.get(name) {
+            None => Ok(Vec::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(key, value)| match value {
+                    Value::String(s) => Ok((key.clone(), s.clone())),
+                    other => Err(ArgError::new(
+                        &format!("{field}.{key}"),
+                        format!("expected a string, got {}", kind(other)),
+                    )),
+                })
+                .collect(),
+            Some(other) => {
+                Err(ArgError::new(&field, format!("expected an object, got {}", kind(other))))
             }
         }
     }

@@ -14,8 +14,8 @@ use crate::debugger::script::{Language, Outcome, Plan};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::python::Debugpy;
-use crate::shell::{self, CommandLine};
-use crate::tools::{ArgError, Args, Call, Tool, ToolResult};
+use crate::shell::CommandLine;
+use crate::tools::{command_arg, in_dir, run_properties, ArgError, Args, Call, Tool, ToolResult};
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -87,7 +87,7 @@ fn breakpoint_properties() -> Value {
 }
 
 fn properties() -> Value {
-    json!({
+    let mut properties = json!({
         "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
         "breakpoint": {
             "type": "object",
@@ -100,7 +100,11 @@ fn properties() -> Value {
         "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
         "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."},
         "language": language_schema()
-    })
+    });
+    if let (Some(all), Some(run)) = (properties.as_object_mut(), run_properties(true).as_object()) {
+        all.extend(run.clone());
+    }
+    properties
 }
 
 fn output() -> Value {
@@ -148,7 +152,7 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
 }
 
 fn plan(args: &Args) -> Result<Plan, Failure> {
-    let command_text = args.string("command")?;
+    let command = command_arg(args)?;
     let breakpoint = args.object("breakpoint")?;
     breakpoint.deny_unknown_in(&breakpoint_properties())?;
     let file = breakpoint.string("file")?;
@@ -158,11 +162,9 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
-    let command = shell::split(command_text)
-        .map_err(|problem| ArgError { field: "command".into(), problem })?;
     let language = language_arg(args, &command, &[file])?;
     let line = u32::try_from(line).expect("bounded by the range check");
-    let (file, real_file) = check_file(Path::new(file), line)?;
+    let (file, real_file) = check_file(&in_dir(file, command.cwd.as_deref()), line)?;
     Ok(Plan {
         command,
         file,

@@ -397,3 +397,56 @@ fn output_comes_without_terminal_colour_codes_unless_asked() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+/// `cwd`, `env` and `stdin` for `debug-script` and `debug-launch`: `file` is run by its name
+/// relative to its folder, from that folder, with its breakpoint at `line` named the same way.
+fn runs_where_and_with_what_it_is_told(interpreter: &str, file: &str, line: u64) {
+    let path = std::path::Path::new(file);
+    let dir = path.parent().unwrap().display().to_string();
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let run = json!({"command": format!("{interpreter} {name}"), "cwd": dir,
+                     "env": {"GREETING": "hello"}, "stdin": "4\n5\n6\n"});
+    let mut script = run.clone();
+    script["breakpoint"] = json!({"file": name, "line": line});
+    script["expression"] = json!("total");
+    let result = crate::run_script(script);
+    let s = crate::ok(&result);
+    let totals: Vec<f64> =
+        s["results"].as_array().unwrap().iter().map(|r| r["value"].as_f64().unwrap()).collect();
+    assert_eq!(totals, [0.0, 4.0, 9.0], "{s}");
+    assert_eq!(s["output"]["stdout"], format!("hello {dir} 15\n"), "{s}");
+
+    let mut server = Server::initialized();
+    let mut launch = run;
+    launch["breakpoints"] = json!([{"file": name, "line": line}]);
+    let state = tool(&mut server, "debug-launch", launch);
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], file, "{state}");
+    let state = tool(&mut server, "debug-restart", json!({}));
+    assert_eq!(state["location"]["line"], line, "a restart runs the same way: {state}");
+    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["stdout"], format!("hello {dir} 15\n"), "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    let missing = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "node x.js", "cwd": "/nowhere/at/all"}),
+    );
+    assert_eq!((&missing["code"], &missing["field"]), (&json!("file_not_found"), &json!("cwd")));
+}
+
+#[test]
+fn node_runs_in_its_cwd_with_its_env_and_stdin() {
+    let tag = tag();
+    runs_where_and_with_what_it_is_told(&format!("DMCP_TAG={tag} node"), &fixture("stdin.js"), 6);
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn python_runs_in_its_cwd_with_its_env_and_stdin() {
+    let tag = tag();
+    let interpreter = format!("DMCP_TAG={tag} {}", python());
+    runs_where_and_with_what_it_is_told(&interpreter, &fixture("py/stdin.py"), 7);
+    assert_no_debuggee(&tag);
+}
