@@ -312,6 +312,56 @@ def big_bundle():
     return bundle, os.path.join(out, "src", "m150.ts"), 100, 1 + 150 * lines_per_module + 100
 
 
+DEPS = os.path.join(ROOT, "target", "bench-deps")
+
+
+def stop_state_sizes(server):
+    """Bytes of the stop state (structuredContent) at a breakpoint inside two real libraries:
+    express's router (a request handled) and semver's Range.test. None when npm cannot install
+    them."""
+    if not os.path.exists(os.path.join(DEPS, "node_modules", "express")):
+        installed = subprocess.run(["npm", "install", "--prefix", DEPS, "express@4", "semver@7",
+                                    "--no-audit", "--no-fund", "--loglevel=error"], capture_output=True)
+        if installed.returncode != 0:
+            return None
+    app = os.path.join(DEPS, "express-app.js")
+    with open(app, "w") as f:
+        f.write("const express = require('express');\n"
+                "const app = express();\n"
+                "app.get('/orders/:id', (req, res) => res.json({ id: req.params.id }));\n"
+                "const server = app.listen(0, '127.0.0.1', () => {\n"
+                "  require('http').get(`http://127.0.0.1:${server.address().port}/orders/7`, (r) => {\n"
+                "    r.resume(); r.on('end', () => server.close());\n"
+                "  });\n"
+                "});\n")
+    versions = os.path.join(DEPS, "semver-app.js")
+    with open(versions, "w") as f:
+        f.write("const semver = require('semver');\n"
+                "console.log(semver.satisfies('1.5.0', '^1.2.3 || >=2.0.0 <3'));\n")
+
+    def line_of(file, text, offset):
+        with open(file) as f:
+            for number, line in enumerate(f, 1):
+                if text in line:
+                    return number + offset
+        raise SystemExit(f"{text!r} not in {file}")
+
+    router = os.path.join(DEPS, "node_modules", "express", "lib", "router", "index.js")
+    range_js = os.path.join(DEPS, "node_modules", "semver", "classes", "range.js")
+    sizes = []
+    for command, file, line in [
+        (f"node {app}", router, line_of(router, "proto.handle = function handle(req, res, out)", 1)),
+        (f"node {versions}", range_js, line_of(range_js, "  test (version) {", 1)),
+    ]:
+        response = server.request("tools/call", {"name": "debug-launch", "arguments": {
+            "command": command, "breakpoints": [{"file": file, "line": line}]}})
+        state = response["result"]["structuredContent"]
+        assert state.get("state") == "paused", state
+        sizes.append(len(json.dumps(state, ensure_ascii=False).encode()))
+        server.request("tools/call", {"name": "debug-stop", "arguments": {}})
+    return sizes
+
+
 def main():
     runs = 15
     if "--runs" in sys.argv:
@@ -349,6 +399,7 @@ def main():
     if os.path.exists(PYTHON):
         attached_resume, attached_step = python_attached_cycles(server, 30)
     raw_resume, raw_step, raw_evaluate = raw_cycles(30)
+    stop_sizes = stop_state_sizes(server)
 
     bundle, original, line, generated_line = big_bundle()
     bundle_mb = os.path.getsize(bundle) / 1e6
@@ -397,6 +448,10 @@ def main():
         ("Python attached (debugpy --listen): debug-step over (median of 30)",
          ms(attached_step) if attached_step else "no debugpy", "target < 50 ms"),
         ("server peak RSS (VmHWM), after the calls above", f"{rss / 1024:.1f} MiB", "target < 10 MiB"),
+        ("stop state at a breakpoint in express's router",
+         f"{stop_sizes[0]} B" if stop_sizes else "npm install failed", "structuredContent, bytes"),
+        ("stop state at a breakpoint in semver's Range.test",
+         f"{stop_sizes[1]} B" if stop_sizes else "npm install failed", "structuredContent, bytes"),
         (f"breakpoint via a {map_mb:.0f} MB map in a {bundle_mb:.0f} MB bundle", ms(statistics.median(mapped)), ""),
         ("same bundle, breakpoint set in the bundle itself", ms(statistics.median(plain)),
          f"map cost {ms(statistics.median(mapped) - statistics.median(plain))}"),
