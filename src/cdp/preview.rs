@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::debugger::model::VALUE_PREVIEW;
+use crate::debugger::model::VALUE_MAX;
 use crate::debugger::session::clip;
 
 /// Items of an array shown before `…` (V8 previews up to 100).
@@ -27,13 +27,13 @@ pub(crate) fn compact(remote: &Value) -> (String, Value) {
         remote.get("value").filter(|_| kind != "object" || remote["subtype"] == "null")
     {
         match v {
-            Value::String(s) => clip(s, VALUE_PREVIEW).into(),
+            Value::String(s) => clip(s, VALUE_MAX).into(),
             other => other.clone(),
         }
     } else if kind == "undefined" {
         Value::Null
     } else {
-        clip(&text(remote), VALUE_PREVIEW).into()
+        clip(&text(remote), VALUE_MAX).into()
     };
     (kind.into(), value)
 }

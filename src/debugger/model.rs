@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-/// Characters of a value in a stop state's `locals` and in `debug-variables`.
+/// Characters of a value in a stop state's `locals`, and in `debug-variables` unless its
+/// `maxChars` says otherwise.
 pub(crate) const VALUE_PREVIEW: usize = 200;
+/// Characters of a variable's value a backend gives at most; the answer cuts it further.
+pub(crate) const VALUE_MAX: usize = 64 * 1024;
 
 /// A breakpoint as `debug-launch` and `debug-set-breakpoint` take it.
 #[derive(Clone, Debug)]
@@ -45,6 +48,8 @@ pub(crate) struct VariablesQuery {
     /// The first item shown (paging through a long list).
     pub(crate) start: usize,
     pub(crate) max_items: usize,
+    /// Characters of each value at most.
+    pub(crate) max_chars: usize,
 }
 
 /// A place in the program's source: the original file when a source map says so (then
@@ -119,9 +124,14 @@ impl Variable {
         }
     }
 
-    /// `{name, type, value}`, with `expandable` (and `scope` when known) for `debug-variables`.
-    pub(crate) fn to_json(&self, detailed: bool) -> Value {
-        let mut json = json!({"name": self.name, "type": self.kind, "value": self.value});
+    /// `{name, type, value}`, with `expandable` (and `scope` when known) for `debug-variables`;
+    /// a text value cut at `max_chars`.
+    pub(crate) fn to_json(&self, detailed: bool, max_chars: usize) -> Value {
+        let value = match &self.value {
+            Value::String(text) => crate::debugger::session::clip(text, max_chars).into(),
+            other => other.clone(),
+        };
+        let mut json = json!({"name": self.name, "type": self.kind, "value": value});
         if detailed {
             json["expandable"] = self.expandable.into();
             if let Some(scope) = &self.scope {

@@ -16,6 +16,7 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::debugger::backend::{Backend, Happening, Input};
+use crate::debugger::model::VALUE_PREVIEW;
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Reason, Resolution, Stop, VariablesQuery,
 };
@@ -182,6 +183,8 @@ pub(crate) enum Command {
         value: String,
         frame: usize,
         scope: String,
+        /// Characters of the new value's JSON in the answer at most.
+        max_chars: usize,
         reply: Sender<Reply>,
     },
     PauseOnExceptions {
@@ -553,8 +556,8 @@ impl<B: Backend> Actor<B> {
             Command::ScriptSource { file, reply } => {
                 (reply, self.backend.source_text(&file).map(|text| json!({"text": text})))
             }
-            Command::SetVariable { name, value, frame, scope, reply } => {
-                (reply, self.set_variable(&name, &value, frame, &scope))
+            Command::SetVariable { name, value, frame, scope, max_chars, reply } => {
+                (reply, self.set_variable(&name, &value, frame, &scope, max_chars))
             }
             Command::PauseOnExceptions { state, include_libraries, reply } => {
                 let answer =
@@ -802,8 +805,9 @@ impl<B: Backend> Actor<B> {
 
     fn variables(&mut self, query: &VariablesQuery) -> Reply {
         let stop = paused_frame(&self.id, &self.state, query.frame)?;
+        let max_chars = query.max_chars;
         let variables = |list: Vec<crate::debugger::model::Variable>| -> Vec<Value> {
-            list.iter().map(|v| v.to_json(true)).collect()
+            list.iter().map(|v| v.to_json(true, max_chars)).collect()
         };
         if let Some(path) = &query.path {
             let (kind, value, children) = self.backend.expand(&stop.paused, path, query)?;
@@ -815,10 +819,27 @@ impl<B: Backend> Actor<B> {
                   "variables": variables(list)}))
     }
 
-    fn set_variable(&mut self, name: &str, value: &str, frame: usize, scope: &str) -> Reply {
+    fn set_variable(
+        &mut self,
+        name: &str,
+        value: &str,
+        frame: usize,
+        scope: &str,
+        max_chars: usize,
+    ) -> Reply {
         let stop = paused_frame(&self.id, &self.state, frame)?;
-        let now = self.backend.set_variable(&stop.paused, name, value, frame, scope)?;
-        Ok(json!({"sessionId": self.id, "name": name, "type": now["type"], "value": now["value"]}))
+        let mut now = self.backend.set_variable(&stop.paused, name, value, frame, scope)?;
+        // The new value as large as it is: read again within `max_chars`.
+        if now["value"].to_string().len() > max_chars {
+            now = self.backend.evaluate(Some(&stop.paused), name, frame, max_chars)?;
+        }
+        let mut answer = json!({"sessionId": self.id, "name": name, "type": now["type"],
+                                "value": now["value"]});
+        if now["truncated"] == true {
+            answer["truncated"] = true.into();
+            answer["hint"] = cut_hint(name, max_chars).into();
+        }
+        Ok(answer)
     }
 
     /// The state every waiting call returns: paused (where, why, the source and the locals),
@@ -854,7 +875,7 @@ impl<B: Backend> Actor<B> {
                     state["source"] = source;
                 }
                 let locals = self.backend.locals(&stop.paused, MAX_LOCALS);
-                state["locals"] = locals.iter().map(|v| v.to_json(false)).collect();
+                state["locals"] = locals.iter().map(|v| v.to_json(false, VALUE_PREVIEW)).collect();
                 if !stop.hits.is_empty() {
                     state["hitBreakpoints"] = json!(stop.hits);
                 }

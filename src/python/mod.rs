@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::Client;
-use crate::debugger::model::{logpoint_parts, Part, VALUE_PREVIEW};
+use crate::debugger::model::{logpoint_parts, Part, VALUE_MAX};
 use crate::debugger::session::clip;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
@@ -434,9 +434,9 @@ impl Flavour for Debugpy {
             "NoneType" => Value::Null,
             "str" => {
                 let text = python_string(text).unwrap_or_else(|| text.into());
-                clip(&text, VALUE_PREVIEW).into()
+                clip(&text, VALUE_MAX).into()
             }
-            _ => clip(text, VALUE_PREVIEW).into(),
+            _ => clip(text, VALUE_MAX).into(),
         }
     }
 

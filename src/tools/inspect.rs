@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::debugger::model::VariablesQuery;
+use crate::debugger::model::{VariablesQuery, VALUE_PREVIEW};
 use crate::debugger::session::{Command, Reply};
 use crate::debugger::{Code, Failure};
 use crate::tools::{answer, any_object, ask, session_id, Args, Call, Tool};
@@ -45,6 +45,8 @@ pub(crate) const TOOLS: &[Tool] = &[
                    "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "all"], "default": "local"},
                    "path": {"type": "string", "description": "An expression whose members to list, e.g. `order.items[2]`; a Map's or Set's entries are `[0]`, `[1]`... (open one with `[...m][3]` or `m.get(key)`)."},
                    "start": {"type": "integer", "minimum": 0, "default": 0, "description": "The first member to list, to page through a long one."},
+                   "maxChars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "default": VARIABLE_CHARS,
+                                "description": "Characters of each value's preview at most; a cut one ends in `… [truncated]`."},
                    "maxItems": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}})
         },
         required: &[],
@@ -86,7 +88,8 @@ pub(crate) const TOOLS: &[Tool] = &[
                    "name": {"type": "string"},
                    "value": {"type": "string", "description": "An expression in the program's language, e.g. `42`, `{a: 1}` or `{'a': 1}`."},
                    "frame": {"type": "integer", "minimum": 0, "default": 0},
-                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "default": "local"}})
+                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "default": "local"},
+                   "maxChars": max_chars_schema()})
         },
         required: &["name", "value"],
         read_only: false,
@@ -97,7 +100,8 @@ pub(crate) const TOOLS: &[Tool] = &[
             let frame = args.integer("frame", 0, 10_000, Some(0))? as usize;
             let scopes = ["local", "closure", "module", "global"];
             let scope = args.choice("scope", &scopes, Some("local"))?.to_string();
-            let set = |reply| Command::SetVariable { name, value, frame, scope, reply };
+            let max_chars = args.integer("maxChars", 1, MAX_MAX_CHARS, Some(MAX_CHARS))? as usize;
+            let set = |reply| Command::SetVariable { name, value, frame, scope, max_chars, reply };
             answer(ask(args, call, Duration::ZERO, set))
         },
     },
@@ -159,6 +163,9 @@ pub(crate) const TOOLS: &[Tool] = &[
 /// read, small enough for a context window.
 const MAX_CHARS: u64 = 4096;
 const MAX_MAX_CHARS: u64 = 1_000_000;
+/// Characters of each value `debug-variables` lists, unless `maxChars` says otherwise: a list
+/// stays short.
+const VARIABLE_CHARS: u64 = VALUE_PREVIEW as u64;
 
 fn max_chars_schema() -> Value {
     json!({"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "default": MAX_CHARS,
@@ -172,6 +179,7 @@ fn variables(args: &Args, call: &Call) -> Reply {
         scope: args.choice("scope", &scopes, Some("local"))?.to_string(),
         path: args.optional_string("path")?.filter(|p| !p.trim().is_empty()).map(String::from),
         start: args.integer("start", 0, u64::from(u32::MAX), Some(0))? as usize,
+        max_chars: args.integer("maxChars", 1, MAX_MAX_CHARS, Some(VARIABLE_CHARS))? as usize,
         max_items: args.integer("maxItems", 1, 1000, Some(50))? as usize,
     };
     ask(args, call, Duration::ZERO, |reply| Command::Variables { query, reply })

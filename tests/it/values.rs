@@ -215,6 +215,19 @@ fn large_values_are_cut(command: String, file: &str, container: &str) {
     }
     let small = tool(&mut server, "debug-evaluate", json!({"expression": "1 + 1"}));
     assert!(small.get("truncated").is_none() && small.get("hint").is_none(), "{small}");
+    // debug-variables cuts each value at 200 characters unless maxChars says otherwise.
+    let long = |answer: &Value| -> usize {
+        let variables = answer["variables"].as_array().unwrap();
+        let long = variables.iter().find(|v| v["name"] == "long").expect("a `long` variable");
+        long["value"].as_str().unwrap().chars().count()
+    };
+    let listed = tool(&mut server, "debug-variables", json!({}));
+    assert!(long(&listed) < 250, "{}", long(&listed));
+    let listed = tool(&mut server, "debug-variables", json!({"maxChars": 30000}));
+    assert!(long(&listed) >= 20000, "{}", long(&listed));
+    let set =
+        tool(&mut server, "debug-set-variable", json!({"name": "long", "value": "long + long"}));
+    assert_eq!(set["truncated"], true, "{set}");
     tool(&mut server, "debug-stop", json!({}));
 }
 
