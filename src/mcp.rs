@@ -26,8 +26,10 @@ Use `breakpoint.condition` to keep only interesting hits and `maxHits` to cap lo
 result of type `error` means the expression threw at that hit. `Process exited before \
 breakpoint was hit` means the line never ran: check the stderr tail and the hint. To explore \
 interactively, debug-launch with breakpoints returns where the program stopped with its \
-locals; then debug-step, debug-continue, debug-variables (with `path` to open values), \
-debug-evaluate and debug-stack; end with debug-stop. Breakpoints in TypeScript work through \
+locals; then debug-step, debug-continue (`to` runs to a line), debug-variables (with `path` \
+to open values), debug-evaluate, debug-watch and debug-stack; after editing the code, \
+debug-restart runs it again with the same breakpoints; end with debug-stop. Breakpoints in \
+TypeScript work through \
 source maps. Code run in child processes and worker threads is not debugged: answers say so in \
 `undebugged`.";
 
