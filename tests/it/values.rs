@@ -329,6 +329,7 @@ fn stop_on_entry_stops_at_the_first_line_of_the_commands_own_script() {
     let tsx = format!("DMCP_TAG={tag} node --import tsx {} 3", fixture("tsx-app/src/main.ts"));
     for (command, file, line) in [
         (node(&tag, "esm.mjs", ""), fixture("esm.mjs"), 6),
+        (node(&tag, "esm-main.mjs", ""), fixture("esm-main.mjs"), 4),
         (tsx, fixture("tsx-app/src/main.ts"), 3),
     ] {
         let launch = json!({"command": command, "stopOnEntry": true});
