@@ -54,12 +54,21 @@ pub(crate) fn launch<R: Runtime>(
         let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
         let backend = start::<R>(&command, stop_on_entry, &binding, &pause_on_exceptions, abandon)?;
         let command_line = shell::join(&command.words);
+        let command_cwd = command.cwd.clone();
         // debug-restart: the same command again, set up the same way.
         let relaunch: Relaunch<Cdp<R>> = Box::new(move |pause_on_exceptions: &str| {
             start::<R>(&command, stop_on_entry, &binding, pause_on_exceptions, &never())
         });
         let relaunch = Some(relaunch);
-        Ok(Begin { backend, command_line, breakpoints, timeout, relaunch, pause_on_exceptions })
+        Ok(Begin {
+            backend,
+            command_line,
+            breakpoints,
+            timeout,
+            relaunch,
+            pause_on_exceptions,
+            cwd: command_cwd,
+        })
     })
 }
 
@@ -102,6 +111,7 @@ pub(crate) fn attach<R: Runtime>(
             timeout: start.timeout,
             relaunch: None,
             pause_on_exceptions: start.pause_on_exceptions,
+            cwd: start.cwd,
         })
     })
 }

@@ -45,12 +45,21 @@ pub(crate) fn launch<F: Flavour>(
         let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
         let backend = start::<F>(&command, stop_on_entry, &pause_on_exceptions)?;
         let command_line = crate::shell::join(&command.words);
+        let command_cwd = command.cwd.clone();
         // debug-restart: the same command again, set up the same way.
         let relaunch: Relaunch<Dap<F>> = Box::new(move |pause_on_exceptions: &str| {
             start::<F>(&command, stop_on_entry, pause_on_exceptions)
         });
         let relaunch = Some(relaunch);
-        Ok(Begin { backend, command_line, breakpoints, timeout, relaunch, pause_on_exceptions })
+        Ok(Begin {
+            backend,
+            command_line,
+            breakpoints,
+            timeout,
+            relaunch,
+            pause_on_exceptions,
+            cwd: command_cwd,
+        })
     })
 }
 
@@ -126,6 +135,7 @@ pub(crate) fn attach<F: Flavour>(
             timeout: start.timeout,
             relaunch: None,
             pause_on_exceptions: start.pause_on_exceptions,
+            cwd: start.cwd,
         })
     })
 }

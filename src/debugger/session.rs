@@ -111,6 +111,8 @@ pub(crate) struct LaunchSpec {
 /// What `debug-attach` sets up before it lets the program go on.
 pub(crate) struct AttachSpec {
     pub(crate) breakpoints: Vec<BreakpointSpec>,
+    /// Where relative breakpoint paths resolve.
+    pub(crate) cwd: Option<std::path::PathBuf>,
     pub(crate) pause_on_exceptions: String,
     /// How long the first answer waits for a stop.
     pub(crate) timeout: Duration,
@@ -205,6 +207,9 @@ pub(crate) struct Begin<B> {
     pub(crate) relaunch: Option<Relaunch<B>>,
     /// The `pauseOnExceptions` state it starts with.
     pub(crate) pause_on_exceptions: String,
+    /// The program's working directory, when not the server's: where the session's relative
+    /// paths resolve (its summary says it).
+    pub(crate) cwd: Option<std::path::PathBuf>,
 }
 
 /// Starts the program of a launched session again, set up as it first was, with the current
@@ -321,6 +326,7 @@ pub(crate) struct Actor<B: Backend> {
     include_libraries: bool,
     /// How many times the program was started again.
     restarts: u32,
+    cwd: Option<std::path::PathBuf>,
 }
 
 impl<B: Backend> Actor<B> {
@@ -353,6 +359,7 @@ impl<B: Backend> Actor<B> {
             run_to: None,
             next_run_to: 0,
             relaunch: begin.relaunch,
+            cwd: begin.cwd,
             pause_on_exceptions: begin.pause_on_exceptions,
             include_libraries: false,
             restarts: 0,
@@ -910,6 +917,9 @@ impl<B: Backend> Actor<B> {
         };
         let mut summary = json!({"sessionId": self.id, "state": state,
                                  "command": self.command_line, "language": B::LANGUAGE});
+        if let Some(cwd) = &self.cwd {
+            summary["cwd"] = cwd.display().to_string().into();
+        }
         match &self.state {
             State::Paused { reason, stop } => {
                 summary["reason"] = (*reason).into();

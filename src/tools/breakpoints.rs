@@ -10,7 +10,9 @@ use crate::debugger::model::BreakpointSpec;
 use crate::debugger::session::Command;
 use crate::debugger::Failure;
 use crate::tools::script::check_file;
-use crate::tools::{answer, any_object, ask, in_dir, session_id, with_session, Args, Tool};
+use crate::tools::{
+    answer, any_object, ask, in_dir, session_cwd, session_id, with_session, Args, Tool,
+};
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
@@ -24,7 +26,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         read_only: false,
         output: any_object,
         run: |args, call| {
-            let spec = breakpoint_spec(args, None)?;
+            let spec = breakpoint_spec(args, session_cwd(args, call)?.as_deref())?;
             answer(ask(args, call, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply }))
         },
     },

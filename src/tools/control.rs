@@ -9,7 +9,9 @@ use serde_json::json;
 use crate::debugger::model::Action;
 use crate::debugger::session::{Command, Reply};
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
-use crate::tools::{answer, any_object, ask, session_id, timeout, timeout_arg, Args, Call, Tool};
+use crate::tools::{
+    answer, any_object, ask, session_cwd, session_id, timeout, timeout_arg, Args, Call, Tool,
+};
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
@@ -121,7 +123,7 @@ fn resume(args: &Args, call: &Call, action: Action) -> Reply {
         true => {
             let to = args.object("to")?;
             to.deny_unknown_in(&to_properties())?;
-            Some(breakpoint_spec(&to, None)?)
+            Some(breakpoint_spec(&to, session_cwd(args, call)?.as_deref())?)
         }
         false => None,
     };

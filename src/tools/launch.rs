@@ -185,15 +185,20 @@ const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
 
 fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
     let language = script::language_given(args)?;
-    let breakpoints = breakpoints_arg(args, cwd_arg(args)?.as_deref())?;
+    let cwd = cwd_arg(args)?;
+    let breakpoints = breakpoints_arg(args, cwd.as_deref())?;
     // With breakpoints, the first answer waits for a stop, as debug-launch's does.
     let timeout = if args.has("timeout") || !breakpoints.is_empty() {
         timeout_arg(args)?
     } else {
         Duration::ZERO
     };
-    let start =
-        AttachSpec { breakpoints, pause_on_exceptions: pause_on_exceptions_arg(args)?, timeout };
+    let start = AttachSpec {
+        breakpoints,
+        cwd,
+        pause_on_exceptions: pause_on_exceptions_arg(args)?,
+        timeout,
+    };
     let url = args.optional_string("url")?;
     let port = args.integer("port", 1, 65535, Some(0))?;
     let pid = args.integer("pid", 1, u64::from(u32::MAX), Some(0))?;

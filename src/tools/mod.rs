@@ -224,6 +224,14 @@ fn command_arg(args: &Args) -> Result<CommandLine, Failure> {
     Ok(command)
 }
 
+/// The working directory of the session a call names (or the only one), when it has one.
+fn session_cwd(args: &Args, call: &Call) -> Result<Option<PathBuf>, Failure> {
+    let id = args.optional_string("sessionId")?;
+    let Ok((id, _)) = call.sessions.find(id) else { return Ok(None) };
+    let summary = call.sessions.list().into_iter().find(|s| s["sessionId"] == id.as_str());
+    Ok(summary.and_then(|s| s["cwd"].as_str().map(PathBuf::from)))
+}
+
 /// A path as the program sees it: relative ones against `cwd`.
 fn in_dir(path: &str, cwd: Option<&Path>) -> PathBuf {
     match cwd {

@@ -436,6 +436,12 @@ fn runs_where_and_with_what_it_is_told(interpreter: &str, file: &str, line: u64)
     let state = tool(&mut server, "debug-launch", launch);
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["location"]["file"], file, "{state}");
+    // A breakpoint set later by a relative name resolves in the session's `cwd` too.
+    let set = tool(&mut server, "debug-set-breakpoint", json!({"file": name, "line": 8}));
+    assert_eq!(set["file"], file, "{set}");
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    assert_eq!(sessions["sessions"][0]["cwd"], dir, "{sessions}");
+    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "2"}));
     let state = tool(&mut server, "debug-restart", json!({}));
     assert_eq!(state["location"]["line"], line, "a restart runs the same way: {state}");
     tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));

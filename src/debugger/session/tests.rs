@@ -217,6 +217,7 @@ impl Session {
                 timeout,
                 relaunch: None,
                 pause_on_exceptions,
+                cwd: None,
             })
         });
         let (handle, first) = match started {
