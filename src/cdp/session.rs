@@ -27,12 +27,12 @@ use crate::debugger::model::{
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
-    self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Relaunch,
+    self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange,
 };
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
-use crate::shell::{self, CommandLine};
+use crate::shell::CommandLine;
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,23 +51,8 @@ pub(crate) fn launch<R: Runtime>(
 ) -> Result<(Handle, Value), Failure> {
     let binding = binding(id);
     actor::start(id, on_change, cancel, move |abandon| {
-        let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
-        let backend = start::<R>(&command, stop_on_entry, &binding, &pause_on_exceptions, abandon)?;
-        let command_line = shell::join(&command.words);
-        let command_cwd = command.cwd.clone();
-        // debug-restart: the same command again, set up the same way.
-        let relaunch: Relaunch<Cdp<R>> = Box::new(move |pause_on_exceptions: &str| {
-            start::<R>(&command, stop_on_entry, &binding, pause_on_exceptions, &never())
-        });
-        let relaunch = Some(relaunch);
-        Ok(Begin {
-            backend,
-            command_line,
-            breakpoints,
-            timeout,
-            relaunch,
-            pause_on_exceptions,
-            cwd: command_cwd,
+        Begin::launched(spec, abandon, move |command, stop_on_entry, pause, abandon| {
+            start::<R>(command, stop_on_entry, &binding, pause, abandon)
         })
     })
 }

@@ -24,9 +24,7 @@ use crate::debugger::model::{
     VariablesQuery,
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
-use crate::debugger::session::{
-    self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Relaunch,
-};
+use crate::debugger::session::{self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -41,24 +39,9 @@ pub(crate) fn launch<F: Flavour>(
     on_change: OnChange,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
-    actor::start(id, on_change, cancel, move |_| {
-        let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
-        let backend = start::<F>(&command, stop_on_entry, &pause_on_exceptions)?;
-        let command_line = crate::shell::join(&command.words);
-        let command_cwd = command.cwd.clone();
-        // debug-restart: the same command again, set up the same way.
-        let relaunch: Relaunch<Dap<F>> = Box::new(move |pause_on_exceptions: &str| {
-            start::<F>(&command, stop_on_entry, pause_on_exceptions)
-        });
-        let relaunch = Some(relaunch);
-        Ok(Begin {
-            backend,
-            command_line,
-            breakpoints,
-            timeout,
-            relaunch,
-            pause_on_exceptions,
-            cwd: command_cwd,
+    actor::start(id, on_change, cancel, move |abandon| {
+        Begin::launched(spec, abandon, |command, stop_on_entry, pause, _| {
+            start::<F>(command, stop_on_entry, pause)
         })
     })
 }

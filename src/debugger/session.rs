@@ -212,6 +212,33 @@ pub(crate) struct Begin<B> {
     pub(crate) cwd: Option<std::path::PathBuf>,
 }
 
+impl<B: Backend> Begin<B> {
+    /// How a launched program begins: `start` spawns it under its debugger (`command`,
+    /// stop on entry, the `pauseOnExceptions` state, the cancel signal) and set it up; the
+    /// same `start` serves `debug-restart`.
+    pub(crate) fn launched(
+        spec: LaunchSpec,
+        abandon: &Receiver<()>,
+        start: impl Fn(&CommandLine, bool, &str, &Receiver<()>) -> Result<B, Failure> + Send + 'static,
+    ) -> Result<Begin<B>, Failure> {
+        let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
+        let backend = start(&command, stop_on_entry, &pause_on_exceptions, abandon)?;
+        let command_line = crate::shell::join(&command.words);
+        let cwd = command.cwd.clone();
+        let relaunch: Relaunch<B> =
+            Box::new(move |pause: &str| start(&command, stop_on_entry, pause, &never()));
+        Ok(Begin {
+            backend,
+            command_line,
+            breakpoints,
+            timeout,
+            relaunch: Some(relaunch),
+            pause_on_exceptions,
+            cwd,
+        })
+    }
+}
+
 /// Starts the program of a launched session again, set up as it first was, with the current
 /// `pauseOnExceptions` state; the backend before it is shut down first.
 pub(crate) type Relaunch<B> = Box<dyn FnMut(&str) -> Result<B, Failure> + Send>;
