@@ -379,13 +379,7 @@ impl<R: Runtime> Cdp<R> {
         max: usize,
     ) -> Result<Vec<Variable>, Failure> {
         let answer = self.own_properties(object_id)?;
-        let mut all: Vec<Variable> = answer["result"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|p| p.get("value").is_some())
-            .map(|p| variable(p["name"].as_str().unwrap_or_default(), &p["value"]))
-            .collect();
+        let mut all = own_variables(&answer);
         let entries = answer["internalProperties"]
             .as_array()
             .into_iter()
@@ -630,25 +624,36 @@ impl<R: Runtime> Backend for Cdp<R> {
     /// shows once. At a CommonJS module's top level, the wrapper's `exports`, `require`,
     /// `module`, `__filename` and `__dirname` are left out (`debug-variables` lists them).
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
+        // The scopes up to the function's own, innermost first: asked in one burst (a stop
+        // state costs one round trip however many blocks the line is in).
         let chain = paused.frame(0)["scopeChain"].as_array().cloned().unwrap_or_default();
-        let mut locals: Vec<Variable> = Vec::new();
+        let mut scopes = Vec::new();
         for scope in &chain {
             let kind = scope["type"].as_str().unwrap_or_default();
             if !matches!(kind, "block" | "catch" | "local") {
                 break;
             }
-            let Some(object_id) = scope.pointer("/object/objectId").and_then(Value::as_str) else {
-                continue;
-            };
+            if let Some(id) = scope.pointer("/object/objectId").and_then(Value::as_str) {
+                let params =
+                    json!({"objectId": id, "ownProperties": true, "generatePreview": true});
+                scopes.push((kind, self.client.send("Runtime.getProperties", params)));
+            }
+            if kind == "local" {
+                break;
+            }
+        }
+        let mut locals: Vec<Variable> = Vec::new();
+        for (kind, reply) in scopes {
+            let Ok(answer) = answer(&reply) else { continue };
             let room = max.saturating_sub(locals.len());
-            let variables = self.properties(object_id, 0, room).unwrap_or_default();
-            let mut variables: Vec<Variable> = variables
+            let mut variables: Vec<Variable> = own_variables(&answer)
                 .into_iter()
                 .filter(|v| !locals.iter().any(|l| l.name == v.name))
                 .collect();
             if kind == "local" && is_commonjs_wrapper(&variables) {
                 variables.retain(|v| !COMMONJS_WRAPPER.contains(&v.name.as_str()));
             }
+            variables.truncate(room);
             locals.extend(variables);
             if kind == "local" || locals.len() >= max {
                 break;
@@ -877,6 +882,15 @@ impl<R: Runtime> Backend for Cdp<R> {
             debuggee.kill();
         }
     }
+}
+
+/// The own properties in a `Runtime.getProperties` answer, as variables.
+fn own_variables(answer: &Value) -> Vec<Variable> {
+    let properties = answer["result"].as_array().into_iter().flatten();
+    properties
+        .filter(|p| p.get("value").is_some())
+        .map(|p| variable(p["name"].as_str().unwrap_or_default(), &p["value"]))
+        .collect()
 }
 
 /// A property or entry as a variable: its preview, and whether `path` can open it.

@@ -30,6 +30,8 @@ use crate::thread::JoinOnDrop;
 const CONTEXT: usize = 2;
 /// Locals shown in a stop state.
 pub(crate) const MAX_LOCALS: usize = 50;
+/// How long a request that failed waits to learn whether the program ended meanwhile.
+const ENDING_GRACE: Duration = Duration::from_millis(500);
 /// Characters of a watch expression's value in a stop state.
 const WATCH_CHARS: usize = 4096;
 
@@ -740,6 +742,22 @@ impl<B: Backend> Actor<B> {
         }
     }
 
+    /// Acts on what the backend has to say for up to `limit`, or until the program ended.
+    fn take_inputs(&mut self, limit: Duration) {
+        let deadline = crossbeam_channel::at(Instant::now() + limit);
+        while !matches!(self.state, State::Exited(_)) {
+            let inputs = self.backend.inputs();
+            let input = select! {
+                recv(inputs.events) -> event => event.map_or(Input::Closed, Input::Event),
+                recv(inputs.exited) -> exit => Input::Exited(exit.ok()),
+                recv(deadline) -> _ => return,
+            };
+            if let Some(happening) = self.backend.handle(input) {
+                self.happen(happening);
+            }
+        }
+    }
+
     /// Removes the one-shot breakpoint of a run to a line, if one is set; gives its id.
     fn clear_run_to(&mut self) -> Option<String> {
         let id = self.run_to.take()?;
@@ -791,7 +809,14 @@ impl<B: Backend> Actor<B> {
         self.last_action = action;
         if let Err(failure) = self.backend.resume(action, paused(&self.state).map(|s| &s.paused)) {
             self.clear_run_to();
-            let _ = reply.send(Err(failure));
+            // The program may have ended as it was told to go on (its connection closed under
+            // the request): then its end is the answer.
+            self.take_inputs(ENDING_GRACE);
+            let answer = match self.state {
+                State::Exited(_) => Ok(self.stop_state()),
+                _ => Err(failure),
+            };
+            let _ = reply.send(answer);
             return;
         }
         if was_paused {
