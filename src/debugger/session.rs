@@ -972,6 +972,9 @@ impl<B: Backend> Actor<B> {
         if let Some(cwd) = &self.cwd {
             summary["cwd"] = cwd.display().to_string().into();
         }
+        if self.restarts > 0 {
+            summary["restarts"] = self.restarts.into();
+        }
         match &self.state {
             State::Paused { reason, stop } => {
                 summary["reason"] = (*reason).into();

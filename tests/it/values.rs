@@ -159,6 +159,7 @@ fn restart_after_an_edit(fixture_name: &str, run: impl Fn(&str) -> String) {
     assert_eq!(listed["breakpoints"][0]["hits"], 1, "{listed}");
     let sessions = tool(&mut server, "debug-sessions", json!({}));
     assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(sessions["sessions"][0]["restarts"], 1, "{sessions}");
     tool(&mut server, "debug-stop", json!({}));
 }
 
