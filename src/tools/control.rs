@@ -123,7 +123,8 @@ fn resume(args: &Args, call: &Call, action: Action) -> Reply {
         true => {
             let to = args.object("to")?;
             to.deny_unknown_in(&to_properties())?;
-            Some(breakpoint_spec(&to, session_cwd(args, call)?.as_deref())?)
+            let spec = breakpoint_spec(&to, session_cwd(args, call)?.as_deref());
+            Some(spec.map_err(|f| f.with("field", "to".into()))?)
         }
         false => None,
     };
