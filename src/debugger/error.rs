@@ -82,6 +82,14 @@ impl Failure {
         Failure::Error { code, message: message.into(), details: Map::new() }
     }
 
+    /// `with`, unless the failure already says `key`.
+    pub(crate) fn or_with(self, key: &str, value: Value) -> Failure {
+        match &self {
+            Failure::Error { details, .. } if details.contains_key(key) => self,
+            _ => self.with(key, value),
+        }
+    }
+
     /// The message an agent reads.
     pub(crate) fn message(&self) -> &str {
         match self {

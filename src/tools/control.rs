@@ -124,7 +124,7 @@ fn resume(args: &Args, call: &Call, action: Action) -> Reply {
             let to = args.object("to")?;
             to.deny_unknown_in(&to_properties())?;
             let spec = breakpoint_spec(&to, session_cwd(args, call)?.as_deref());
-            Some(spec.map_err(|f| f.with("field", "to".into()))?)
+            Some(spec.map_err(|f| f.or_with("field", "to".into()))?)
         }
         false => None,
     };
