@@ -164,15 +164,15 @@ impl<R: Runtime> Run<'_, R> {
         }
 
         let client = &mut self.client;
-        let runtime: Vec<_> = R::setup_requests(true)
-            .into_iter()
-            .map(|(method, params)| client.send(method, params))
-            .collect();
         let enabled = [
             client.send("Runtime.enable", json!({})),
             client.send("Debugger.enable", json!({})),
             client.send("Runtime.addBinding", json!({"name": self.binding})),
         ];
+        let runtime: Vec<_> = R::setup_requests(true)
+            .into_iter()
+            .map(|(method, params)| client.send(method, params))
+            .collect();
         let installed =
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true}));
         let compiled: Vec<_> = checks
@@ -191,7 +191,7 @@ impl<R: Runtime> Run<'_, R> {
             })
             .collect();
 
-        for reply in runtime.iter().chain(&enabled) {
+        for reply in enabled.iter().chain(&runtime) {
             self.answer(reply)?;
         }
         let installed = self.answer(&installed)?;

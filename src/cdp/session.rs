@@ -186,9 +186,6 @@ impl<R: Runtime> Cdp<R> {
         let install =
             format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
         let client = &mut self.client;
-        let runtime = R::setup_requests(self.debuggee.is_some());
-        let runtime: Vec<_> =
-            runtime.into_iter().map(|(m, params)| client.send(m, params)).collect();
         let replies = [
             client.send("Runtime.enable", json!({})),
             client.send("Debugger.enable", json!({})),
@@ -197,7 +194,11 @@ impl<R: Runtime> Cdp<R> {
             client.send("Runtime.addBinding", json!({"name": self.binding})),
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
         ];
-        for reply in runtime.iter().chain(&replies) {
+        // The runtime's own last (Node's worker domain among them), as they always went.
+        let runtime = R::setup_requests(self.debuggee.is_some());
+        let runtime: Vec<_> =
+            runtime.into_iter().map(|(m, params)| client.send(m, params)).collect();
+        for reply in replies.iter().chain(&runtime) {
             answer(reply)?;
         }
         Ok(())
