@@ -48,7 +48,7 @@ impl CommandLine {
         use std::io::Read;
         let program = self.words.first()?;
         let path = if program.contains('/') {
-            std::path::PathBuf::from(program)
+            self.resolve(program)
         } else {
             let own = self.env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
             let search = own.or_else(|| std::env::var("PATH").ok())?;
@@ -71,6 +71,154 @@ impl CommandLine {
         }
         (!words.is_empty()).then(|| (words, std::path::absolute(&path).unwrap_or(path)))
     }
+}
+
+impl CommandLine {
+    /// The command with the launchers in front of it taken off, so that debug-mcp starts the
+    /// program itself: `env [-C dir] [NAME=value]... cmd`, `npx bin` (the project's
+    /// `node_modules/.bin/bin`), and `npm test`, `npm start`, `npm run name` (and `yarn`,
+    /// `pnpm`): the package.json script, when it is one plain command, with the project's
+    /// `node_modules/.bin` first on `PATH` as npm would put it.
+    pub(crate) fn without_launchers(mut self) -> Result<CommandLine, String> {
+        for _ in 0..8 {
+            let program = self.words.first().map(|w| base_name(w)).unwrap_or_default();
+            match program.as_str() {
+                "env" => self = self.without_env()?,
+                "npx" => self = self.without_npx()?,
+                "npm" | "pnpm" | "yarn" => self = self.without_package_script()?,
+                _ => return Ok(self.through_node_shebang()),
+            }
+        }
+        Err("the command starts launchers within launchers: run the program directly".into())
+    }
+
+    /// A script with a `#!/usr/bin/env node` line (a package's bin, `node_modules/.bin/mocha`)
+    /// runs as `node script args`, so that debug-mcp can give node its inspector flag.
+    fn through_node_shebang(self) -> CommandLine {
+        let is_node = |word: &str| base_name(word) == "node";
+        if is_node(&self.words[0]) {
+            return self;
+        }
+        match self.shebang() {
+            Some((mut interpreter, script)) if interpreter.first().is_some_and(|i| is_node(i)) => {
+                interpreter.push(script.display().to_string());
+                interpreter.extend(self.words.iter().skip(1).cloned());
+                CommandLine { words: interpreter, ..self }
+            }
+            _ => self,
+        }
+    }
+
+    /// A path as the command sees it: relative to its `cwd`.
+    pub(crate) fn resolve(&self, path: &str) -> std::path::PathBuf {
+        match &self.cwd {
+            Some(cwd) => cwd.join(path),
+            None => std::path::absolute(path).unwrap_or_else(|_| path.into()),
+        }
+    }
+
+    fn without_env(mut self) -> Result<CommandLine, String> {
+        let mut words = self.words.split_off(1).into_iter().peekable();
+        while let Some(word) = words.peek().cloned() {
+            if let Some(dir) = word.strip_prefix("--chdir=") {
+                self.cwd = Some(self.resolve(dir));
+            } else if word == "-C" || word == "--chdir" {
+                words.next();
+                let dir = words.peek().cloned().ok_or("`env -C` needs a directory")?;
+                self.cwd = Some(self.resolve(&dir));
+            } else if word.starts_with('-') {
+                return Err(format!(
+                    "`env {word}` is not supported: give the variables as NAME=value words (or \
+                     the tool's `env`), and the directory as `env -C dir` (or the tool's `cwd`)"
+                ));
+            } else if let Some((name, value)) = word.split_once('=') {
+                self.env.push((name.to_string(), value.to_string()));
+            } else {
+                break;
+            }
+            words.next();
+        }
+        self.words = words.collect();
+        if self.words.is_empty() {
+            return Err("`env` with no command: give the program to run after it".into());
+        }
+        Ok(self)
+    }
+
+    /// `npx bin args`: the project's own `node_modules/.bin/bin`, found from `cwd` upwards.
+    fn without_npx(mut self) -> Result<CommandLine, String> {
+        let mut words = self.words.split_off(1).into_iter();
+        let name = loop {
+            match words.next() {
+                Some(w) if matches!(w.as_str(), "--yes" | "-y" | "--no-install" | "--no") => {}
+                Some(w) if w.starts_with('-') => {
+                    return Err(format!("`npx {w}` is not supported: run `npx BIN args`"))
+                }
+                Some(w) => break w,
+                None => return Err("`npx` with no command: give the program to run".into()),
+            }
+        };
+        let bin = self.project_bin(&name).ok_or_else(|| {
+            format!(
+                "`npx {name}` would download `{name}`: install it in the project (`npm install \
+                 {name}`) so that debug-mcp runs its script itself"
+            )
+        })?;
+        self.words = std::iter::once(bin.display().to_string()).chain(words).collect();
+        Ok(self)
+    }
+
+    /// `node_modules/.bin/name` in `cwd` or the nearest folder above it that has one.
+    fn project_bin(&self, name: &str) -> Option<std::path::PathBuf> {
+        let start = self.resolve(".");
+        start.ancestors().map(|dir| dir.join("node_modules/.bin").join(name)).find(|p| p.is_file())
+    }
+
+    /// `npm test`, `npm start`, `npm run name -- args`: the script from package.json.
+    fn without_package_script(mut self) -> Result<CommandLine, String> {
+        let manager = base_name(&self.words[0]);
+        let mut words = self.words.split_off(1).into_iter();
+        let name = match words.next().as_deref() {
+            Some("test" | "t" | "tst") => "test".to_string(),
+            Some("start") => "start".to_string(),
+            Some("run" | "run-script") => {
+                words.next().ok_or(format!("`{manager} run` needs a script name"))?
+            }
+            Some(name) if manager == "yarn" || manager == "pnpm" => name.to_string(),
+            other => {
+                return Err(format!(
+                    "`{manager} {}` is not a script: debug-mcp runs `{manager} test`, `{manager} \
+                     start` and `{manager} run NAME`",
+                    other.unwrap_or_default()
+                ))
+            }
+        };
+        let extra: Vec<String> = words.skip_while(|w| w == "--").collect();
+        let manifest = self.resolve("package.json");
+        let text = std::fs::read_to_string(&manifest)
+            .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
+        let script = json["scripts"][&name]
+            .as_str()
+            .ok_or_else(|| format!("{} has no `{name}` script", manifest.display()))?;
+        let mut command = split(script).map_err(|why| {
+            format!(
+                "the `{name}` script `{script}` needs a shell ({why}): run the node command it \
+                 runs directly"
+            )
+        })?;
+        let bin = self.resolve("node_modules/.bin");
+        let path = std::env::var("PATH").unwrap_or_default();
+        self.env.push(("PATH".into(), format!("{}:{path}", bin.display())));
+        self.env.append(&mut command.env);
+        self.words = command.words.into_iter().chain(extra).collect();
+        Ok(self)
+    }
+}
+
+fn base_name(program: &str) -> String {
+    std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program).into()
 }
 
 fn words(line: &str) -> Result<Vec<Word>, String> {

@@ -221,7 +221,10 @@ fn command_arg(args: &Args) -> Result<CommandLine, Failure> {
     command.cwd = cwd_arg(args)?;
     command.env.extend(args.string_map("env")?);
     command.stdin = args.optional_string("stdin")?.map(String::from);
-    Ok(command)
+    command.without_launchers().map_err(|why| {
+        Failure::new(Code::InvalidCommand, format!("`command`: {why}"))
+            .with("field", "command".into())
+    })
 }
 
 /// The working directory of the session a call names (or the only one), when it has one.

@@ -8,6 +8,7 @@
 
 mod cli;
 mod defects;
+mod launchers;
 mod protocol;
 mod python;
 mod script;

@@ -1,0 +1,55 @@
+//! Commands that start with a launcher: `npm test` and `npm run` (a package.json script),
+//! `npx` and `node_modules/.bin` (a package's bin with a node `#!` line) and `env`. debug-mcp
+//! takes the launcher off and starts the node program itself, so its breakpoints bind.
+
+use serde_json::{json, Value};
+
+use crate::{assert_no_debuggee, err, fixture, ok, run_script, tag, values};
+
+/// `debug-script` in fixtures/launchers, with `command` and a breakpoint at `file:line`.
+fn script(command: &str, tag: &str, file: &str, line: u64, expression: &str) -> Value {
+    run_script(json!({"command": command, "cwd": fixture("launchers"),
+        "env": {"DMCP_TAG": tag}, "breakpoint": {"file": file, "line": line},
+        "expression": expression}))
+}
+
+#[test]
+fn package_scripts_npx_bins_and_env_run_under_the_debugger() {
+    let tag = tag();
+    let result = script("npm test", &tag, "check.js", 4, "n");
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(1), json!(2), json!(3)], "{s}");
+    assert_eq!(s["output"]["stdout"], "none 6\n");
+
+    // A script that runs a package's bin, with its own assignment.
+    let result = script("npm run greet", &tag, "node_modules/.bin/greet", 5, "i");
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(0), json!(1), json!(2)], "{s}");
+    assert_eq!(s["output"]["stdout"], "hey 0\nhey 1\nhey 2\n");
+
+    let result = script("npx greet --times 2", &tag, "node_modules/.bin/greet", 5, "i");
+    assert_eq!(values(ok(&result)), [json!(0), json!(1)]);
+    let result =
+        script("./node_modules/.bin/greet --times 1", &tag, "node_modules/.bin/greet", 5, "i");
+    assert_eq!(values(ok(&result)), [json!(0)]);
+
+    // `env` with a directory and a variable, from anywhere.
+    let command = format!("env -C {} GREETING=hi node check.js", fixture("launchers"));
+    let result = run_script(json!({"command": command, "env": {"DMCP_TAG": tag},
+        "breakpoint": {"file": fixture("launchers/check.js"), "line": 4}, "expression": "total"}));
+    assert_eq!(ok(&result)["output"]["stdout"], "hi 6\n");
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn launchers_that_cannot_be_taken_off_say_what_to_run() {
+    let tag = tag();
+    let e = err(&script("npm run both", &tag, "check.js", 4, "n")).clone();
+    assert_eq!((&e["code"], &e["field"]), (&json!("invalid_command"), &json!("command")));
+    assert!(e["error"].as_str().unwrap().contains("needs a shell"), "{e}");
+    let e = err(&script("npx left-pad", &tag, "check.js", 4, "n")).clone();
+    assert!(e["error"].as_str().unwrap().contains("npm install left-pad"), "{e}");
+    let e = err(&script("npm run nope", &tag, "check.js", 4, "n")).clone();
+    assert!(e["error"].as_str().unwrap().contains("no `nope` script"), "{e}");
+    assert_no_debuggee(&tag);
+}
