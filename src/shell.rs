@@ -208,9 +208,13 @@ impl CommandLine {
                  runs directly"
             )
         })?;
-        let bin = self.resolve("node_modules/.bin");
-        let path = std::env::var("PATH").unwrap_or_default();
-        self.env.push(("PATH".into(), format!("{}:{path}", bin.display())));
+        // As npm does: every `node_modules/.bin` from the project's folder up, then PATH.
+        let start = self.resolve(".");
+        let bins =
+            start.ancestors().map(|dir| dir.join("node_modules/.bin")).filter(|d| d.is_dir());
+        let mut path: Vec<String> = bins.map(|d| d.display().to_string()).collect();
+        path.extend(std::env::var("PATH").ok());
+        self.env.push(("PATH".into(), path.join(":")));
         self.env.append(&mut command.env);
         self.words = command.words.into_iter().chain(extra).collect();
         Ok(self)

@@ -53,3 +53,25 @@ fn launchers_that_cannot_be_taken_off_say_what_to_run() {
     assert!(e["error"].as_str().unwrap().contains("no `nope` script"), "{e}");
     assert_no_debuggee(&tag);
 }
+
+/// Test runners that run the tests in their own process: mocha, and jest in band (or with one
+/// test file), through `npm test`, `npm run` and `npx` (installed in fixtures/ by
+/// fixtures/package.json).
+#[test]
+fn mocha_and_jest_tests_stop_in_the_code_under_test() {
+    let tag = tag();
+    let runners = |command: &str| {
+        run_script(json!({"command": command, "cwd": fixture("runners"),
+            "env": {"DMCP_TAG": tag}, "breakpoint": {"file": "sum.js", "line": 5},
+            "expression": "total", "timeout": 60000}))
+    };
+    for command in ["npm test", "npx mocha sum.spec.js"] {
+        let result = runners(command);
+        assert_eq!(values(ok(&result)), [json!(0), json!(1), json!(3)], "{command}: {result}");
+    }
+    for command in ["npm run jest", "npx jest sum.test.js"] {
+        let result = runners(command);
+        assert_eq!(values(ok(&result)), [json!(0), json!(4)], "{command}: {result}");
+    }
+    assert_no_debuggee(&tag);
+}
