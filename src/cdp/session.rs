@@ -22,7 +22,7 @@ use crate::cdp::{self, Client, Event};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{logpoint_parts, Part};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Variable,
+    Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, Variable,
     VariablesQuery,
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
@@ -812,6 +812,23 @@ impl<R: Runtime> Backend for Cdp<R> {
         ))
     }
 
+    /// One thread: the program's own (its workers run undebugged).
+    fn threads(&mut self, _: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {
+        Ok((vec![Thread { id: MAIN.into(), name: "main".into() }], MAIN.into()))
+    }
+
+    fn select_thread(&mut self, _: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
+        Err(Failure::new(
+            Code::InvalidArguments,
+            format!(
+                "invalid argument `select`: no thread `{id}`: a {} program has one thread here, \
+                 `{MAIN}` (worker threads run undebugged)",
+                R::LANGUAGE
+            ),
+        )
+        .with("field", "select".into()))
+    }
+
     fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
         self.include_libraries = include_libraries;
         self.request("Debugger.setPauseOnExceptions", json!({"state": state})).map(drop)
@@ -919,6 +936,9 @@ fn is_library_url(file: &str) -> bool {
 fn top_script(params: &Value) -> &str {
     params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str).unwrap_or_default()
 }
+
+/// The id of the program's own thread.
+const MAIN: &str = "main";
 
 /// The id of the breakpoint at the first line of the command's script, for stopOnEntry.
 const ENTRY: &str = "entry";

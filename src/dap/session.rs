@@ -20,8 +20,8 @@ use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::{self, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Variable,
-    VariablesQuery,
+    Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Thread,
+    Variable, VariablesQuery,
 };
 use crate::debugger::script::{Undebugged, VALUE_CHARS};
 use crate::debugger::session::{self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange};
@@ -378,16 +378,22 @@ impl<F: Flavour> Dap<F> {
         None
     }
 
-    fn stopped(&mut self, body: Value) -> Option<Happening<Paused>> {
-        let thread = body["threadId"].clone();
+    /// A stopped thread's frames, the adapter's own start-up frames (debugpy's runpy) left
+    /// out.
+    fn frames(&mut self, thread: &Value) -> Vec<Value> {
         let mut frames = self
             .request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
             .map(|t| t["stackFrames"].as_array().cloned().unwrap_or_default())
             .unwrap_or_default();
-        // The adapter's own start-up frames (debugpy's runpy) are not the user's.
         while frames.len() > 1 && frames.last().is_some_and(F::is_startup_frame) {
             frames.pop();
         }
+        frames
+    }
+
+    fn stopped(&mut self, body: Value) -> Option<Happening<Paused>> {
+        let thread = body["threadId"].clone();
+        let frames = self.frames(&thread);
         let hit_ids: Vec<i64> = body["hitBreakpointIds"]
             .as_array()
             .map(|ids| ids.iter().filter_map(Value::as_i64).collect())
@@ -836,6 +842,46 @@ impl<F: Flavour> Backend for Dap<F> {
         })?;
         // Frames and their variables change with the value: read it back through the probe.
         self.evaluate(Some(paused), name, frame, VALUE_CHARS)
+    }
+
+    fn threads(&mut self, paused: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {
+        let answer = self.request("threads", json!({}))?;
+        let threads = answer["threads"].as_array().into_iter().flatten();
+        let threads = threads
+            .map(|t| Thread {
+                id: t["id"].to_string(),
+                name: t["name"].as_str().unwrap_or_default().into(),
+            })
+            .collect();
+        let current = paused.map(|p| p.thread.clone()).or_else(|| self.thread.clone());
+        Ok((threads, current.map(|t| t.to_string()).unwrap_or_default()))
+    }
+
+    fn select_thread(&mut self, _: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
+        let unknown = || {
+            Failure::new(
+                Code::InvalidArguments,
+                format!(
+                    "invalid argument `select`: no thread `{id}`: list them with debug-threads"
+                ),
+            )
+            .with("field", "select".into())
+        };
+        let thread: Value = serde_json::from_str(id).map_err(|_| unknown())?;
+        let (threads, _) = self.threads(None)?;
+        if !threads.iter().any(|t| t.id == id) {
+            return Err(unknown());
+        }
+        let frames = self.frames(&thread);
+        let top = frames.first().cloned().unwrap_or(Value::Null);
+        Ok(Stop {
+            reason: Reason::Pause,
+            hits: Vec::new(),
+            location: location(&top),
+            exception: None,
+            frames: frames.len(),
+            paused: Paused { thread, frames },
+        })
     }
 
     fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {

@@ -6,7 +6,7 @@
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-use crate::debugger::model::{Action, BreakpointSpec, Resolution, Source, Stop};
+use crate::debugger::model::{Action, BreakpointSpec, Resolution, Source, Stop, Thread};
 use crate::debugger::model::{Frame, Variable, VariablesQuery};
 use crate::debugger::script::Undebugged;
 use crate::debugger::Failure;
@@ -117,6 +117,14 @@ pub(crate) trait Backend: Send + 'static {
         frame: usize,
         scope: &str,
     ) -> Result<Value, Failure>;
+    /// The program's threads, and the id of the one `paused` is in.
+    fn threads(&mut self, paused: Option<&Self::Paused>) -> Result<(Vec<Thread>, String), Failure>;
+    /// The stop as seen from another thread (its frames, locals, stepping).
+    fn select_thread(
+        &mut self,
+        paused: &Self::Paused,
+        id: &str,
+    ) -> Result<Stop<Self::Paused>, Failure>;
     /// `none`, `uncaught` or `all`; with `all`, exceptions thrown and caught inside libraries
     /// and the runtime's own code stop the program only when `include_libraries`.
     fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure>;

@@ -187,6 +187,12 @@ pub(crate) struct Stop<P> {
     pub(crate) paused: P,
 }
 
+/// A thread of the program, for `debug-threads`.
+pub(crate) struct Thread {
+    pub(crate) id: String,
+    pub(crate) name: String,
+}
+
 /// A loaded script or module, for `debug-scripts`.
 pub(crate) struct Source {
     pub(crate) file: String,

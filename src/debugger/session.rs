@@ -134,6 +134,11 @@ pub(crate) enum Command {
         timeout: Duration,
         reply: Sender<Reply>,
     },
+    /// The program's threads; with `select`, the stop as seen from that thread.
+    Threads {
+        select: Option<String>,
+        reply: Sender<Reply>,
+    },
     /// Adds and removes watch expressions; answers the list.
     Watch {
         add: Vec<String>,
@@ -550,6 +555,7 @@ impl<B: Backend> Actor<B> {
                 return self.resume(action, timeout, to, reply)
             }
             Command::Restart { timeout, reply } => return self.restart(timeout, reply),
+            Command::Threads { select, reply } => (reply, self.threads(select)),
             Command::Watch { add, remove, reply } => {
                 for expression in add {
                     if !self.watches.contains(&expression) {
@@ -672,6 +678,35 @@ impl<B: Backend> Actor<B> {
     fn breakpoints_json(&self) -> Vec<Value> {
         let undebugged = self.backend.undebugged().describe();
         self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref())).collect()
+    }
+
+    /// `debug-threads`: the threads, which one the stop is in; `select` moves the stop's view
+    /// (frames, locals, stepping) to another.
+    fn threads(&mut self, select: Option<String>) -> Reply {
+        if matches!(self.state, State::Exited(_)) {
+            return Err(self.not_paused());
+        }
+        if let Some(id) = select {
+            let (_, current) = self.backend.threads(paused(&self.state).map(|s| &s.paused))?;
+            let State::Paused { reason, stop } = &self.state else {
+                return Err(self.not_paused());
+            };
+            let reason = *reason;
+            if id != current {
+                let stop = self.backend.select_thread(&stop.paused, &id)?;
+                self.state = State::Paused { reason, stop: Box::new(stop) };
+                self.publish();
+            }
+            let mut state = self.stop_state();
+            state["thread"] = id.into();
+            return Ok(state);
+        }
+        let (threads, current) = self.backend.threads(paused(&self.state).map(|s| &s.paused))?;
+        let threads: Vec<Value> = threads
+            .iter()
+            .map(|t| json!({"id": t.id, "name": t.name, "current": t.id == current}))
+            .collect();
+        Ok(json!({"sessionId": self.id, "threads": threads}))
     }
 
     /// `debug-restart`: ends the program, starts the same command again, places every

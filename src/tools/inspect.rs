@@ -34,6 +34,25 @@ pub(crate) const TOOLS: &[Tool] = &[
         },
     },
     Tool {
+        name: "debug-threads",
+        title: "Threads",
+        description: "The program's threads and which one the stop is in (`current`). With \
+            `select`, the stop as seen from that thread: its location, locals, and the frames \
+            debug-stack, debug-variables, debug-evaluate and debug-step then use. Python lists \
+            its threads; a Node program has one, `main` (worker threads run undebugged).",
+        properties: || {
+            json!({"sessionId": session_id(),
+                   "select": {"type": "string", "description": "A thread's `id` from the list: inspect and step that thread."}})
+        },
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| {
+            let select = args.optional_string("select")?.map(String::from);
+            answer(ask(args, call, Duration::ZERO, |reply| Command::Threads { select, reply }))
+        },
+    },
+    Tool {
         name: "debug-variables",
         title: "Variables of a paused frame",
         description: "Lists the variables of a scope of a paused frame as {name, type, value, \

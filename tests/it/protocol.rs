@@ -59,6 +59,7 @@ fn tools_list_declares_every_tool() {
             "debug-watch",
             "debug-pause-on-exceptions",
             "debug-stack",
+            "debug-threads",
             "debug-variables",
             "debug-evaluate",
             "debug-set-variable",

@@ -471,3 +471,49 @@ fn python_runs_in_its_cwd_with_its_env_and_stdin() {
     runs_where_and_with_what_it_is_told(&interpreter, &fixture("py/stdin.py"), 7);
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn threads_are_listed_and_one_can_be_inspected() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let file = fixture("py/threads.py");
+    let command = format!("DMCP_TAG={tag} {} {file}", python());
+    let breakpoints = json!([{"file": file, "line": 8}]);
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(state["location"]["function"], "work", "{state}");
+    let listed = tool(&mut server, "debug-threads", json!({}));
+    let threads = listed["threads"].as_array().unwrap();
+    let named = |name: &str| threads.iter().find(|t| t["name"] == name).cloned();
+    let worker = named("worker").unwrap_or_else(|| panic!("no worker thread: {listed}"));
+    assert_eq!(worker["current"], true, "{listed}");
+    let main = named("MainThread").unwrap_or_else(|| panic!("no main thread: {listed}"));
+    // The main thread, seen from its own frames: waiting in join, called at line 14.
+    let state = tool(&mut server, "debug-threads", json!({"select": main["id"].as_str().unwrap()}));
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let lines: Vec<&Value> =
+        stack["frames"].as_array().unwrap().iter().map(|f| &f["line"]).collect();
+    assert!(lines.contains(&&json!(14)), "{stack}");
+    assert_eq!(state["state"], "paused", "{state}");
+    let worker_id = worker["id"].as_str().unwrap();
+    let state = tool(&mut server, "debug-threads", json!({"select": worker_id}));
+    assert_eq!(state["location"]["line"], 8, "{state}");
+    let error = tool(&mut server, "debug-threads", json!({"select": "999999"}));
+    assert_eq!(error["code"], "invalid_arguments", "{error}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+
+    // Node: one thread.
+    let tag = crate::tag();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "loop.js", ""),
+        "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    let listed = tool(&mut server, "debug-threads", json!({}));
+    assert_eq!(listed["threads"], json!([{"id": "main", "name": "main", "current": true}]));
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}

@@ -12,7 +12,7 @@ use super::{start_with, Begin, Command, Reply};
 use super::{Clocks, Handle};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Frame, Location, Reason, Resolution, Source, Stop, Variable,
+    Action, BreakpointSpec, Frame, Location, Reason, Resolution, Source, Stop, Thread, Variable,
     VariablesQuery,
 };
 use crate::debugger::script::Undebugged;
@@ -114,6 +114,12 @@ impl Backend for Fake {
         _: &str,
     ) -> Result<Value, Failure> {
         Ok(json!({"type": "string", "value": value}))
+    }
+    fn threads(&mut self, _: Option<&()>) -> Result<(Vec<Thread>, String), Failure> {
+        Ok((vec![Thread { id: "1".into(), name: "main".into() }], "1".into()))
+    }
+    fn select_thread(&mut self, _: &(), id: &str) -> Result<Stop<()>, Failure> {
+        Err(Failure::new(Code::InvalidArguments, id.to_string()))
     }
     fn pause_on_exceptions(&mut self, _: &str, _: bool) -> Result<(), Failure> {
         Ok(())
