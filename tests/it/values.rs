@@ -505,12 +505,7 @@ fn threads_are_listed_and_one_can_be_inspected() {
 
     // Node: one thread.
     let tag = crate::tag();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": node(&tag, "loop.js", ""),
-        "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
-    );
+    let state = crate::launch(&mut server, &node(&tag, "loop.js", ""), &fixture("loop.js"), 5);
     assert_eq!(state["state"], "paused", "{state}");
     let listed = tool(&mut server, "debug-threads", json!({}));
     assert_eq!(listed["threads"], json!([{"id": "main", "name": "main", "current": true}]));
