@@ -350,7 +350,9 @@ impl Breakpoint {
     pub(crate) fn never_bound(&self) -> String {
         if self.targets.is_empty() {
             return format!(
-                "the breakpoint never bound: no script loaded from {} (is it the file the command runs or requires?)",
+                "the breakpoint never bound: the program loaded no script from {}, and ran no \
+                 other process or worker that debug-mcp saw: check the path, and that the \
+                 program reaches the code that requires it",
                 self.file.display()
             );
         }

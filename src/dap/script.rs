@@ -345,8 +345,8 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn never_bound(&self) -> String {
         format!(
-            "the breakpoint was not verified: {} did not load {} (is it the file the command runs \
-             or imports?)",
+            "the breakpoint was not verified: {} did not load {}, and the program ran no other \
+             process that debug-mcp saw: check the path, and that the program imports it",
             F::ADAPTER,
             self.plan.file.display()
         )

@@ -286,7 +286,7 @@ fn exited_before_hit_shows_why() {
         e["hint"]
             .as_str()
             .unwrap()
-            .starts_with("the breakpoint never bound: no script loaded from"),
+            .starts_with("the breakpoint never bound: the program loaded no script from"),
         "{e}"
     );
 }
