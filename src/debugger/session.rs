@@ -404,15 +404,22 @@ impl<B: Backend> Actor<B> {
                 .map(drop)
                 .map_err(|f| f.with("field", format!("breakpoints[{i}]").into()))
         });
-        if let Err(failure) = placed.and_then(|()| actor.backend.begin()) {
-            actor.backend.shutdown();
+        actor.start(placed)?;
+        Ok((actor, Instant::now() + begin.timeout))
+    }
+
+    /// Lets the program go once its breakpoints are `placed`, and acts on what it said while
+    /// starting. A failure, there or before, ends what the backend started.
+    fn start(&mut self, placed: Result<(), Failure>) -> Result<(), Failure> {
+        if let Err(failure) = placed.and_then(|()| self.backend.begin()) {
+            self.backend.shutdown();
             return Err(failure);
         }
-        for happening in actor.backend.early() {
-            actor.happen(happening);
+        for happening in self.backend.early() {
+            self.happen(happening);
         }
-        actor.publish();
-        Ok((actor, Instant::now() + begin.timeout))
+        self.publish();
+        Ok(())
     }
 
     fn run(mut self, first: Waiter, commands: &Receiver<Command>) {
@@ -718,7 +725,7 @@ impl<B: Backend> Actor<B> {
             let _ = reply.send(Err(busy()));
             return;
         }
-        let Some(relaunch) = self.relaunch.as_mut() else {
+        if self.relaunch.is_none() {
             let _ = reply.send(Err(Failure::new(
                 Code::NotLaunched,
                 format!(
@@ -728,20 +735,28 @@ impl<B: Backend> Actor<B> {
                 ),
             )));
             return;
-        };
+        }
         self.run_to = None;
         self.backend.shutdown();
-        let backend = match relaunch(&self.pause_on_exceptions) {
-            Ok(backend) => backend,
-            Err(failure) => {
-                // The program is gone and did not start again: the session has ended.
-                self.state = State::Exited(Exit { code: None, signal: None });
-                self.publish();
-                let _ = reply.send(Err(failure));
-                return;
+        if let Err(failure) = self.start_again() {
+            // The program is gone and did not start again: the session has ended.
+            self.state = State::Exited(Exit { code: None, signal: None });
+            self.publish();
+            let _ = reply.send(Err(failure));
+            return;
+        }
+        match self.state {
+            State::Running => {
+                self.waiter = Some(Waiter { reply, deadline: Instant::now() + timeout });
             }
-        };
-        self.backend = backend;
+            _ => drop(reply.send(Ok(self.stop_state()))),
+        }
+    }
+
+    /// Starts the program afresh with the session's breakpoints and exception setting.
+    fn start_again(&mut self) -> Result<(), Failure> {
+        let relaunch = self.relaunch.as_mut().expect("restart checks the session launched");
+        self.backend = relaunch(&self.pause_on_exceptions)?;
         self.restarts += 1;
         self.output = self.backend.output();
         self.console = Console::default();
@@ -758,23 +773,7 @@ impl<B: Backend> Actor<B> {
             true => self.backend.pause_on_exceptions(&self.pause_on_exceptions, true),
             false => Ok(()),
         };
-        if let Err(failure) = exceptions.and_then(|()| self.backend.begin()) {
-            self.backend.shutdown();
-            self.state = State::Exited(Exit { code: None, signal: None });
-            self.publish();
-            let _ = reply.send(Err(failure));
-            return;
-        }
-        for happening in self.backend.early() {
-            self.happen(happening);
-        }
-        self.publish();
-        match self.state {
-            State::Running => {
-                self.waiter = Some(Waiter { reply, deadline: Instant::now() + timeout });
-            }
-            _ => drop(reply.send(Ok(self.stop_state()))),
-        }
+        self.start(exceptions)
     }
 
     /// Acts on what the backend has to say for up to `limit`, or until the program ended.
