@@ -758,6 +758,7 @@ impl<R: Runtime> Backend for Cdp<R> {
         value: &str,
         frame: usize,
         scope: &str,
+        max_chars: usize,
     ) -> Result<Value, Failure> {
         let id = paused.call_frame_id(frame);
         let computed = self.request(
@@ -802,7 +803,7 @@ impl<R: Runtime> Backend for Cdp<R> {
             let params = json!({"scopeNumber": number, "variableName": name,
                                 "newValue": argument, "callFrameId": id});
             self.request("Debugger.setVariableValue", params)?;
-            return self.evaluate(Some(paused), name, frame, VALUE_CHARS);
+            return self.evaluate(Some(paused), name, frame, max_chars);
         }
         Err(Failure::new(
             Code::NoVariable,

@@ -799,6 +799,7 @@ impl<F: Flavour> Backend for Dap<F> {
         value: &str,
         frame: usize,
         scope: &str,
+        max_chars: usize,
     ) -> Result<Value, Failure> {
         let wanted =
             F::scope_names(if scope == "global" { "global" } else { "local" }).unwrap_or_default();
@@ -841,7 +842,7 @@ impl<F: Flavour> Backend for Dap<F> {
             other => other,
         })?;
         // Frames and their variables change with the value: read it back through the probe.
-        self.evaluate(Some(paused), name, frame, VALUE_CHARS)
+        self.evaluate(Some(paused), name, frame, max_chars)
     }
 
     fn threads(&mut self, paused: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {

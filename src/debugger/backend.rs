@@ -108,7 +108,7 @@ pub(crate) trait Backend: Send + 'static {
         max_chars: usize,
     ) -> Result<Value, Failure>;
     /// Sets `name` in `scope` of a frame to the value of `value`; answers the new `{type,
-    /// value}`.
+    /// value}` as `evaluate` would, within `max_chars`.
     fn set_variable(
         &mut self,
         paused: &Self::Paused,
@@ -116,6 +116,7 @@ pub(crate) trait Backend: Send + 'static {
         value: &str,
         frame: usize,
         scope: &str,
+        max_chars: usize,
     ) -> Result<Value, Failure>;
     /// The program's threads, and the id of the one `paused` is in.
     fn threads(&mut self, paused: Option<&Self::Paused>) -> Result<(Vec<Thread>, String), Failure>;

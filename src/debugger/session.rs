@@ -921,11 +921,7 @@ impl<B: Backend> Actor<B> {
         max_chars: usize,
     ) -> Reply {
         let stop = paused_frame(&self.id, &self.state, frame)?;
-        let mut now = self.backend.set_variable(&stop.paused, name, value, frame, scope)?;
-        // The new value as large as it is: read again within `max_chars`.
-        if now["value"].to_string().len() > max_chars {
-            now = self.backend.evaluate(Some(&stop.paused), name, frame, max_chars)?;
-        }
+        let now = self.backend.set_variable(&stop.paused, name, value, frame, scope, max_chars)?;
         let mut answer = json!({"sessionId": self.id, "name": name, "type": now["type"],
                                 "value": now["value"]});
         if now["truncated"] == true {

@@ -112,6 +112,7 @@ impl Backend for Fake {
         value: &str,
         _: usize,
         _: &str,
+        _: usize,
     ) -> Result<Value, Failure> {
         Ok(json!({"type": "string", "value": value}))
     }
