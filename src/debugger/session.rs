@@ -827,7 +827,7 @@ impl<B: Backend> Actor<B> {
             }
             (State::Paused { .. }, _) => true,
         };
-        if let Some(spec) = to.filter(|_| !matches!(self.state, State::Exited(_))) {
+        if let Some(spec) = to {
             self.next_run_to += 1;
             let id = format!("to{}", self.next_run_to);
             match self.backend.set_breakpoint(&id, &spec) {
@@ -890,9 +890,8 @@ impl<B: Backend> Actor<B> {
             _ => Some(&paused_frame(&self.id, &self.state, frame)?.paused),
         };
         let mut value = self.backend.evaluate(paused, expression, frame, max_chars)?;
-        if value["truncated"] == true {
-            value["hint"] = cut_hint(expression, max_chars).into();
-        }
+        let cut = value["truncated"] == true;
+        mark_cut(&mut value, cut, expression, max_chars);
         Ok(value)
     }
 
@@ -924,10 +923,7 @@ impl<B: Backend> Actor<B> {
         let now = self.backend.set_variable(&stop.paused, name, value, frame, scope, max_chars)?;
         let mut answer = json!({"sessionId": self.id, "name": name, "type": now["type"],
                                 "value": now["value"]});
-        if now["truncated"] == true {
-            answer["truncated"] = true.into();
-            answer["hint"] = cut_hint(name, max_chars).into();
-        }
+        mark_cut(&mut answer, now["truncated"] == true, name, max_chars);
         Ok(answer)
     }
 
@@ -977,10 +973,7 @@ impl<B: Backend> Actor<B> {
                         let value = self.backend.evaluate(Some(&stop.paused), expression, 0, WATCH_CHARS);
                         let value = value.unwrap_or_else(|f| json!({"type": "error", "value": f.message()}));
                         let mut watched = json!({"expression": expression, "type": value["type"], "value": value["value"]});
-                        if value["truncated"] == true {
-                            watched["truncated"] = true.into();
-                            watched["hint"] = cut_hint(expression, WATCH_CHARS).into();
-                        }
+                        mark_cut(&mut watched, value["truncated"] == true, expression, WATCH_CHARS);
                         watched
                     });
                     state["watch"] = watches.collect();
@@ -1019,13 +1012,18 @@ impl<B: Backend> Actor<B> {
     }
 }
 
-/// What a cut value says: how to see more.
-fn cut_hint(expression: &str, max_chars: usize) -> String {
-    format!(
-        "the value was cut at {max_chars} characters: ask debug-evaluate with a larger maxChars, \
-         or open it part by part with debug-variables {{\"path\": {}}}",
-        Value::from(expression)
-    )
+/// Marks an answer whose value of `expression` was `cut` at `max_chars`, saying how to see
+/// more.
+fn mark_cut(answer: &mut Value, cut: bool, expression: &str, max_chars: usize) {
+    if cut {
+        answer["truncated"] = true.into();
+        answer["hint"] = format!(
+            "the value was cut at {max_chars} characters: ask debug-evaluate with a larger \
+             maxChars, or open it part by part with debug-variables {{\"path\": {}}}",
+            Value::from(expression)
+        )
+        .into();
+    }
 }
 
 /// The answer to a call that would wait while another one does.
