@@ -354,11 +354,7 @@ impl<R: Runtime> Run<'_, R> {
 /// `{type, value}`, which is kept as text: parsed once to check it (the program could call the
 /// binding itself), never held as a tree.
 fn hit(payload: String) -> Hit {
-    let (truncated, json) = match payload.split_at_checked(1) {
-        Some(("T", json)) => (true, json),
-        Some(("F", json)) => (false, json),
-        _ => (false, ""),
-    };
+    let (truncated, json) = script::flagged(&payload).unwrap_or((false, ""));
     let well_formed = serde_json::from_str::<Value>(json).is_ok_and(|v| {
         v["type"].is_string()
             && v.get("value").is_some()

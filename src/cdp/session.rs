@@ -25,7 +25,7 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, Variable,
     VariablesQuery,
 };
-use crate::debugger::script::{Undebugged, VALUE_CHARS};
+use crate::debugger::script::{self, Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
     self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange,
 };
@@ -742,10 +742,10 @@ impl<R: Runtime> Backend for Cdp<R> {
             return Ok(json!({"type": "error", "value": text}));
         }
         let text = answer.pointer("/result/value").and_then(Value::as_str).unwrap_or("Fnull");
-        let (truncated, json) = text.split_at_checked(1).unwrap_or(("F", "null"));
+        let (truncated, json) = script::flagged(text).unwrap_or((false, "null"));
         let mut value: Value = serde_json::from_str(json)
             .map_err(|e| Failure::new(Code::Internal, format!("unreadable value: {e}")))?;
-        if truncated == "T" {
+        if truncated {
             value["truncated"] = true.into();
         }
         Ok(value)

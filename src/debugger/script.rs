@@ -215,6 +215,16 @@ pub(crate) struct Hit {
     pub(crate) stack: Option<Vec<Value>>,
 }
 
+/// A probe's report split at its flag: `T` or `F` (was the value cut?), then the JSON of the
+/// value. The same for every runtime's probe.
+pub(crate) fn flagged(report: &str) -> Option<(bool, &str)> {
+    match report.split_at_checked(1)? {
+        ("T", json) => Some((true, json)),
+        ("F", json) => Some((false, json)),
+        _ => None,
+    }
+}
+
 /// What one input meant to a run.
 pub(crate) enum Step {
     Go,

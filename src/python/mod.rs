@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::Client;
 use crate::debugger::model::{logpoint_parts, Part, VALUE_MAX};
+use crate::debugger::script;
 use crate::debugger::session::clip;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
@@ -464,11 +465,7 @@ impl Flavour for Debugpy {
     /// The probe answers a marker, `T` or `F` (was the value cut?), then the JSON.
     fn probe_result(text: &str) -> Option<(bool, &str)> {
         let at = text.find("\x1edmcp:")?;
-        match text[at + "\x1edmcp:".len()..].split_at_checked(1)? {
-            ("T", json) => Some((true, json)),
-            ("F", json) => Some((false, json)),
-            _ => None,
-        }
+        script::flagged(&text[at + "\x1edmcp:".len()..])
     }
 
     fn install_probe() -> &'static str {
