@@ -438,10 +438,7 @@ impl<R: Runtime> Cdp<R> {
     }
 
     fn own_properties(&mut self, object_id: &str) -> Result<Value, Failure> {
-        self.request(
-            "Runtime.getProperties",
-            json!({"objectId": object_id, "ownProperties": true, "generatePreview": true}),
-        )
+        self.request("Runtime.getProperties", own_properties(object_id))
     }
 }
 
@@ -635,9 +632,7 @@ impl<R: Runtime> Backend for Cdp<R> {
                 break;
             }
             if let Some(id) = scope.pointer("/object/objectId").and_then(Value::as_str) {
-                let params =
-                    json!({"objectId": id, "ownProperties": true, "generatePreview": true});
-                scopes.push((kind, self.client.send("Runtime.getProperties", params)));
+                scopes.push((kind, self.client.send("Runtime.getProperties", own_properties(id))));
             }
             if kind == "local" {
                 break;
@@ -901,6 +896,11 @@ impl<R: Runtime> Backend for Cdp<R> {
             debuggee.kill();
         }
     }
+}
+
+/// `Runtime.getProperties` of an object's own properties, with previews of their values.
+fn own_properties(object_id: &str) -> Value {
+    json!({"objectId": object_id, "ownProperties": true, "generatePreview": true})
 }
 
 /// The own properties in a `Runtime.getProperties` answer, as variables.
