@@ -572,14 +572,21 @@ fn attach_by_url_and_port_never_kills_the_program() {
     assert_no_debuggee(&tag);
 }
 
+/// A `node --inspect-brk` program attached to with a breakpoint at hang.js:5: the program,
+/// and the attach's answer, which is the stop there.
+fn attached_with_a_breakpoint(server: &mut Server, tag: &str) -> (Program, Value) {
+    let (program, url) = running_program(tag, &["--inspect-brk=127.0.0.1:0"]);
+    let breakpoints = json!([{"file": fixture("hang.js"), "line": 5}]);
+    let state = tool(server, "debug-attach", json!({"url": url, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    (program, state)
+}
+
 #[test]
 fn attach_with_breakpoints_answers_with_the_first_stop() {
     let mut server = Server::initialized();
     let tag = tag();
-    let (program, url) = running_program(&tag, &["--inspect-brk=127.0.0.1:0"]);
-    let breakpoints = json!([{"file": fixture("hang.js"), "line": 5}]);
-    let state = tool(&mut server, "debug-attach", json!({"url": url, "breakpoints": breakpoints}));
-    assert_eq!(state["state"], "paused", "{state}");
+    let (program, state) = attached_with_a_breakpoint(&mut server, &tag);
     assert_eq!(state["hitBreakpoints"], json!(["1"]), "{state}");
     assert_eq!(state["location"]["line"], 5);
     tool(&mut server, "debug-stop", json!({}));
@@ -591,10 +598,7 @@ fn attach_with_breakpoints_answers_with_the_first_stop() {
 fn an_attached_program_that_ends_answers_the_same_exited_shape() {
     let mut server = Server::initialized();
     let tag = tag();
-    let (program, url) = running_program(&tag, &["--inspect-brk=127.0.0.1:0"]);
-    let breakpoints = json!([{"file": fixture("hang.js"), "line": 5}]);
-    let state = tool(&mut server, "debug-attach", json!({"url": url, "breakpoints": breakpoints}));
-    assert_eq!(state["state"], "paused", "{state}");
+    let (program, _) = attached_with_a_breakpoint(&mut server, &tag);
     // The program ends itself; the request that ends it may go unanswered.
     let _ = tool(&mut server, "debug-evaluate", json!({"expression": "process.exit(3)"}));
     let state = tool(&mut server, "debug-continue", json!({"timeout": 10000}));
