@@ -71,9 +71,7 @@ impl CommandLine {
         }
         (!words.is_empty()).then(|| (words, std::path::absolute(&path).unwrap_or(path)))
     }
-}
 
-impl CommandLine {
     /// The command with the launchers in front of it taken off, so that debug-mcp starts the
     /// program itself: `env [-C dir] [NAME=value]... cmd`, `npx bin` (the project's
     /// `node_modules/.bin/bin`), and `npm test`, `npm start`, `npm run name` (and `yarn`,
@@ -170,8 +168,13 @@ impl CommandLine {
 
     /// `node_modules/.bin/name` in `cwd` or the nearest folder above it that has one.
     fn project_bin(&self, name: &str) -> Option<std::path::PathBuf> {
+        self.project_bins().into_iter().map(|bin| bin.join(name)).find(|p| p.is_file())
+    }
+
+    /// Every `node_modules/.bin` folder from `cwd` up, nearest first.
+    fn project_bins(&self) -> Vec<std::path::PathBuf> {
         let start = self.resolve(".");
-        start.ancestors().map(|dir| dir.join("node_modules/.bin").join(name)).find(|p| p.is_file())
+        start.ancestors().map(|dir| dir.join("node_modules/.bin")).filter(|d| d.is_dir()).collect()
     }
 
     /// `npm test`, `npm start`, `npm run name -- args`: the script from package.json.
@@ -209,10 +212,8 @@ impl CommandLine {
             )
         })?;
         // As npm does: every `node_modules/.bin` from the project's folder up, then PATH.
-        let start = self.resolve(".");
-        let bins =
-            start.ancestors().map(|dir| dir.join("node_modules/.bin")).filter(|d| d.is_dir());
-        let mut path: Vec<String> = bins.map(|d| d.display().to_string()).collect();
+        let bins = self.project_bins();
+        let mut path: Vec<String> = bins.iter().map(|d| d.display().to_string()).collect();
         path.extend(std::env::var("PATH").ok());
         self.env.push(("PATH".into(), path.join(":")));
         self.env.append(&mut command.env);
