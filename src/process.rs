@@ -102,6 +102,9 @@ impl Tail {
 pub(crate) struct Output {
     stdout: Arc<Mutex<Tail>>,
     stderr: Arc<Mutex<Tail>>,
+    /// Lines that are the runtime's, not the program's, left out where they reach the program's
+    /// output another way (a test runner that echoes its children's stderr into its stdout).
+    noise: Option<fn(&str) -> bool>,
 }
 
 impl Output {
@@ -111,7 +114,18 @@ impl Output {
             self.stdout.lock().expect("output lock poisoned").since(stdout);
         let (err, missed_err, err_at) =
             self.stderr.lock().expect("output lock poisoned").since(stderr);
-        (out, err, missed_out || missed_err, (out_at, err_at))
+        (self.clean(out), self.clean(err), missed_out || missed_err, (out_at, err_at))
+    }
+
+    /// `text` without the [`Output::noise`] lines.
+    fn clean(&self, text: String) -> String {
+        let Some(noise) = self.noise else { return text };
+        if !text.lines().any(noise) {
+            return text;
+        }
+        text.split_inclusive('\n')
+            .filter(|line| !noise(line.trim_end_matches(['\n', '\r'])))
+            .collect()
     }
 
     /// Adds program output that arrived another way (a debug adapter's `output` events).
@@ -128,7 +142,8 @@ impl Output {
     pub(crate) fn to_json(&self) -> Value {
         let stdout = self.stdout.lock().expect("output lock poisoned");
         let stderr = self.stderr.lock().expect("output lock poisoned");
-        json!({"stdout": strip_ansi(&stdout.text()), "stderr": strip_ansi(&stderr.text()),
+        json!({"stdout": strip_ansi(&self.clean(stdout.text())),
+               "stderr": strip_ansi(&self.clean(stderr.text())),
                "truncated": stdout.dropped || stderr.dropped})
     }
 }
@@ -414,7 +429,7 @@ impl Debuggee {
         drop(owned);
         // Before the watcher can reap it: see `ProcessGroup`.
         let group = sys::ProcessGroup::of(pid);
-        let output = Output::default();
+        let output = Output { noise: Some(claim), ..Output::default() };
         let (notice_tx, notices) = crossbeam_channel::unbounded();
         let stdout = child.stdout.take().expect("stdout was piped");
         let stderr = child.stderr.take().expect("stderr was piped");

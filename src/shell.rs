@@ -205,12 +205,17 @@ impl CommandLine {
         let script = json["scripts"][&name]
             .as_str()
             .ok_or_else(|| format!("{} has no `{name}` script", manifest.display()))?;
-        let mut command = split(script).map_err(|why| {
-            format!(
-                "the `{name}` script `{script}` needs a shell ({why}): run the node command it \
-                 runs directly"
-            )
-        })?;
+        // A script that needs a shell (`a && b`, `$VAR`) runs through one, as npm runs it: every
+        // Node process it starts is followed all the same.
+        let (mut command, extra) = match split(script) {
+            Ok(command) => (command, extra),
+            Err(_) => {
+                let quoted = extra.iter().map(|w| quote(w));
+                let line: Vec<String> = std::iter::once(script.to_string()).chain(quoted).collect();
+                let words = vec!["sh".to_string(), "-c".to_string(), line.join(" ")];
+                (CommandLine { env: Vec::new(), words, cwd: None, stdin: None }, Vec::new())
+            }
+        };
         // As npm does: every `node_modules/.bin` from the project's folder up, then PATH.
         let bins = self.project_bins();
         let mut path: Vec<String> = bins.iter().map(|d| d.display().to_string()).collect();
@@ -220,6 +225,15 @@ impl CommandLine {
         self.words = command.words.into_iter().chain(extra).collect();
         Ok(self)
     }
+}
+
+/// A word as a POSIX shell reads it back: in single quotes unless it is plainly safe.
+fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 fn base_name(program: &str) -> String {

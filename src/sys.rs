@@ -243,6 +243,18 @@ pub(crate) fn reap(pid: u32) -> bool {
     n != 0
 }
 
+/// Makes a named pipe (FIFO) at `path` that only this user may open.
+pub(crate) fn make_fifo(path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+    // SAFETY: mkfifo(3) reads the NUL-terminated path we own.
+    match unsafe { libc::mkfifo(path.as_ptr(), 0o600) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// The write end of the self-pipe the signal handler writes to; -1 until [`Signals::install`].
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 

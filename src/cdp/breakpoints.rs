@@ -24,13 +24,14 @@ use crate::debugger::{Code, Failure};
 use crate::sourcemap::{Position, SourceMap};
 
 /// A breakpoint to set in a generated file (the key of `Breakpoint::targets`).
+#[derive(Clone)]
 struct Target {
     position: Position,
     map: Arc<SourceMap>,
     source: usize,
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Probe {
     Off,
     /// Wanted, or set with this id: the file has not been loaded (yet).
@@ -40,6 +41,7 @@ enum Probe {
 }
 
 /// A CDP breakpoint we set, and the map that translates where it landed.
+#[derive(Clone)]
 struct Placed {
     id: String,
     map: Option<(Arc<SourceMap>, usize)>,
@@ -60,7 +62,7 @@ pub(crate) struct Step {
 
 /// Where a breakpoint landed: its line in the file asked for (or in `file` when a map put it in
 /// another original file), and the generated positions.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Resolution {
     pub(crate) line: Option<u32>,
     /// 1-based, in the same coordinates as `line`.
@@ -69,6 +71,9 @@ pub(crate) struct Resolution {
     pub(crate) generated: Vec<Value>,
 }
 
+/// Cloned before it is set, one copy serves each process of a program (CDP breakpoint ids and
+/// where they landed are a process's own).
+#[derive(Clone)]
 pub(crate) struct Breakpoint {
     /// How the runtime's script URLs name files.
     urls: UrlForm,

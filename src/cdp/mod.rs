@@ -14,6 +14,7 @@
 //! `websocket_url` asks an inspector's HTTP endpoint for its target (`/json/list`).
 
 pub(crate) mod breakpoints;
+pub(crate) mod follow;
 pub(crate) mod maps;
 pub(crate) mod preview;
 pub(crate) mod runtime;
@@ -47,6 +48,27 @@ const MAX_MESSAGE: usize = 512 * 1024 * 1024;
 pub(crate) struct Event {
     pub(crate) method: String,
     pub(crate) params: Value,
+    /// Which target sent it, when several connections share one event channel.
+    pub(crate) origin: Origin,
+}
+
+/// Where an event came from: a connection (numbered by whoever connected it, 0 unless said),
+/// and the session within it when the target is relayed through its parent's (a Node worker
+/// thread's, through `NodeWorker`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Origin {
+    pub(crate) connection: usize,
+    pub(crate) session: Option<String>,
+}
+
+/// How a runtime relays the protocol of a target inside another: the request that carries a
+/// message to it, and the event that carries its messages back, both with `sessionId` and
+/// `message` (the inner message as text). Node's worker threads: `NodeWorker.sendMessageToWorker`
+/// and `NodeWorker.receivedMessageFromWorker`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Relay {
+    pub(crate) send: &'static str,
+    pub(crate) receive: &'static str,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +94,9 @@ struct Outgoing {
     id: u64,
     text: String,
     reply: Sender<Reply>,
+    /// For a request relayed to an inner session: the session, the inner request's id and the
+    /// event its answer arrives in. The outer request's own answer only matters if it fails.
+    relayed: Option<(String, u64, &'static str)>,
 }
 
 pub(crate) struct Client {
@@ -85,8 +110,31 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    /// Connects to an inspector WebSocket URL (`ws://host:port/uuid`).
+    /// Connects to an inspector WebSocket URL (`ws://host:port/uuid`); its events come on its
+    /// own channel.
     pub(crate) fn connect(url: &str, timeout: Duration) -> Result<Client, String> {
+        let (events_tx, events) = crossbeam_channel::unbounded();
+        Client::connect_into(url, timeout, 0, events_tx, events)
+    }
+
+    /// Connects to an inspector whose events go to a channel shared with other connections,
+    /// marked with `connection`.
+    pub(crate) fn connect_shared(
+        url: &str,
+        timeout: Duration,
+        connection: usize,
+        events: &Sender<Event>,
+    ) -> Result<Client, String> {
+        Client::connect_into(url, timeout, connection, events.clone(), crossbeam_channel::never())
+    }
+
+    fn connect_into(
+        url: &str,
+        timeout: Duration,
+        connection: usize,
+        events_tx: Sender<Event>,
+        events: Receiver<Event>,
+    ) -> Result<Client, String> {
         let authority = url
             .strip_prefix("ws://")
             .and_then(|rest| rest.split('/').next())
@@ -108,10 +156,9 @@ impl Client {
         socket.get_ref().set_nonblocking(true).map_err(|e| e.to_string())?;
         let waker = Arc::new(sys::Waker::new().map_err(|e| e.to_string())?);
         let (outgoing_tx, outgoing_rx) = crossbeam_channel::unbounded();
-        let (events_tx, events) = crossbeam_channel::unbounded();
         let thread = JoinOnDrop::spawn(&format!("cdp-{}", address.port()), {
             let waker = waker.clone();
-            move || pump(socket, &outgoing_rx, &waker, &events_tx)
+            move || pump(socket, &outgoing_rx, &waker, &events_tx, connection)
         });
         let outgoing = Some(outgoing_tx);
         let url = url.to_string();
@@ -130,12 +177,33 @@ impl Client {
 
     /// Queues a request and returns where its answer will arrive.
     pub(crate) fn send(&mut self, method: &str, params: Value) -> Receiver<Reply> {
+        self.send_to(None, method, params)
+    }
+
+    /// Queues a request to the connection's own target (`None`) or, through `relay`, to an inner
+    /// session of it; returns where its answer will arrive.
+    pub(crate) fn send_to(
+        &mut self,
+        inner: Option<(Relay, &str)>,
+        method: &str,
+        params: Value,
+    ) -> Receiver<Reply> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         let id = self.next_id;
         self.next_id += 1;
-        let text = json!({"id": id, "method": method, "params": params}).to_string();
+        let message = json!({"id": id, "method": method, "params": params}).to_string();
+        let (text, relayed) = match inner {
+            None => (message, None),
+            Some((relay, session)) => {
+                let params = json!({"sessionId": session, "message": message});
+                let outer = json!({"id": id, "method": relay.send, "params": params});
+                (outer.to_string(), Some((session.to_string(), id, relay.receive)))
+            }
+        };
         let queued = match &self.outgoing {
-            Some(outgoing) => outgoing.send(Outgoing { id, text, reply }).map_err(|e| e.0.reply),
+            Some(outgoing) => {
+                outgoing.send(Outgoing { id, text, reply, relayed }).map_err(|e| e.0.reply)
+            }
             None => Err(reply),
         };
         match queued {
@@ -168,25 +236,26 @@ fn pump(
     outgoing: &Receiver<Outgoing>,
     waker: &sys::Waker,
     events: &Sender<Event>,
+    connection: usize,
 ) {
-    let mut pending: HashMap<u64, Sender<Reply>> = HashMap::new();
+    let mut pending = Pending::default();
     let would_block = |e: &tungstenite::Error| matches!(e, tungstenite::Error::Io(e) if e.kind() == io::ErrorKind::WouldBlock);
     let reason = 'run: loop {
         loop {
             match outgoing.try_recv() {
-                Ok(request) => {
+                Ok(mut request) => {
                     if log::enabled_debug() {
                         log::debug(format_args!("cdp -> {}", log::clip(&request.text)));
                     }
                     // WouldBlock means queued in tungstenite's buffer; the flush below goes on.
-                    match socket.write(Message::text(request.text)) {
+                    match socket.write(Message::text(std::mem::take(&mut request.text))) {
                         Err(e) if !would_block(&e) => {
                             let _ = request.reply.send(Err(Error::Closed));
                             break 'run format!("write failed: {e}");
                         }
                         _ => {}
                     }
-                    pending.insert(request.id, request.reply);
+                    pending.add(request);
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
@@ -205,7 +274,10 @@ fn pump(
         // its buffer, which poll(2) cannot see.
         loop {
             match socket.read() {
-                Ok(Message::Text(text)) => route(text.as_str(), &mut pending, events),
+                Ok(Message::Text(text)) => {
+                    let origin = Origin { connection, session: None };
+                    route(text.as_str(), &mut pending, events, origin);
+                }
                 Ok(Message::Close(_)) => break 'run "closed by the inspector".to_string(),
                 Ok(_) => {}
                 Err(e) if would_block(&e) => break,
@@ -218,12 +290,40 @@ fn pump(
         }
     };
     log::debug(format_args!("cdp connection ended: {reason}"));
-    for (_, reply) in pending.drain() {
+    let inner = pending.inner.into_values();
+    for reply in pending.direct.into_values().chain(inner) {
         let _ = reply.send(Err(Error::Closed));
     }
 }
 
-fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<Event>) {
+/// Requests waiting for their answers: by id, and by session and inner id for relayed ones.
+#[derive(Default)]
+struct Pending {
+    direct: HashMap<u64, Sender<Reply>>,
+    inner: HashMap<(String, u64), Sender<Reply>>,
+    /// The relay event names seen in requests (a relayed answer is recognised by them).
+    relays: Vec<&'static str>,
+}
+
+impl Pending {
+    fn add(&mut self, request: Outgoing) {
+        match request.relayed {
+            None => {
+                self.direct.insert(request.id, request.reply);
+            }
+            Some((session, id, receive)) => {
+                // The outer request's answer is dropped; if it fails, the inner one never
+                // comes: the caller's deadline covers that (the target is gone).
+                self.inner.insert((session, id), request.reply);
+                if !self.relays.contains(&receive) {
+                    self.relays.push(receive);
+                }
+            }
+        }
+    }
+}
+
+fn route(text: &str, pending: &mut Pending, events: &Sender<Event>, origin: Origin) {
     if log::enabled_debug() {
         log::debug(format_args!("cdp <- {}", log::clip(text)));
     }
@@ -231,10 +331,7 @@ fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<
         log::warn(format_args!("unreadable inspector message: {}", log::clip(text)));
         return;
     };
-    if let Some(id) = message.get("id").and_then(Value::as_u64) {
-        let Some(reply) = pending.remove(&id) else {
-            return;
-        };
+    let reply = |message: &mut Value, reply: Sender<Reply>| {
         let answer = match message.get_mut("error") {
             Some(error) => Err(Error::Protocol(
                 error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string(),
@@ -242,10 +339,34 @@ fn route(text: &str, pending: &mut HashMap<u64, Sender<Reply>>, events: &Sender<
             None => Ok(message.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
         };
         let _ = reply.send(answer);
-    } else if let Some(Value::String(method)) = message.get_mut("method").map(Value::take) {
-        let params = message.get_mut("params").map(Value::take).unwrap_or(Value::Null);
-        let _ = events.send(Event { method, params });
+    };
+    if let Some(id) = message.get("id").and_then(Value::as_u64) {
+        if let Some(sender) = pending.direct.remove(&id) {
+            reply(&mut message, sender);
+        }
+        return;
     }
+    let Some(Value::String(method)) = message.get_mut("method").map(Value::take) else { return };
+    let mut params = message.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+    if origin.session.is_none() && pending.relays.contains(&method.as_str()) {
+        let session = params["sessionId"].as_str().unwrap_or_default().to_string();
+        let Value::String(inner) = params["message"].take() else { return };
+        let Ok(mut inner) = serde_json::from_str::<Value>(&inner) else { return };
+        if let Some(id) = inner.get("id").and_then(Value::as_u64) {
+            if let Some(sender) = pending.inner.remove(&(session, id)) {
+                reply(&mut inner, sender);
+            }
+            return;
+        }
+        let Some(Value::String(method)) = inner.get_mut("method").map(Value::take) else {
+            return;
+        };
+        let params = inner.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+        let origin = Origin { connection: origin.connection, session: Some(session) };
+        let _ = events.send(Event { method, params, origin });
+        return;
+    }
+    let _ = events.send(Event { method, params, origin });
 }
 
 /// Asks an inspector's HTTP endpoint (`GET /json/list`) for its first target's WebSocket URL.

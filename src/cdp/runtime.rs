@@ -6,10 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
 
-use crate::cdp::{Client, Event};
+use crate::cdp::follow::Channel;
+use crate::cdp::{Client, Event, Relay};
 use crate::debugger::Failure;
 use crate::process::Debuggee;
 use crate::shell::CommandLine;
@@ -27,11 +28,29 @@ pub(crate) struct UrlForm {
 /// A program started under a runtime's inspector and connected to.
 pub(crate) struct Started {
     pub(crate) debuggee: Debuggee,
-    pub(crate) client: Client,
+    /// The connection to the started process's inspector; `None` when the process opens none
+    /// of its own and every process of the program comes through the [`Follow`] channel (a
+    /// launcher like `npm test`, Node's test runner).
+    pub(crate) client: Option<Client>,
     /// The command's script, where source maps are looked for.
     pub(crate) entry: Option<PathBuf>,
     /// The program as it was started (for logs).
     pub(crate) program: String,
+}
+
+/// Following every process of the program: the channel they report on, and the event channel
+/// every connection shares (the started process's connection is number 0).
+pub(crate) struct Follow<'a> {
+    pub(crate) channel: &'a Channel,
+    pub(crate) events: &'a Sender<Event>,
+    pub(crate) received: &'a Receiver<Event>,
+}
+
+/// A target inside another (a Node worker thread) that started and waits for the debugger.
+pub(crate) struct Inner {
+    pub(crate) session: String,
+    /// Its name in answers (`[worker 1]`).
+    pub(crate) name: String,
 }
 
 /// One JavaScript runtime spoken to over CDP.
@@ -44,20 +63,34 @@ pub(crate) trait Runtime: Send + 'static {
     const END_EVENT: &'static str;
     const URLS: UrlForm;
 
+    /// The bootloader every process of a followed program loads first (its file name and text),
+    /// when the runtime can follow child processes.
+    const BOOT: Option<(&'static str, &'static str)>;
+    /// How requests reach inner targets (worker threads), when the runtime has them.
+    const RELAY: Option<Relay>;
+
     /// Starts `command` under the inspector (stopped before its first line when
     /// `stop_at_entry`) and connects to it, within `deadline`; `timeout` is the caller's, for
-    /// the words of a failure.
+    /// the words of a failure. With `follow`, every process of the program loads the
+    /// bootloader and reports on its channel.
     fn start(
         command: &CommandLine,
         stop_at_entry: bool,
+        follow: Option<Follow>,
         timeout: Duration,
         deadline: Instant,
         cancel: &Receiver<()>,
     ) -> Result<Started, Failure>;
     /// The runtime's own requests when a debugger starts (its domains, settings); `own` when
-    /// the program is one debug-mcp started.
-    fn setup_requests(own: bool) -> Vec<(&'static str, Value)>;
-    /// An event of the runtime's own domains, before the shared code looks at it; true when it
-    /// says the program started a worker that runs undebugged.
+    /// the program is one debug-mcp started; `follow` when inner targets (workers) are to wait
+    /// for the debugger and be debugged too.
+    fn setup_requests(own: bool, follow: bool) -> Vec<(&'static str, Value)>;
+    /// The event that says an inner target started and waits for the debugger.
+    fn inner_started(event: &Event) -> Option<Inner>;
+    /// The event that says an inner target ended: its session.
+    fn inner_ended(event: &Event) -> Option<&str>;
+    /// An event of the runtime's own domains, before the shared code looks at it, when inner
+    /// targets are not followed; true when it says the program started a worker that runs
+    /// undebugged.
     fn on_event(client: &mut Client, event: &Event) -> bool;
 }

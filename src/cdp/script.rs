@@ -18,19 +18,21 @@
 //! The run is one `select!` over the inspector's events, the child's exit, the deadline and the
 //! cancel signal; every request has a deadline.
 
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::call::Call;
-use crate::cdp::breakpoints::Breakpoint;
+use crate::cdp::breakpoints::{Breakpoint, Resolution};
+use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
-use crate::cdp::runtime::{Runtime, Started};
+use crate::cdp::runtime::{Follow, Runtime, Started};
 use crate::cdp::scripts::Scripts;
-use crate::cdp::{self, Client, Event};
+use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged, VALUE_CHARS};
 use crate::debugger::{Code, Failure};
@@ -53,8 +55,19 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
+    // Every connection, and the channel followed processes report on, feed one event channel.
+    let (events_tx, events) = crossbeam_channel::unbounded();
+    let channel = match R::BOOT {
+        Some((name, boot)) => Some(
+            Channel::open(name, boot, events_tx.clone())
+                .map_err(|message| Failure::new(Code::Internal, message))?,
+        ),
+        None => None,
+    };
+    let follow =
+        channel.as_ref().map(|channel| Follow { channel, events: &events_tx, received: &events });
     let Started { debuggee, client, entry, program } =
-        R::start(&plan.command, false, plan.timeout, deadline, &call.cancel)?;
+        R::start(&plan.command, false, follow, plan.timeout, deadline, &call.cancel)?;
     // The condition is filled in by setup(), once the binding's name is known.
     let (breakpoint, search) = Breakpoint::plan(
         &plan.file,
@@ -66,28 +79,35 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         R::URLS,
     )
     .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
+    let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
         "info",
-        format!("started {program} (pid {}), inspector at {}", debuggee.pid(), client.url()),
+        format!("started {program} (pid {}), inspector at {inspector}", debuggee.pid()),
     );
+    let top = debuggee.pid();
     let mut run = Run::<R> {
         runtime: PhantomData,
         plan,
         call,
-        events: client.events().clone(),
+        events,
+        events_tx,
+        channel,
         exited: debuggee.exited().clone(),
-        nudge: crossbeam_channel::tick(NUDGE_EVERY),
-        client,
+        nudge: crossbeam_channel::never(),
+        processes: Vec::new(),
+        targets: BTreeMap::new(),
+        top: client.is_some(),
         debuggee,
         deadline,
         binding: binding_name(),
-        breakpoint,
+        planned: breakpoint,
         search,
-        scripts: Scripts::new(R::URLS),
-        workers: 0,
+        landed: Resolution::default(),
+        checked: false,
+        placed_at_load: false,
         timed_out: false,
     };
-    let started = run.setup();
+    let started = run.setup(client, top, program);
     script::drive(&mut run, started, plan, call, deadline)
 }
 
@@ -112,84 +132,169 @@ fn binding_name() -> String {
     format!("__debugMcp_{}_{n}", std::process::id())
 }
 
+/// One process of the program, connected to its inspector (connection number = its index).
+struct Process {
+    client: Client,
+    pid: u32,
+    /// Its parent's pid, when it reported it.
+    parent: Option<u32>,
+    command: String,
+    /// Connected until it ends (its end event) or could not be set up.
+    open: bool,
+    /// The worker threads debugged in it, by name.
+    workers: Vec<String>,
+    hits: u64,
+}
+
+/// One JavaScript thread debugged: a process's main thread, or a worker in it.
+struct Target {
+    /// `"pid":N` (and `,"thread":"[worker 1]"` for a worker), spliced into each of its hits.
+    tag: String,
+    breakpoint: Breakpoint,
+    scripts: Scripts,
+}
+
 struct Run<'a, R> {
     runtime: PhantomData<R>,
     plan: &'a Plan,
     call: &'a Call,
-    client: Client,
+    /// Every connection's events, and the reports of followed processes.
     events: Receiver<Event>,
+    events_tx: Sender<Event>,
+    /// Where followed processes report; dropped (and its pipe removed) with the run.
+    channel: Option<Channel>,
     exited: Receiver<Exit>,
-    /// Until the program shows a sign of life, `runIfWaitingForDebugger` is re-sent (see
-    /// `until_waiting`).
+    /// Until the started process shows a sign of life, `runIfWaitingForDebugger` is re-sent
+    /// (see `until_waiting`).
     nudge: Receiver<Instant>,
+    processes: Vec<Process>,
+    targets: BTreeMap<Origin, Target>,
+    /// Whether connection 0 is the process debug-mcp started (it opened its own inspector);
+    /// otherwise every process came through the channel, the started one too if it is Node.
+    top: bool,
     debuggee: Debuggee,
     deadline: Instant,
     binding: String,
-    /// The breakpoint; its condition calls the probe.
-    breakpoint: Breakpoint,
+    /// The breakpoint as planned; each thread gets a copy (its condition calls the probe).
+    planned: Breakpoint,
     search: Search,
-    scripts: Scripts,
-    /// Worker threads the program started (they run undebugged).
-    workers: usize,
+    /// Where the breakpoint landed, gathered from the threads that ended.
+    landed: Resolution,
+    /// The expression (and condition) were compiled once, in the first process.
+    checked: bool,
+    /// Some thread compiled the file while loading it, and the breakpoint was placed then.
+    placed_at_load: bool,
     /// The run outlived its timeout (for the failure's words).
     timed_out: bool,
 }
 
 impl<R: Runtime> Run<'_, R> {
-    /// Enables the domains, installs the probe, checks the expression compiles and sets the
-    /// breakpoint, all pipelined in one burst (the inspector handles requests in order, so each
-    /// sees the effect of the ones before it); then, once every answer is in and good, lets the
-    /// program start.
-    fn setup(&mut self) -> Result<(), Failure> {
+    /// Sets up the started process when it opened its own inspector; otherwise waits for the
+    /// program's processes to report.
+    fn setup(&mut self, client: Option<Client>, pid: u32, program: String) -> Result<(), Failure> {
+        let thunk = |code: &str| format!("() => ({code}\n)");
+        self.planned.set_condition(format!(
+            "{}.hit({}, {})",
+            self.binding,
+            self.plan.condition.as_deref().map_or("null".to_string(), thunk),
+            thunk(&self.plan.expression)
+        ));
+        let Some(client) = client else {
+            log::debug(format_args!("following the program's processes"));
+            return Ok(());
+        };
+        let command =
+            std::iter::once(program).chain(self.plan.command.words.iter().skip(1).cloned());
+        self.processes.push(Process {
+            client,
+            pid,
+            parent: None,
+            command: command.collect::<Vec<_>>().join(" "),
+            open: true,
+            workers: Vec::new(),
+            hits: 0,
+        });
+        self.attach(Origin::default(), None)?;
+        self.nudge = crossbeam_channel::tick(NUDGE_EVERY);
+        Ok(())
+    }
+
+    /// Sends a request to a target: a process, or a worker through its process's connection.
+    fn send(
+        &mut self,
+        to: &Origin,
+        method: &str,
+        params: Value,
+    ) -> Receiver<Result<Value, cdp::Error>> {
+        let client = &mut self.processes[to.connection].client;
+        match (&to.session, R::RELAY) {
+            (Some(session), Some(relay)) => client.send_to(Some((relay, session)), method, params),
+            _ => client.send(method, params),
+        }
+    }
+
+    /// Prepares one target in one pipelined burst (the inspector handles requests in order, so
+    /// each sees the effect of the ones before it): enables the domains, installs the probe,
+    /// checks the expression compiles (once per run) and sets the breakpoint; then, once every
+    /// answer is in and good, lets it run. The started process waits for the runtime's ready
+    /// event first (see `until_waiting`); any other target is let go again when it says it
+    /// waits, should the first go have come too early.
+    fn attach(&mut self, to: Origin, worker: Option<&str>) -> Result<(), Failure> {
+        let is_top = self.top && to == Origin::default();
         let options = json!({
             "maxHits": self.plan.max_hits,
             "pause": self.plan.include_stack,
             "maxChars": VALUE_CHARS,
             "maxDepth": 20,
         });
-        let install =
-            format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
+        let binding = Value::from(self.binding.as_str());
+        let install = format!("({})({binding}, {options})", PROBE.trim_end());
         let thunk = |code: &str| format!("() => ({code}\n)");
-        self.breakpoint.set_condition(format!(
-            "{}.hit({}, {})",
-            self.binding,
-            self.plan.condition.as_deref().map_or("null".to_string(), thunk),
-            thunk(&self.plan.expression)
-        ));
         // A condition that does not compile is silently false in V8 and would look like "never
         // hit": compile the same wrappers first and report the syntax error.
-        let mut checks = vec![("expression", thunk(&self.plan.expression))];
-        if let Some(condition) = &self.plan.condition {
-            checks.push(("breakpoint.condition", thunk(condition)));
+        let mut checks = Vec::new();
+        if !self.checked {
+            checks.push(("expression", thunk(&self.plan.expression)));
+            if let Some(condition) = &self.plan.condition {
+                checks.push(("breakpoint.condition", thunk(condition)));
+            }
         }
-
-        let client = &mut self.client;
+        let mut breakpoint = self.planned.clone();
         let enabled = [
-            client.send("Runtime.enable", json!({})),
-            client.send("Debugger.enable", json!({})),
-            client.send("Runtime.addBinding", json!({"name": self.binding})),
+            self.send(&to, "Runtime.enable", json!({})),
+            self.send(&to, "Debugger.enable", json!({})),
+            self.send(&to, "Runtime.addBinding", json!({"name": self.binding})),
         ];
-        let runtime: Vec<_> = R::setup_requests(true)
+        // The started process's own requests include undoing what our inspector flag would
+        // hand its children; a followed process opened its inspector without a flag.
+        let own_requests =
+            if to.session.is_none() { R::setup_requests(is_top, true) } else { Vec::new() };
+        let runtime: Vec<_> = own_requests
             .into_iter()
-            .map(|(method, params)| client.send(method, params))
+            .map(|(method, params)| self.send(&to, method, params))
             .collect();
-        let installed =
-            client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true}));
+        let installed = self.send(
+            &to,
+            "Runtime.evaluate",
+            json!({"expression": install, "returnByValue": true}),
+        );
         let compiled: Vec<_> = checks
             .iter()
             .map(|(field, code)| {
                 let params = json!({"expression": code, "sourceURL": "", "persistScript": false});
-                (*field, client.send("Runtime.compileScript", params))
+                (*field, self.send(&to, "Runtime.compileScript", params))
             })
             .collect();
-        let sets: Vec<_> = self
-            .breakpoint
+        let sets: Vec<_> = breakpoint
             .requests()
             .into_iter()
             .map(|(params, request)| {
-                (self.client.send("Debugger.setBreakpointByUrl", params), request)
+                (self.send(&to, "Debugger.setBreakpointByUrl", params), request)
             })
             .collect();
+        let disabled = self.send(&to, "Runtime.disable", json!({}));
+        let early_run =
+            (!is_top).then(|| self.send(&to, "Runtime.runIfWaitingForDebugger", json!({})));
 
         for reply in enabled.iter().chain(&runtime) {
             self.answer(reply)?;
@@ -207,30 +312,110 @@ impl<R: Runtime> Run<'_, R> {
                 return Err(syntax_failure(field, details));
             }
         }
+        self.checked = true;
+        let scripts = Scripts::new(R::URLS);
         for (reply, request) in sets {
             let answer = self.answer(&reply)?;
-            self.breakpoint.set(request, &answer, &self.scripts);
+            breakpoint.set(request, &answer, &scripts);
         }
-        let disabled = self.client.send("Runtime.disable", json!({}));
         self.answer(&disabled)?;
-        self.until_waiting()?;
-        let running = self.client.send("Runtime.runIfWaitingForDebugger", json!({}));
-        self.answer(&running)?;
-        log::debug(format_args!("breakpoint set; program running"));
+        let process = &mut self.processes[to.connection];
+        let mut tag = format!(r#""pid":{}"#, process.pid);
+        if let Some(worker) = worker {
+            tag.push_str(&format!(r#","thread":{}"#, Value::from(worker)));
+            process.workers.push(worker.to_string());
+        }
+        self.targets.insert(to.clone(), Target { tag, breakpoint, scripts });
+        match early_run {
+            Some(running) => drop(running),
+            None => {
+                self.until_waiting()?;
+                let running = self.send(&to, "Runtime.runIfWaitingForDebugger", json!({}));
+                self.answer(&running)?;
+            }
+        }
+        log::debug(format_args!("breakpoint set in {to:?}; running"));
         Ok(())
+    }
+
+    /// A process reported its inspector: connect to it and set it up. One that cannot be set up
+    /// is let go undebugged; the run goes on.
+    fn follow(&mut self, report: Report) -> Result<(), Failure> {
+        if self.processes.iter().any(|p| p.pid == report.pid) {
+            return Ok(());
+        }
+        let connection = self.processes.len();
+        let left = self.deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
+        let client = match Client::connect_shared(&report.url, left, connection, &self.events_tx) {
+            Ok(client) => client,
+            Err(message) => {
+                log::warn(format_args!("cannot follow pid {}: {message}", report.pid));
+                return Ok(());
+            }
+        };
+        self.call.log.send("info", format!("following pid {}: {}", report.pid, report.command));
+        self.processes.push(Process {
+            client,
+            pid: report.pid,
+            parent: Some(report.parent),
+            command: report.command,
+            open: true,
+            workers: Vec::new(),
+            hits: 0,
+        });
+        let origin = Origin { connection, session: None };
+        match self.attach(origin.clone(), None) {
+            Err(failure @ Failure::Error { code: Code::InvalidExpression, .. }) => Err(failure),
+            Err(Failure::Cancelled) => Err(Failure::Cancelled),
+            Err(failure) => {
+                log::warn(format_args!("pid {} not followed: {failure:?}", report.pid));
+                self.let_go(&origin);
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// Lets a target run undebugged and forgets it.
+    fn let_go(&mut self, target: &Origin) {
+        drop(self.send(target, "Runtime.runIfWaitingForDebugger", json!({})));
+        match target.session {
+            Some(_) => self.retire(|origin| origin == target),
+            None => self.disconnect(target.connection),
+        }
+    }
+
+    /// Closes a process's connection (one that finished then exits) and retires its threads.
+    fn disconnect(&mut self, connection: usize) {
+        let process = &mut self.processes[connection];
+        process.open = false;
+        process.client.close();
+        self.retire(|origin| origin.connection == connection);
+    }
+
+    /// Forgets the threads `which` picks, keeping where their breakpoints landed.
+    fn retire(&mut self, which: impl Fn(&Origin) -> bool) {
+        let gone: Vec<Origin> = self.targets.keys().filter(|o| which(o)).cloned().collect();
+        for origin in gone {
+            let Some(mut target) = self.targets.remove(&origin) else { continue };
+            let found = std::mem::take(&mut target.breakpoint.resolution);
+            merge(&mut self.landed, found);
+        }
     }
 
     /// The probe stopped the breakpoint file's module before its body ran (tsx and the like
     /// compile it while it loads): place the real breakpoint from its map; the caller resumes.
-    fn place_at_load(&mut self, frame: &Value) -> Result<(), Failure> {
-        let steps = self.breakpoint.at_load(frame, &self.scripts)?;
+    fn place_at_load(&mut self, at: &Origin, frame: &Value) -> Result<(), Failure> {
+        let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
+        let steps = target.breakpoint.at_load(frame, &target.scripts)?;
         for step in steps {
-            let reply = self.client.send(step.method, step.params);
+            let reply = self.send(at, step.method, step.params);
             let answer = self.answer(&reply)?;
-            if let Some(request) = step.request {
-                self.breakpoint.set(request, &answer, &self.scripts);
+            if let (Some(request), Some(target)) = (step.request, self.targets.get_mut(at)) {
+                target.breakpoint.set(request, &answer, &target.scripts);
             }
         }
+        self.placed_at_load = true;
         log::debug(format_args!("breakpoint placed at load"));
         Ok(())
     }
@@ -256,17 +441,19 @@ impl<R: Runtime> Run<'_, R> {
         }
     }
 
-    /// Waits for the runtime's ready event (Node's `NodeRuntime.waitingForDebugger`): the
-    /// process has entered its wait for us. Node reads our first requests during the start-up work just before that wait (while it
-    /// runs JavaScript); a `runIfWaitingForDebugger` dispatched then is forgotten when the wait
-    /// begins, and Node waits for ever. Seen about once in a hundred runs under load.
+    /// Waits for the runtime's ready event (Node's `NodeRuntime.waitingForDebugger`) from the
+    /// started process: it has entered its wait for us. Node reads our first requests during
+    /// the start-up work just before that wait (while it runs JavaScript); a
+    /// `runIfWaitingForDebugger` dispatched then is forgotten when the wait begins, and Node
+    /// waits for ever. Seen about once in a hundred runs under load. Nothing else runs yet, so
+    /// the other events read meanwhile have no hit to lose.
     fn until_waiting(&mut self) -> Result<(), Failure> {
-        let events = self.client.events().clone();
+        let events = self.events.clone();
         let gate = crossbeam_channel::at(self.deadline.min(Instant::now() + WAIT_GATE));
         loop {
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event.method == R::READY_EVENT => return Ok(()),
+                    Ok(event) if event.method == R::READY_EVENT && event.origin == Origin::default() => return Ok(()),
                     Ok(event) => {
                         self.handle_event(event)?;
                     }
@@ -282,18 +469,41 @@ impl<R: Runtime> Run<'_, R> {
         }
     }
 
-    /// Handles one inspector event.
+    /// Handles one event of any target (or a report of a new process).
     fn handle_event(&mut self, mut event: Event) -> Result<Step, Failure> {
-        if R::on_event(&mut self.client, &event) {
-            self.workers += 1;
+        if event.method == follow::REPORTED {
+            if let Some(report) = Report::from_event(&event.params) {
+                self.follow(report)?;
+            }
+            return Ok(Step::Go);
         }
+        if let Some(inner) = R::inner_started(&event) {
+            let origin =
+                Origin { connection: event.origin.connection, session: Some(inner.session) };
+            if let Err(failure) = self.attach(origin.clone(), Some(&inner.name)) {
+                log::warn(format_args!("{} not followed: {failure:?}", inner.name));
+                self.let_go(&origin);
+            }
+            return Ok(Step::Go);
+        }
+        if let Some(session) = R::inner_ended(&event) {
+            let origin =
+                Origin { connection: event.origin.connection, session: Some(session.to_string()) };
+            self.retire(|o| *o == origin);
+            return Ok(Step::Go);
+        }
+        let origin = std::mem::take(&mut event.origin);
+        let Some(target) = self.targets.get_mut(&origin) else { return Ok(Step::Go) };
         match event.method.as_str() {
             "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
                 let payload = match event.params.get_mut("payload").map(Value::take) {
                     Some(Value::String(payload)) => payload,
                     _ => String::new(),
                 };
-                return Ok(Step::Hit(hit(payload)));
+                let mut hit = hit(payload);
+                hit.from = Some(target.tag.clone());
+                self.processes[origin.connection].hits += 1;
+                return Ok(Step::Hit(hit));
             }
             "Debugger.paused" => {
                 let hit = |id: &str| {
@@ -301,28 +511,62 @@ impl<R: Runtime> Run<'_, R> {
                         .as_array()
                         .is_some_and(|ids| ids.iter().any(|hit| hit == id))
                 };
-                if self.breakpoint.probe_id().is_some_and(hit) {
-                    self.place_at_load(&event.params["callFrames"][0])?;
+                let at_load = target.breakpoint.probe_id().is_some_and(hit);
+                let ours = target.breakpoint.ids().any(hit);
+                let frames = event.params["callFrames"].as_array().into_iter().flatten();
+                let frames: Vec<Value> =
+                    frames.take(STACK_FRAMES).map(|f| target.scripts.frame_json(f)).collect();
+                if at_load {
+                    self.place_at_load(&origin, &event.params["callFrames"][0])?;
                 }
-                let ours = self.breakpoint.ids().any(hit);
                 // Every pause is resumed: `debugger;` statements, the load-time probe, the
                 // initial pause of --inspect-brk, and hits when a stack was asked for.
-                drop(self.client.send("Debugger.resume", json!({})));
+                drop(self.send(&origin, "Debugger.resume", json!({})));
                 if ours {
-                    let frames = event.params["callFrames"].as_array().into_iter().flatten();
-                    let frames = frames.take(STACK_FRAMES).map(|f| self.scripts.frame_json(f));
-                    return Ok(Step::Stack(frames.collect()));
+                    return Ok(Step::Stack(frames));
                 }
             }
             "Debugger.breakpointResolved" => {
                 let id = event.params["breakpointId"].as_str().unwrap_or_default();
-                self.breakpoint.resolved(id, &event.params["location"], &self.scripts);
+                target.breakpoint.resolved(id, &event.params["location"], &target.scripts);
             }
-            "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
-            method if method == R::END_EVENT => return Ok(Step::Finished),
+            "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
+            method if method == R::READY_EVENT && !(self.top && origin == Origin::default()) => {
+                drop(self.send(&origin, "Runtime.runIfWaitingForDebugger", json!({})));
+            }
+            method if method == R::END_EVENT && origin.session.is_none() => {
+                if self.top && origin.connection == 0 {
+                    // Others may still be sending what they did before it ended.
+                    let others = self.processes.iter().skip(1).any(|p| p.open);
+                    return Ok(if others { Step::Draining } else { Step::Finished });
+                }
+                // A followed process finished: disconnecting lets it exit.
+                self.disconnect(origin.connection);
+            }
             _ => {}
         }
         Ok(Step::Go)
+    }
+
+    /// Processes debugged, for the answer: `[{pid, parent, command, hits, threads}]`.
+    fn followed(&self) -> Vec<Value> {
+        self.processes
+            .iter()
+            .map(|p| {
+                let mut process = json!({
+                    "pid": p.pid,
+                    "command": crate::debugger::session::clip(&p.command, 200),
+                    "hits": p.hits,
+                });
+                if let Some(parent) = p.parent {
+                    process["parent"] = parent.into();
+                }
+                if !p.workers.is_empty() {
+                    process["threads"] = p.workers.clone().into();
+                }
+                process
+            })
+            .collect()
     }
 
     fn no_map_failure(&self, exit: Exit, timed_out: bool) -> Failure {
@@ -350,6 +594,21 @@ impl<R: Runtime> Run<'_, R> {
     }
 }
 
+/// Adds where one thread's breakpoint landed to what is known: the line of the first that placed
+/// it (every process loads the same file the same way), the generated places of all, once each.
+fn merge(landed: &mut Resolution, found: Resolution) {
+    if landed.line.is_none() {
+        landed.line = found.line;
+        landed.column = found.column;
+        landed.file = found.file;
+    }
+    for place in found.generated {
+        if !landed.generated.contains(&place) {
+            landed.generated.push(place);
+        }
+    }
+}
+
 /// One hit from the probe's report: `T` or `F` (was the value truncated?), then the JSON of
 /// `{type, value}`, which is kept as text: parsed once to check it (the program could call the
 /// binding itself), never held as a tree.
@@ -366,7 +625,7 @@ fn hit(payload: String) -> Hit {
         let message = format!("unreadable report from the probe: {}", log::clip(&payload));
         json!({"type": "error", "value": message}).to_string()
     };
-    Hit { result, truncated, stack: None }
+    Hit { result, truncated, stack: None, from: None }
 }
 
 impl<R: Runtime> Collector for Run<'_, R> {
@@ -383,8 +642,10 @@ impl<R: Runtime> Collector for Run<'_, R> {
     fn handle(&mut self, input: Input<Event>) -> Result<Step, Failure> {
         match input {
             Input::Event(event) => {
-                // Any event shows the program started: no more nudges.
-                self.nudge = crossbeam_channel::never();
+                // Any event of the started process shows it started: no more nudges.
+                if event.origin == Origin::default() && event.method != follow::REPORTED {
+                    self.nudge = crossbeam_channel::never();
+                }
                 self.handle_event(event)
             }
             Input::Closed => Ok(Step::Finished),
@@ -399,24 +660,35 @@ impl<R: Runtime> Collector for Run<'_, R> {
                 log::warn(format_args!(
                     "no sign of the program running yet; sending runIfWaitingForDebugger again"
                 ));
-                drop(self.client.send("Runtime.runIfWaitingForDebugger", json!({})));
+                drop(self.send(&Origin::default(), "Runtime.runIfWaitingForDebugger", json!({})));
                 Ok(Step::Go)
             }
         }
     }
 
     fn stop_hits(&mut self) {
-        for id in self.breakpoint.ids() {
-            drop(self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": id})));
+        let placed: Vec<(Origin, Vec<String>)> = self
+            .targets
+            .iter()
+            .map(|(origin, t)| (origin.clone(), t.breakpoint.ids().map(String::from).collect()))
+            .collect();
+        for (origin, ids) in placed {
+            for id in ids {
+                drop(self.send(&origin, "Debugger.removeBreakpoint", json!({"breakpointId": id})));
+            }
         }
     }
 
     /// A finished program is let go and exits by itself; one that timed out is killed. Either
-    /// way the process group is gone before this returns.
+    /// way every process of it is gone before this returns.
     fn end(&mut self, timed_out: bool) -> Exit {
         self.timed_out = timed_out;
         log::debug(format_args!("program ended; disconnecting"));
-        self.client.close();
+        // No process reports any more; those still waiting for us go with the group.
+        self.channel.take();
+        for process in self.processes.iter_mut().rev() {
+            process.client.close();
+        }
         let exit = if timed_out {
             self.debuggee.kill()
         } else {
@@ -437,6 +709,7 @@ impl<R: Runtime> Collector for Run<'_, R> {
     }
 
     fn abort(&mut self) {
+        self.channel.take();
         self.debuggee.kill();
     }
 
@@ -444,21 +717,39 @@ impl<R: Runtime> Collector for Run<'_, R> {
         self.debuggee.output().to_json()
     }
 
+    fn processes(&self) -> Vec<Value> {
+        self.followed()
+    }
+
     fn undebugged(&self) -> Undebugged {
-        Undebugged { processes: self.debuggee.descendants(None), workers: self.workers }
+        let followed: Vec<u32> = self.processes.iter().map(|p| p.pid).collect();
+        let mut processes = self.debuggee.descendants(None);
+        processes.retain(|d| !followed.contains(&d.process.pid));
+        Undebugged { processes, workers: 0 }
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
-        let resolution = std::mem::take(&mut self.breakpoint.resolution);
-        (resolution.line, resolution.file, resolution.generated)
+        self.retire(|_| true);
+        let landed = std::mem::take(&mut self.landed);
+        (landed.line, landed.file, landed.generated)
     }
 
     fn no_hit_failure(&self, exit: Exit, timed_out: bool) -> Option<Failure> {
-        // Not JavaScript, no map on disk, and the program never loaded the file itself.
-        self.breakpoint.unplaceable().then(|| self.no_map_failure(exit, timed_out))
+        // Not JavaScript, no map on disk, and no process loaded the file itself.
+        let unplaced = self.planned.unplaceable() && !self.placed_at_load;
+        unplaced.then(|| self.no_map_failure(exit, timed_out))
     }
 
     fn never_bound(&self) -> String {
-        self.breakpoint.never_bound()
+        if !self.processes.is_empty() {
+            return self.planned.never_bound();
+        }
+        format!(
+            "the command started no {} process that debug-mcp could follow: run the script with \
+             node itself (`node app.js`), or a command that starts node (`npm test`, `npx jest`, \
+             a script with a node shebang); a program that clears NODE_OPTIONS for its children \
+             cannot be followed",
+            R::LANGUAGE
+        )
     }
 }

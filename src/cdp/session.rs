@@ -68,7 +68,9 @@ fn start<R: Runtime>(
     // Starting has its own limit: `timeout` is how long to wait for the first stop.
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     let Started { debuggee, client, entry, .. } =
-        R::start(command, stop_on_entry, STARTUP_TIMEOUT, deadline, abandon)?;
+        R::start(command, stop_on_entry, None, STARTUP_TIMEOUT, deadline, abandon)?;
+    let client =
+        client.ok_or_else(|| Failure::new(Code::Internal, "started without a connection"))?;
     let mut backend = Cdp::<R>::new(client, Some(debuggee), binding.into(), stop_on_entry);
     backend.entry = entry;
     backend.prepare(pause_on_exceptions)?;
@@ -195,7 +197,7 @@ impl<R: Runtime> Cdp<R> {
             client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
         ];
         // The runtime's own last (Node's worker domain among them), as they always went.
-        let runtime = R::setup_requests(self.debuggee.is_some());
+        let runtime = R::setup_requests(self.debuggee.is_some(), false);
         let runtime: Vec<_> =
             runtime.into_iter().map(|(m, params)| client.send(m, params)).collect();
         for reply in replies.iter().chain(&runtime) {

@@ -48,6 +48,7 @@ pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         label,
         deadline,
         debuggee: None,
+        hits: 0,
         exit_code: None,
         resolved_line: None,
         output: process::Output::default(),
@@ -69,6 +70,7 @@ struct Run<'a, F> {
     deadline: Instant,
     /// The program's pid (it runs in its own process group), from the `process` event.
     debuggee: Option<sys::ProcessGroup>,
+    hits: u64,
     exit_code: Option<i32>,
     /// Where the adapter placed the breakpoint.
     resolved_line: Option<u32>,
@@ -205,7 +207,8 @@ impl<F: Flavour> Run<'_, F> {
                 if let Some(message) =
                     dap::route_output(body, &mut self.output, F::is_logpoint_output)
                 {
-                    return Ok(Step::Hit(hit::<F>(message)));
+                    let hit = hit::<F>(message);
+                    return Ok(Step::Hit(self.tag(hit)));
                 }
             }
             "process" => self.debuggee = dap::process_group(body),
@@ -246,12 +249,19 @@ impl<F: Flavour> Run<'_, F> {
                 .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
                 .collect();
             hit.stack = Some(stack);
-            step = Step::Hit(hit);
+            step = Step::Hit(self.tag(hit));
         }
         // Anything else (an exception we did not ask for) just goes on.
         let resumed = self.client.send("continue", json!({"threadId": thread}));
         self.answer(&resumed)?;
         Ok(step)
+    }
+
+    /// Says which process a hit ran in, and counts it.
+    fn tag(&mut self, mut hit: Hit) -> Hit {
+        self.hits += 1;
+        hit.from = self.debuggee.map(|group| format!(r#""pid":{}"#, group.pid()));
+        hit
     }
 
     fn kill_all(&mut self) {
@@ -277,7 +287,7 @@ fn hit<F: Flavour>(text: &str) -> Hit {
         json!({"type": "error", "value": format!("unreadable report: {}", log::clip(text))})
             .to_string()
     };
-    Hit { result, truncated, stack: None }
+    Hit { result, truncated, stack: None, from: None }
 }
 
 impl<F: Flavour> Collector for Run<'_, F> {
@@ -329,6 +339,12 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn output(&self) -> Value {
         self.output.to_json()
+    }
+
+    fn processes(&self) -> Vec<Value> {
+        let Some(pid) = self.debuggee.map(|group| group.pid()) else { return Vec::new() };
+        let command = crate::debugger::session::clip(&self.plan.command.words.join(" "), 200);
+        vec![json!({"pid": pid, "command": command, "hits": self.hits})]
     }
 
     fn undebugged(&self) -> Undebugged {

@@ -69,12 +69,14 @@ pub(crate) struct Outcome {
     pub(crate) output: Value,
     /// Child processes and worker threads the program ran outside the debugger.
     pub(crate) undebugged: Undebugged,
+    /// The processes debugged: `{pid, command, hits, parent?, threads?}` each.
+    pub(crate) processes: Vec<Value>,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
 }
 
-/// What the program ran where breakpoints do not reach (until child processes and workers are
-/// debugged): child processes (as far as they were seen) and worker threads.
+/// What the program ran where breakpoints do not reach: child processes (as far as they were
+/// seen) that could not be followed, and worker threads.
 #[derive(Debug, Default)]
 pub(crate) struct Undebugged {
     pub(crate) processes: Vec<crate::process::Descendant>,
@@ -123,19 +125,20 @@ impl Undebugged {
     pub(crate) fn note(&self) -> Option<String> {
         self.describe().map(|what| {
             format!(
-                "Note: code run in {what} was not debugged: breakpoints apply only to the \
-                 process debug-mcp started."
+                "Note: code run in {what} was not debugged: debug-mcp could not follow them \
+                 (not a runtime it debugs, or one it cannot follow into)."
             )
         })
     }
 
     /// The hint for a breakpoint that was not hit, when the program ran code outside the
-    /// debugger: `missed` says what did not happen in our process ("line 7 never ran").
+    /// debugger: `missed` says what did not happen where it was debugged ("line 7 never ran
+    /// in the 2 processes debugged (…)").
     pub(crate) fn hint(&self, missed: &str) -> Option<String> {
         self.describe().map(|what| {
             format!(
-                "{missed} in the process debug-mcp started; the program also ran {what} outside \
-                 the debugger: if the line ran there, its hits were not seen"
+                "{missed}; the program also ran {what} that could not be followed: if the line \
+                 ran there, its hits were not seen"
             )
         })
     }
@@ -154,6 +157,30 @@ impl Undebugged {
             state["undebugged"] = self.to_json();
             state["message"] = note.into();
         }
+    }
+}
+
+/// "the 3 processes debugged (pid 12: node --test; pid 13: node t1.test.js; …)", or "the
+/// process debugged (…)", from `{pid, command, threads?}` each.
+pub(crate) fn describe_processes(processes: &[Value]) -> Option<String> {
+    let named: Vec<String> = processes
+        .iter()
+        .take(4)
+        .map(|p| {
+            let threads = p["threads"].as_array().map_or(0, Vec::len);
+            let threads = match threads {
+                0 => String::new(),
+                1 => " and its worker thread".to_string(),
+                n => format!(" and its {n} worker threads"),
+            };
+            format!("pid {}: {}{threads}", p["pid"], p["command"].as_str().unwrap_or_default())
+        })
+        .collect();
+    let more = if processes.len() > 4 { "; …" } else { "" };
+    match processes.len() {
+        0 => None,
+        1 => Some(format!("the process debugged ({})", named.join("; "))),
+        n => Some(format!("the {n} processes debugged ({}{more})", named.join("; "))),
     }
 }
 
@@ -176,11 +203,13 @@ fn command_label(d: &crate::process::Descendant) -> String {
 
 impl Outcome {
     /// Adds one hit's `{type, value}` JSON text (the value replaced by a marker once the
-    /// answer's budget is spent) and reports progress. True when this hit is the `max_hits`th.
+    /// answer's budget is spent; `from`, the fields that say where it ran, spliced in) and
+    /// reports progress. True when this hit is the `max_hits`th.
     pub(crate) fn record_hit(
         &mut self,
         mut result: String,
         truncated: bool,
+        from: Option<&str>,
         max_hits: u64,
         progress: &crate::call::Progress,
     ) -> bool {
@@ -197,6 +226,14 @@ impl Outcome {
             result = json!({"type": kind, "value": omitted}).to_string();
             self.values_truncated = true;
         }
+        // The result is a JSON object's text ending in `}`: add the fields before it.
+        if let Some(from) = from.filter(|_| result.ends_with('}')) {
+            result.pop();
+            result.push(',');
+            result.push_str(from);
+            result.push('}');
+            self.results_bytes += from.len() + 1;
+        }
         self.results.push(result);
         let hits = self.results.len() as u64;
         progress.report(hits, || format!("hit {hits}"));
@@ -208,11 +245,13 @@ impl Outcome {
 }
 
 /// One hit, as a runtime collected it: the JSON text of `{type, value}`, whether the probe cut
-/// the value, and the stack when one was asked for.
+/// the value, the stack when one was asked for, and where it ran: JSON fields (`"pid":12` and
+/// perhaps `,"thread":"[worker 1]"`) added to the result.
 pub(crate) struct Hit {
     pub(crate) result: String,
     pub(crate) truncated: bool,
     pub(crate) stack: Option<Vec<Value>>,
+    pub(crate) from: Option<String>,
 }
 
 /// A probe's report split at its flag: `T` or `F` (was the value cut?), then the JSON of the
@@ -260,6 +299,8 @@ pub(crate) trait Collector {
     /// `{stdout, stderr, truncated}`.
     fn output(&self) -> Value;
     fn undebugged(&self) -> Undebugged;
+    /// The processes debugged, `{pid, command, hits, parent?, threads?}` each.
+    fn processes(&self) -> Vec<Value>;
     /// Where the breakpoint landed: its line, the original file when a map put it in another,
     /// and the generated places.
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>);
@@ -318,8 +359,14 @@ fn collect<C: Collector>(
                 if outcome.hits_capped {
                     continue; // in flight when the breakpoint was removed
                 }
-                let capped =
-                    outcome.record_hit(hit.result, hit.truncated, plan.max_hits, &call.progress);
+                let from = hit.from.as_deref();
+                let capped = outcome.record_hit(
+                    hit.result,
+                    hit.truncated,
+                    from,
+                    plan.max_hits,
+                    &call.progress,
+                );
                 if let Some(stack) = hit.stack {
                     outcome.attach_stack(stack);
                 }
@@ -352,6 +399,7 @@ fn finish<C: Collector>(
     outcome.exit = Some(exit);
     outcome.output = collector.output();
     outcome.undebugged = collector.undebugged();
+    outcome.processes = collector.processes();
     (outcome.resolved_line, outcome.resolved_file, outcome.generated) = collector.resolution();
     if !outcome.results.is_empty() {
         return Ok(outcome);
@@ -369,6 +417,9 @@ fn finish<C: Collector>(
         failure = failure.with("resolvedLine", line.into());
     }
     let hint = never_hit_hint(collector, &outcome, plan, exit);
+    if outcome.processes.len() > 1 {
+        failure = failure.with("processes", outcome.processes.clone().into());
+    }
     Err(outcome.undebugged.add_to(failure.with("hint", hint.into())))
 }
 
@@ -397,12 +448,22 @@ fn never_hit_hint<C: Collector>(
             exit.describe()
         );
     }
-    let missed = match outcome.resolved_line {
+    let mut missed = match outcome.resolved_line {
         Some(line) => format!("line {line} never ran"),
         None => format!("no script loaded from {}", plan.file.display()),
     };
+    if let Some(processes) = describe_processes(&outcome.processes) {
+        missed = format!("{missed} in {processes}");
+    }
     if let Some(hint) = outcome.undebugged.hint(&missed) {
         return hint;
+    }
+    if outcome.processes.len() > 1 {
+        let condition = match &plan.condition {
+            Some(condition) => format!(" (or `{condition}` was never truthy there)"),
+            None => String::new(),
+        };
+        return format!("{missed}{condition}: check the path, and that the program reaches it");
     }
     match (outcome.resolved_line, &plan.condition) {
         (None, _) => collector.never_bound(),

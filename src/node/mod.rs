@@ -13,8 +13,9 @@ use crossbeam_channel::{select, Receiver};
 
 use serde_json::{json, Value};
 
-use crate::cdp::runtime::{Runtime, Started, UrlForm};
-use crate::cdp::{Client, Event};
+use crate::cdp::follow;
+use crate::cdp::runtime::{Follow, Inner, Runtime, Started, UrlForm};
+use crate::cdp::{Client, Event, Relay};
 use crate::debugger::script::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::log;
@@ -34,6 +35,24 @@ pub(crate) struct Launch {
     pub(crate) entry: Option<String>,
     /// Whether we added the inspector flag (the command had none).
     pub(crate) inserted: bool,
+}
+
+impl Launch {
+    /// Whether the started process opens an inspector of its own, whose URL it prints.
+    fn own_inspector(&self) -> bool {
+        self.inserted || self.requested.is_some()
+    }
+}
+
+/// The bootloader followed programs load (`--require` in `NODE_OPTIONS`).
+const BOOT: &str = include_str!("boot.js");
+const BOOT_NAME: &str = "boot.js";
+
+/// `NODE_OPTIONS` words that load the bootloader at `boot` (quoted: Node splits the value at
+/// spaces outside double quotes).
+fn require_boot(boot: &Path) -> String {
+    let boot = boot.display().to_string();
+    format!("--require \"{}\"", boot.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// Node options that take their value as the next word.
@@ -66,9 +85,15 @@ pub(crate) const BRK_FLAG: &str = "--inspect-brk=0";
 /// `process.execArgv`: children it forks (`child_process.fork` passes `process.execArgv`) would
 /// otherwise inherit our inspector flag and wait for a debugger that never comes. An accessor
 /// catches Node's own assignment (`process->Set` in `PatchProcessObject`) and keeps the array
-/// without inspector flags, as a plain property again; so children run undebugged.
+/// without inspector flags, as a plain property again; so children start without them (and
+/// are followed through the bootloader when the run follows them). Where the array is already
+/// set, it is filtered in place.
 pub(crate) const UNINHERIT_INSPECTOR: &str = r#"(() => {
   const inspector = /^--(inspect(-brk|-wait|-port|-publish-uid)?|debug-port)(=|$)/;
+  if (Array.isArray(process.execArgv)) {
+    process.execArgv = process.execArgv.filter((a) => !inspector.test(a));
+    return true;
+  }
   Object.defineProperty(process, 'execArgv', {
     configurable: true,
     enumerable: true,
@@ -81,14 +106,8 @@ pub(crate) const UNINHERIT_INSPECTOR: &str = r#"(() => {
   return true;
 })()"#;
 
-/// `NodeWorker.enable` params: workers are announced (`NodeWorker.attachedToWorker`) but need
-/// not wait for us. A worker inherits the parent's `--inspect-wait` and waits for a debugger of
-/// its own regardless; [`release_worker`] lets it go.
-pub(crate) fn worker_events() -> serde_json::Value {
-    serde_json::json!({"waitForDebuggerOnStart": false})
-}
-
-/// Lets a worker that waits for its debugger run undebugged, and detaches from it: until
+/// A worker inherits the parent's `--inspect-wait` and waits for a debugger of its own even when
+/// `NodeWorker.enable` said it need not. Lets a worker that waits for its debugger run undebugged, and detaches from it: until
 /// workers are debugged, their code runs as it would without debug-mcp.
 fn release_worker(client: &mut Client, attached: &Value) {
     let session = attached["sessionId"].clone();
@@ -103,10 +122,13 @@ pub(crate) fn refused_wait_flag(stderr: &str) -> bool {
     stderr.contains("bad option: --inspect-wait")
 }
 
+/// `follow`: the bootloader and the channel its processes report on, when every Node process of
+/// the program is followed.
 pub(crate) fn prepare(
     command: CommandLine,
     node_options: Option<String>,
     flag: &str,
+    follow: Option<(&Path, &str)>,
 ) -> Result<Launch, String> {
     let CommandLine { mut env, words, cwd, stdin } = command;
     let mut words = words.into_iter();
@@ -138,13 +160,19 @@ pub(crate) fn prepare(
             break;
         } else if arg == "--test" {
             // Node's test runner never opens an inspector in its own process; it runs each
-            // test file in a child and hands inspector flags to those. Children are not
-            // debugged yet, so none is added: they run in parallel, as without debug-mcp.
+            // test file in a child and hands inspector flags to those, which would make them
+            // fight over one port. None is added: followed, every process reports through the
+            // bootloader instead.
             test_runner = true;
         } else if OPTIONS_WITH_VALUE.contains(&arg.as_str()) {
             index += 1;
         }
         index += 1;
+    }
+    if test_runner && found {
+        // Followed, the runner's children open inspectors of their own on free ports.
+        args.retain(|arg| inspector_flag(arg).is_none());
+        requested = None;
     }
     let inserted = !found && is_node && !test_runner;
     if inserted {
@@ -158,13 +186,15 @@ pub(crate) fn prepare(
         Some(i) => Some(env.remove(i).1),
         None => node_options,
     };
-    if let Some(options) = options {
-        let kept = strip_inspector_options(&options);
-        if kept.is_empty() {
-            env_remove.push("NODE_OPTIONS".to_string());
-        } else {
-            env.push(("NODE_OPTIONS".to_string(), kept));
-        }
+    let mut kept = options.as_deref().map(strip_inspector_options).unwrap_or_default();
+    if let Some((boot, channel)) = follow {
+        kept = [kept, require_boot(boot)].join(" ").trim_start().to_string();
+        env.push((follow::CHANNEL_VAR.to_string(), channel.to_string()));
+    }
+    if !kept.is_empty() {
+        env.push(("NODE_OPTIONS".to_string(), kept));
+    } else if options.is_some() {
+        env_remove.push("NODE_OPTIONS".to_string());
     }
     // Relative to where the program runs, for the source maps looked for beside it.
     let entry = entry.filter(|_| is_node).map(|entry| match &cwd {
@@ -240,8 +270,10 @@ pub(crate) fn strip_inspector_options(options: &str) -> String {
     kept.join(" ")
 }
 
-/// Whether a stderr line is the inspector's own (kept out of the program's output).
+/// Whether a stderr line is the inspector's own (kept out of the program's output); also as
+/// Node's test runner echoes a child's stderr, a TAP comment (`# Debugger attached.`).
 pub(crate) fn is_inspector_line(line: &str) -> bool {
+    let line = line.strip_prefix("# ").unwrap_or(line);
     const PREFIXES: &[&str] = &[
         "Debugger listening on ws://",
         "For help, see: https://nodejs.org/en/docs/inspector",
@@ -369,16 +401,21 @@ fn hex_digit(nibble: u8) -> String {
 }
 
 /// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
-/// `--inspect-brk` when this Node refuses `--inspect-wait`) and connects to its inspector.
+/// `--inspect-brk` when this Node refuses `--inspect-wait`) and connects to its inspector. A
+/// followed command that opens no inspector of its own (`npm test`, `node --test`) is only
+/// spawned: its processes report through the channel.
 fn start_node(
     command: &CommandLine,
     flag: &str,
+    follow: Option<&Follow>,
     timeout: Duration,
     deadline: Instant,
     cancel: &Receiver<()>,
-) -> Result<(Launch, Debuggee, Client), Failure> {
+) -> Result<(Launch, Debuggee, Option<Client>), Failure> {
+    let boot = follow.map(|f| (f.channel.boot(BOOT_NAME), f.channel.path()));
     let prepare = |flag| {
-        prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag)
+        let follow = boot.as_ref().map(|(boot, pipe)| (boot.as_path(), pipe.as_str()));
+        prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag, follow)
             .map_err(|message| Failure::new(Code::InvalidCommand, message))
     };
     let spawn = |launch: &Launch| {
@@ -387,8 +424,11 @@ fn start_node(
                 SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
                 SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
             })?;
-        let found = connect_own(&mut debuggee, deadline, cancel);
-        Ok::<_, Failure>((debuggee, found))
+        if follow.is_some() && !launch.own_inspector() {
+            return Ok((debuggee, Ok(Ok(None))));
+        }
+        let found = connect_own(&mut debuggee, follow, deadline, cancel);
+        Ok::<_, Failure>((debuggee, found.map(|found| found.map(Some))))
     };
     let mut launch = prepare(flag)?;
     let (mut debuggee, mut found) = spawn(&launch)?;
@@ -413,6 +453,7 @@ fn start_node(
 /// let go undebugged, and the search goes on.
 fn connect_own(
     debuggee: &mut Debuggee,
+    follow: Option<&Follow>,
     deadline: Instant,
     cancel: &Receiver<()>,
 ) -> Result<Result<Client, String>, Discovery> {
@@ -420,16 +461,21 @@ fn connect_own(
         let url = discover(debuggee, deadline, cancel)?;
         log::debug(format_args!("inspector at {url}"));
         let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        let mut client = match Client::connect(&url, left) {
+        let connected = match follow {
+            Some(follow) => Client::connect_shared(&url, left, 0, follow.events),
+            None => Client::connect(&url, left),
+        };
+        let mut client = match connected {
             Ok(client) => client,
             Err(message) => return Ok(Err(message)),
         };
+        let events = follow.map_or(client.events(), |f| f.received).clone();
         // Enabling Runtime reports the default context, named `node[PID]` (Node's
         // GetHumanReadableProcessName), before it answers; `process.pid` is not set yet while
         // Node waits for us. Setup enables Runtime again, which is harmless.
         let enabled = client.send("Runtime.enable", json!({})).recv_timeout(left);
         let pid = enabled.ok().and_then(|_| {
-            client.events().try_iter().find_map(|event| {
+            events.try_iter().find_map(|event| {
                 let name = event.params.pointer("/context/name")?.as_str()?;
                 let digits = name.strip_suffix(']')?.rsplit_once('[')?.1;
                 digits.parse::<u32>().ok()
@@ -442,6 +488,7 @@ fn connect_own(
         let running = client.send("Runtime.runIfWaitingForDebugger", json!({}));
         let _ = running.recv_timeout(left);
         client.close();
+        events.try_iter().for_each(drop);
     }
 }
 
@@ -510,17 +557,24 @@ impl Runtime for Node {
     const READY_EVENT: &'static str = "NodeRuntime.waitingForDebugger";
     const END_EVENT: &'static str = "NodeRuntime.waitingForDisconnect";
     const URLS: UrlForm = UrlForm { to_path: file_url_to_path, regex: file_url_regex };
+    const BOOT: Option<(&'static str, &'static str)> = Some((BOOT_NAME, BOOT));
+    const RELAY: Option<Relay> = Some(Relay {
+        send: "NodeWorker.sendMessageToWorker",
+        receive: "NodeWorker.receivedMessageFromWorker",
+    });
 
     fn start(
         command: &CommandLine,
         stop_at_entry: bool,
+        follow: Option<Follow>,
         timeout: Duration,
         deadline: Instant,
         cancel: &Receiver<()>,
     ) -> Result<Started, Failure> {
         // --inspect-brk stops at the first line; --inspect-wait does not.
         let flag = if stop_at_entry { BRK_FLAG } else { WAIT_FLAG };
-        let (launch, debuggee, client) = start_node(command, flag, timeout, deadline, cancel)?;
+        let (launch, debuggee, client) =
+            start_node(command, flag, follow.as_ref(), timeout, deadline, cancel)?;
         Ok(Started {
             debuggee,
             client,
@@ -529,11 +583,11 @@ impl Runtime for Node {
         })
     }
 
-    fn setup_requests(own: bool) -> Vec<(&'static str, Value)> {
+    fn setup_requests(own: bool, follow: bool) -> Vec<(&'static str, Value)> {
         let mut requests = vec![
             ("NodeRuntime.enable", json!({})),
             ("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
-            ("NodeWorker.enable", worker_events()),
+            ("NodeWorker.enable", json!({"waitForDebuggerOnStart": follow})),
         ];
         // Only a program we start: an attached one's children are its own business.
         if own {
@@ -541,6 +595,23 @@ impl Runtime for Node {
             requests.push(("Runtime.evaluate", params));
         }
         requests
+    }
+
+    fn inner_started(event: &Event) -> Option<Inner> {
+        if event.method != "NodeWorker.attachedToWorker" || event.origin.session.is_some() {
+            return None;
+        }
+        let session = event.params["sessionId"].as_str()?.to_string();
+        let info = &event.params["workerInfo"];
+        let name = info["title"].as_str().or(info["workerId"].as_str()).unwrap_or("worker");
+        Some(Inner { session, name: name.to_string() })
+    }
+
+    fn inner_ended(event: &Event) -> Option<&str> {
+        if event.method != "NodeWorker.detachedFromWorker" {
+            return None;
+        }
+        event.params["sessionId"].as_str()
     }
 
     fn on_event(client: &mut Client, event: &Event) -> bool {
@@ -558,20 +629,24 @@ mod tests {
     use crate::shell;
 
     fn check(line: &str, node_options: Option<&str>, expected: &str) {
-        let got =
-            match prepare(shell::split(line).unwrap(), node_options.map(String::from), BRK_FLAG) {
-                Ok(l) => format!(
-                    "{} {:?} env={:?} remove={:?} requested={:?} node={}{}",
-                    l.spec.program,
-                    l.spec.args,
-                    l.spec.env,
-                    l.spec.env_remove,
-                    l.requested,
-                    l.is_node,
-                    l.entry.map(|e| format!(" entry={e}")).unwrap_or_default()
-                ),
-                Err(e) => format!("error: {}", e.split(':').next().unwrap()),
-            };
+        let got = match prepare(
+            shell::split(line).unwrap(),
+            node_options.map(String::from),
+            BRK_FLAG,
+            None,
+        ) {
+            Ok(l) => format!(
+                "{} {:?} env={:?} remove={:?} requested={:?} node={}{}",
+                l.spec.program,
+                l.spec.args,
+                l.spec.env,
+                l.spec.env_remove,
+                l.requested,
+                l.is_node,
+                l.entry.map(|e| format!(" entry={e}")).unwrap_or_default()
+            ),
+            Err(e) => format!("error: {}", e.split(':').next().unwrap()),
+        };
         assert_eq!(got, expected, "line: {line}");
     }
 
@@ -580,6 +655,12 @@ mod tests {
         // Node's test runner opens no inspector of its own: no flag is added.
         check(
             "node --test t/",
+            None,
+            r#"node ["--test", "t/"] env=[] remove=[] requested=None node=true entry=t/"#,
+        );
+        // The user's inspector flag too: every test file's process would take it, on one port.
+        check(
+            "node --inspect-wait=0 --test t/",
             None,
             r#"node ["--test", "t/"] env=[] remove=[] requested=None node=true entry=t/"#,
         );

@@ -69,8 +69,10 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         runs?'. No inspector flag is needed in `command` (a free port is chosen). If \
         `resolvedLine` differs from the line you asked for, the debugger moved the breakpoint \
         to the nearest line with code. An expression that throws yields {type: 'error', value: \
-        message} for that hit. Code run in child processes or worker threads is not debugged; \
-        `undebugged` lists them.",
+        message} for that hit. Every Node process the command starts (forks, spawns, npm scripts, \
+        test runners' workers) and every worker thread is debugged too: each hit says its \
+        `pid` (and `thread` for a worker), and `processes` lists the processes debugged. \
+        What could not be followed is listed in `undebugged`.",
     properties,
     required: &["command", "breakpoint", "expression"],
     read_only: false,
@@ -117,7 +119,9 @@ fn output() -> Value {
                     "type": {"type": "string"},
                     "value": {},
                     "stack": {"type": "array", "items": {"type": "object", "properties": {
-                        "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}}
+                        "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}},
+                    "pid": {"type": "integer", "description": "The process the hit ran in."},
+                    "thread": {"type": "string", "description": "The worker thread it ran in, when not the process's main thread."}
                 },
                 "required": ["type", "value"]
             }},
@@ -128,6 +132,9 @@ fn output() -> Value {
             "timedOut": {"type": "boolean"},
             "hitsCapped": {"type": "boolean"},
             "valuesTruncated": {"type": "boolean"},
+            "processes": {"type": "array", "description": "The processes debugged, the started one first when it is the runtime's.", "items": {"type": "object", "properties": {
+                "pid": {"type": "integer"}, "parent": {"type": "integer"}, "command": {"type": "string"},
+                "hits": {"type": "integer"}, "threads": {"type": "array", "items": {"type": "string"}}}}},
             "undebugged": {"type": "object", "description": "What the program ran outside the debugger (child processes, as far as seen, and worker threads); present only when it ran any.",
                 "properties": {
                     "processes": {"type": "array", "items": {"type": "object", "properties": {
@@ -282,6 +289,9 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         if let Some(signal) = exit.signal {
             structured["signal"] = signal.into();
         }
+    }
+    if !outcome.processes.is_empty() {
+        structured["processes"] = outcome.processes.clone().into();
     }
     if let Some(note) = outcome.undebugged.note() {
         structured["undebugged"] = outcome.undebugged.to_json();

@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, fixture, root, tag};
+use crate::{assert_no_debuggee, fixture, plain_results, root, tag};
 
 fn debug_mcp(args: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp"))
@@ -37,7 +37,7 @@ fn run_prints_the_result_and_sets_the_exit_code() {
     assert_eq!(code, 0);
     let result: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
-        result["results"],
+        plain_results(&result),
         json!([{"type": "number", "value": 0}, {"type": "number", "value": 10}, {"type": "number", "value": 25}])
     );
     assert_eq!(result["breakpoint"]["file"], fixture("loop.js"));
@@ -64,7 +64,7 @@ fn run_prints_the_result_and_sets_the_exit_code() {
     assert_eq!(code, 0);
     let result: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
-        result["results"],
+        plain_results(&result),
         json!([{"type": "number", "value": 8}, {"type": "number", "value": 9}])
     );
     assert_eq!(result["hitsCapped"], true);

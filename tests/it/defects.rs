@@ -97,44 +97,47 @@ fn floats_keep_every_digit_in_python() {
 }
 
 /// A fork inherited `--inspect-wait` through `execArgv` and waited for a debugger for ever;
-/// a worker did the same. Both now run undebugged, finish, and are named in the answer.
+/// a worker did the same. Later both ran undebugged. Now both are debugged: hits in the child
+/// and in the worker say where they ran, and the program finishes.
 #[test]
-fn forks_and_workers_run_undebugged_and_finish() {
+fn forks_and_workers_are_debugged_and_finish() {
+    let result = run_script(json!({"command": node(&tag(), "children/fork.js", ""),
+        "breakpoint": {"file": fixture("children/fork.js"), "line": 6},
+        "expression": "process.argv[2]"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!("child")]);
+    assert_eq!(s["exitCode"], 0);
+    assert_eq!(s["output"]["stdout"], "from child 42\nchild exited 0\n");
+    let processes = s["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 2, "{s}");
+    let (parent, child) = (&processes[0], &processes[1]);
+    assert_eq!(child["parent"], parent["pid"], "{s}");
+    assert_eq!((parent["hits"].as_u64(), child["hits"].as_u64()), (Some(0), Some(1)));
+    let command = child["command"].as_str().unwrap();
+    assert!(command.ends_with("fixtures/children/fork.js child"), "{command}");
+    assert!(!command.contains("--inspect"), "{command}");
+    assert_eq!(s["results"][0]["pid"], child["pid"]);
+    assert!(s.get("undebugged").is_none(), "{s}");
+
+    // The parent's line sees what the child sent.
     let result = run_script(json!({"command": node(&tag(), "children/fork.js", ""),
         "breakpoint": {"file": fixture("children/fork.js"), "line": 12},
         "expression": "message.value"}));
-    let s = ok(&result);
-    assert_eq!(values(s), [json!(21)]);
-    assert_eq!(s["exitCode"], 0);
-    assert_eq!(s["output"]["stdout"], "from child 42\nchild exited 0\n");
-    let processes = s["undebugged"]["processes"].as_array().unwrap();
-    assert_eq!(processes.len(), 1, "{s}");
-    let command = processes[0]["command"].as_str().unwrap();
-    assert!(command.ends_with("fixtures/children/fork.js child"), "{command}");
-    assert!(!command.contains("--inspect"), "{command}");
-    let note = result["content"].to_string();
-    assert!(note.contains("code run in 1 child process (pid "), "{note}");
+    assert_eq!(values(ok(&result)), [json!(21)]);
 
-    let result = run_script(json!({"command": node(&tag(), "children/worker.js", ""),
-        "breakpoint": {"file": fixture("children/worker.js"), "line": 7},
-        "expression": "value"}));
-    let s = ok(&result);
-    assert_eq!(values(s), [json!(41)]);
-    assert_eq!(s["output"]["stdout"], "from worker 42\nworker exited 0\n");
-    assert_eq!(s["undebugged"], json!({"processes": [], "workers": 1}));
-
-    // A line that runs only in the worker: the hint says where it ran, not "is it the file
-    // the command runs?".
-    let result = run_script(json!({"command": node(&tag(), "children/worker.js", ""),
-        "breakpoint": {"file": fixture("children/worker.js"), "line": 13},
-        "expression": "answer"}));
-    let e = err(&result);
-    assert_eq!(e["code"], "exited");
-    assert_eq!(
-        e["hint"],
-        "line 13 never ran in the process debug-mcp started; the program also ran 1 worker \
-         thread outside the debugger: if the line ran there, its hits were not seen"
-    );
+    // A worker thread: its line, and the parent's.
+    for (line, expression, value, thread) in
+        [(13, "answer", 41, Some("[worker 1]")), (7, "value", 41, None)]
+    {
+        let result = run_script(json!({"command": node(&tag(), "children/worker.js", ""),
+            "breakpoint": {"file": fixture("children/worker.js"), "line": line},
+            "expression": expression}));
+        let s = ok(&result);
+        assert_eq!(values(s), [json!(value)], "{s}");
+        assert_eq!(s["output"]["stdout"], "from worker 42\nworker exited 0\n");
+        assert_eq!(s["results"][0]["thread"].as_str(), thread, "{s}");
+        assert_eq!(s["processes"][0]["threads"], json!(["[worker 1]"]), "{s}");
+    }
 
     // The same in a session: the exited state names what ran undebugged.
     let mut server = Server::initialized();
@@ -154,36 +157,42 @@ fn forks_and_workers_run_undebugged_and_finish() {
 }
 
 /// `node --test dir/`: debug-mcp took the first test file's inspector for the program's, took
-/// that child's exit for the end and killed the rest (1 hit of 3, output cut, no note). Also
-/// with an inspector flag of the user's, which the runner hands to every test file's process.
+/// that child's exit for the end and killed the rest (1 hit of 3, output cut, no note). Later
+/// the files ran undebugged. Now every test file's process is followed: 3 hits, each from its
+/// own process, also with an inspector flag of the user's (which the runner would hand to every
+/// test file's process, all on one port).
 #[test]
-fn node_test_runs_every_file_and_says_they_ran_undebugged() {
+fn node_test_hits_the_code_under_test_in_every_file() {
     for flag in ["", "--inspect-wait=0 "] {
         let tag = tag();
         let command = format!("DMCP_TAG={tag} node {flag}--test {}", fixture("node-test"));
-        node_test_files_ran_undebugged(&command);
+        let result = run_script(json!({"command": command,
+            "breakpoint": {"file": fixture("node-test/square.js"), "line": 4},
+            "expression": "n"}));
+        let s = ok(&result);
+        let mut hits = values(s);
+        hits.sort_by_key(|v| v.as_i64());
+        assert_eq!(hits, [json!(1), json!(2), json!(3)], "{s}");
+        assert_eq!(s["exitCode"], 0);
+        let stdout = s["output"]["stdout"].as_str().unwrap();
+        assert!(stdout.contains("# tests 3\n") && stdout.contains("# pass 3\n"), "{stdout}");
+        assert!(
+            !stdout.contains("Debugger"),
+            "the inspector's lines are not the program's: {stdout}"
+        );
+        let mut files: Vec<&str> = s["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["command"].as_str().unwrap().rsplit('/').next().unwrap())
+            .collect();
+        files.sort_unstable();
+        assert_eq!(files, ["t1.test.js", "t2.test.js", "t3.test.js"], "{s}");
+        let pids: Vec<&Value> =
+            s["results"].as_array().unwrap().iter().map(|r| &r["pid"]).collect();
+        assert!(pids[0] != pids[1] && pids[1] != pids[2] && pids[0] != pids[2], "{s}");
         assert_no_debuggee(&tag);
     }
-}
-
-fn node_test_files_ran_undebugged(command: &str) {
-    let result = run_script(json!({"command": command,
-        "breakpoint": {"file": fixture("node-test/square.js"), "line": 4},
-        "expression": "n"}));
-    let e = err(&result);
-    assert_eq!(e["code"], "exited");
-    assert_eq!(e["exitCode"], 0);
-    let stdout = e["output"]["stdout"].as_str().unwrap();
-    assert!(stdout.contains("# tests 3\n") && stdout.contains("# pass 3\n"), "{stdout}");
-    assert!(e.get("signal").is_none(), "{e}");
-    let processes = e["undebugged"]["processes"].as_array().unwrap();
-    let mut files: Vec<&str> = processes
-        .iter()
-        .map(|p| p["command"].as_str().unwrap().rsplit('/').next().unwrap())
-        .collect();
-    files.sort_unstable();
-    assert_eq!(files, ["t1.test.js", "t2.test.js", "t3.test.js"], "{e}");
-    assert!(e["hint"].as_str().unwrap().contains("3 child processes"), "{e}");
 }
 
 /// A breakpoint set mid-session in a file tsx had already compiled never bound.

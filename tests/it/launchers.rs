@@ -1,6 +1,7 @@
 //! Commands that start with a launcher: `npm test` and `npm run` (a package.json script),
 //! `npx` and `node_modules/.bin` (a package's bin with a node `#!` line) and `env`. debug-mcp
-//! takes the launcher off and starts the node program itself, so its breakpoints bind.
+//! takes the launcher off and starts the node program itself where it can; a script that needs
+//! a shell runs through one, and every Node process it starts is followed.
 
 use serde_json::{json, Value};
 
@@ -42,11 +43,16 @@ fn package_scripts_npx_bins_and_env_run_under_the_debugger() {
 }
 
 #[test]
-fn launchers_that_cannot_be_taken_off_say_what_to_run() {
+fn launchers_that_cannot_be_taken_off_run_through_a_shell_or_say_what_to_run() {
     let tag = tag();
-    let e = err(&script("npm run both", &tag, "check.js", 4, "n")).clone();
-    assert_eq!((&e["code"], &e["field"]), (&json!("invalid_command"), &json!("command")));
-    assert!(e["error"].as_str().unwrap().contains("needs a shell"), "{e}");
+    // `node check.js && node check.js`: a shell runs it, both processes are followed.
+    let result = script("npm run both", &tag, "check.js", 4, "n");
+    let s = ok(&result);
+    assert_eq!(values(s), [1, 2, 3, 1, 2, 3].map(|n| json!(n)), "{s}");
+    let processes = s["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 2, "{s}");
+    assert!(processes.iter().all(|p| p["command"].as_str().unwrap().ends_with("check.js")), "{s}");
+    assert_eq!(s["output"]["stdout"], "none 6\nnone 6\n");
     let e = err(&script("npx left-pad", &tag, "check.js", 4, "n")).clone();
     assert!(e["error"].as_str().unwrap().contains("npm install left-pad"), "{e}");
     let e = err(&script("npm run nope", &tag, "check.js", 4, "n")).clone();
@@ -73,5 +79,47 @@ fn mocha_and_jest_tests_stop_in_the_code_under_test() {
         let result = runners(command);
         assert_eq!(values(ok(&result)), [json!(0), json!(4)], "{command}: {result}");
     }
+    assert_no_debuggee(&tag);
+}
+
+/// jest with two workers (no cache, so no timings make it run in band): each test file runs in
+/// a worker process, and every hit says which.
+#[test]
+fn jest_workers_are_followed() {
+    let tag = tag();
+    let result = run_script(
+        json!({"command": "npx jest --maxWorkers=2 --no-cache sum.test.js sum2.test.js",
+        "cwd": fixture("runners"), "env": {"DMCP_TAG": tag},
+        "breakpoint": {"file": "sum.js", "line": 5}, "expression": "total", "timeout": 60000}),
+    );
+    let s = ok(&result);
+    let mut hits = values(s);
+    hits.sort_by_key(|v| v.as_i64());
+    assert_eq!(hits, [0, 0, 1, 3, 4].map(|n| json!(n)), "{s}");
+    let processes = s["processes"].as_array().unwrap();
+    let workers: Vec<&Value> = processes
+        .iter()
+        .filter(|p| p["command"].as_str().unwrap().contains("jest-worker"))
+        .collect();
+    assert!(workers.len() >= 2, "{s}");
+    let hit_in_workers: u64 = workers.iter().map(|p| p["hits"].as_u64().unwrap()).sum();
+    assert_eq!(hit_in_workers, 5, "the tests ran in the workers: {s}");
+    assert_eq!(s["exitCode"], 0);
+    assert_no_debuggee(&tag);
+}
+
+/// `npx tsx src/main.ts`: tsx's CLI runs the program in a child process with its loader (on
+/// a worker thread of its own); the child's `process.execArgv` stays intact.
+#[test]
+fn npx_tsx_runs_the_typescript_in_a_followed_child() {
+    let tag = tag();
+    let result = run_script(json!({"command": "npx tsx tsx-app/src/main.ts 3",
+        "cwd": fixture(""), "env": {"DMCP_TAG": tag},
+        "breakpoint": {"file": "tsx-app/src/main.ts", "line": 9}, "expression": "i",
+        "timeout": 60000}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(0), json!(1), json!(2)], "{s}");
+    assert_eq!(s["output"]["stdout"], "tick 0\n");
+    assert_eq!(s["processes"][1]["parent"], s["processes"][0]["pid"], "{s}");
     assert_no_debuggee(&tag);
 }

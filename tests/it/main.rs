@@ -323,6 +323,19 @@ pub fn err(result: &Value) -> &Value {
 }
 
 /// The values of the results, without their types.
+/// The hits without the `pid` each carries (checked to be the first process's), to compare
+/// them whole.
+pub fn plain_results(structured: &Value) -> Value {
+    let pid = &structured["processes"][0]["pid"];
+    assert!(pid.is_u64(), "no processes: {structured}");
+    let mut results = structured["results"].clone();
+    for hit in results.as_array_mut().unwrap() {
+        let hit = hit.as_object_mut().unwrap();
+        assert_eq!(hit.remove("pid").as_ref(), Some(pid), "{structured}");
+    }
+    results
+}
+
 pub fn values(structured: &Value) -> Vec<Value> {
     structured["results"].as_array().unwrap().iter().map(|r| r["value"].clone()).collect()
 }

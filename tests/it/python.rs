@@ -9,8 +9,8 @@ use std::sync::{mpsc, Mutex};
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, err, fixture, free_port, ok, root, run_script, tag, tool, values, Program,
-    Server, DEADLINE,
+    assert_no_debuggee, err, fixture, free_port, ok, plain_results, root, run_script, tag, tool,
+    values, Program, Server, DEADLINE,
 };
 
 /// An interpreter that has debugpy.
@@ -75,7 +75,7 @@ fn hits_in_order_with_exit_and_output() {
     let result = script("loop.py", "", 5, "total");
     let s = ok(&result);
     assert_eq!(
-        s["results"],
+        plain_results(s),
         json!([{"type": "int", "value": 0}, {"type": "int", "value": 10}, {"type": "int", "value": 25}])
     );
     assert_eq!(s["breakpoint"], json!({"file": py("loop.py"), "line": 5, "resolvedLine": 5}));

@@ -6,7 +6,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, err, fixture, free_port, node, ok, run_script, tag, values, Server,
+    assert_no_debuggee, err, fixture, free_port, node, ok, plain_results, run_script, tag, values,
+    Server,
 };
 
 fn script(fixture_name: &str, args: &str, line: u64, expression: &str) -> Value {
@@ -22,7 +23,7 @@ fn reports_each_hit_in_order_with_exit_and_output() {
     let result = script("loop.js", "", 5, "total");
     let s = ok(&result);
     assert_eq!(
-        s["results"],
+        plain_results(s),
         json!([{"type": "number", "value": 0}, {"type": "number", "value": 10}, {"type": "number", "value": 25}])
     );
     assert_eq!(s["breakpoint"], json!({"file": fixture("loop.js"), "line": 5, "resolvedLine": 5}));
@@ -78,7 +79,7 @@ fn values_of_every_type() {
             "breakpoint": {"file": fixture("values.js"), "line": 28},
             "expression": expression,
         }));
-        assert_eq!(ok(&result)["results"], json!([expected]), "expression: {expression}");
+        assert_eq!(plain_results(ok(&result)), json!([expected]), "expression: {expression}");
         assert_no_debuggee(&tag);
     }
 }
@@ -293,18 +294,31 @@ fn exited_before_hit_shows_why() {
 
 #[test]
 fn commands_that_never_open_an_inspector() {
+    // Any command may start node; one that never does says so.
     let result = script_with_timeout("loop.js", 5, 800, "sleep 30");
     let e = err(&result);
     assert_eq!(e["error"], "Timeout waiting for breakpoint after 800ms");
-    assert!(e["hint"].as_str().unwrap().contains("never opened a Node inspector"));
+    let hint = e["hint"].as_str().unwrap();
+    assert!(
+        hint.starts_with("the command started no node process that debug-mcp could follow"),
+        "{hint}"
+    );
 
     let result = script_with_timeout("loop.js", 5, 5000, "true");
     let e = err(&result);
-    assert_eq!(e["code"], "no_inspector");
-    assert!(e["error"]
-        .as_str()
-        .unwrap()
-        .starts_with("the command exited (exit code 0) without opening a Node inspector"));
+    assert_eq!(e["code"], "exited");
+    assert_eq!(e["exitCode"], 0);
+    let hint = e["hint"].as_str().unwrap();
+    assert!(hint.starts_with("the command started no node process"), "{hint}");
+
+    // A shell that runs node: followed through the bootloader.
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} sh -c 'node \"{}\"'", fixture("loop.js"));
+    let result = run_script(json!({"command": command,
+        "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(0), json!(10), json!(25)]);
+    assert!(s["processes"][0]["command"].as_str().unwrap().ends_with("fixtures/loop.js"), "{s}");
 
     let result = script_with_timeout("loop.js", 5, 5000, "no-such-command-here x");
     assert_eq!(err(&result)["code"], "command_not_found");
@@ -386,7 +400,14 @@ fn environment_assignments_and_node_options() {
         "command": format!("DMCP_TAG={tag} GREETING='hi there' node {}", fixture("env.js")),
         "breakpoint": {"file": fixture("env.js"), "line": 3}, "expression": "[greeting, process.env.NODE_OPTIONS]",
     }));
-    assert_eq!(values(ok(&result)), [json!(["hi there", "--no-warnings"])]);
+    // The program sees the user's options, without the inspector's, and the bootloader that
+    // follows its child processes.
+    let seen = values(ok(&result));
+    assert_eq!(seen[0][0], "hi there");
+    let options = seen[0][1].as_str().unwrap();
+    assert!(options.starts_with("--no-warnings --require "), "{options}");
+    assert!(options.ends_with("boot.js\""), "{options}");
+    assert!(!options.contains("--inspect"), "{options}");
     assert_no_debuggee(&tag);
 }
 
@@ -468,7 +489,7 @@ fn huge_answers_stay_under_the_message_limit() {
         assert!(results[0]["value"].as_str().unwrap().starts_with("0....."));
         assert!(results[0]["value"].as_str().unwrap().ends_with("… [truncated: 200000 chars]"));
         assert_eq!(
-            results[2999],
+            plain_results(s)[2999],
             json!({"type": "string", "value": "[omitted: the values so far exceed the 3 MiB answer budget]"})
         );
         assert_eq!(s["valuesTruncated"], true);
