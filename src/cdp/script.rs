@@ -636,6 +636,7 @@ impl<R: Runtime> Collector for Run<'_, R> {
             events: self.events.clone(),
             exited: self.exited.clone(),
             tick: self.nudge.clone(),
+            more: crossbeam_channel::never(),
         }
     }
 

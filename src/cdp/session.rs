@@ -455,6 +455,7 @@ impl<R: Runtime> Backend for Cdp<R> {
             events: self.events.clone(),
             exited: self.exited.clone(),
             tick: self.nudge.clone(),
+            more: crossbeam_channel::never(),
         }
     }
 

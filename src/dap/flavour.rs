@@ -28,6 +28,13 @@ pub(crate) struct Launched {
     pub(crate) label: String,
 }
 
+/// A child process the adapter offers to debug: where to connect for its session, and the
+/// `attach` arguments that name it.
+pub(crate) struct Offered {
+    pub(crate) address: std::net::SocketAddr,
+    pub(crate) arguments: Value,
+}
+
 pub(crate) trait Flavour: Send + 'static {
     /// `language` in answers.
     const LANGUAGE: &'static str;
@@ -38,6 +45,14 @@ pub(crate) trait Flavour: Send + 'static {
     /// `stop_on_entry`.
     fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure>;
     /// Why our adapter ended early, in its own words; `label` is [`Launched::label`].
+    /// Asks, in the `launch` arguments, for the program's child processes to be offered
+    /// ([`Flavour::offered`]); false when the adapter cannot.
+    fn follow_children(arguments: &mut Value) -> bool;
+    /// An event that offers a child process to debug (debugpy: `debugpyAttach`).
+    fn offered(event: &Value) -> Option<Offered>;
+    /// A child process's command line as the program ran it, without what the adapter wrapped
+    /// it in.
+    fn command_shown(command: &str) -> String;
     fn adapter_failed(adapter: &mut Debuggee, client: &Client, label: &str) -> Failure;
     /// The `attach` request's arguments, for a program that listens for its debugger.
     fn attach_arguments() -> Value;

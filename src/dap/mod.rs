@@ -81,11 +81,30 @@ impl Client {
 
     /// A client on a connection to an adapter that listens (`python -m debugpy --listen`).
     pub(crate) fn connect(address: std::net::SocketAddr, timeout: Duration) -> io::Result<Client> {
+        let (socket, output) = Client::dial(address, timeout)?;
+        Ok(Client::start(Box::new(socket.try_clone()?), output, Some(socket)))
+    }
+
+    /// A client on another connection to an adapter (a child process's session), whose events
+    /// go to a channel shared with other connections, each carrying `"connection": connection`.
+    pub(crate) fn connect_shared(
+        address: std::net::SocketAddr,
+        timeout: Duration,
+        connection: usize,
+        events: &Sender<Value>,
+    ) -> io::Result<Client> {
+        let (socket, output) = Client::dial(address, timeout)?;
+        let input = Box::new(socket.try_clone()?);
+        let shared = Some((events.clone(), connection));
+        Ok(Client::start_with(input, output, Some(socket), shared))
+    }
+
+    fn dial(address: std::net::SocketAddr, timeout: Duration) -> io::Result<(TcpStream, QuickAck)> {
         let socket = TcpStream::connect_timeout(&address, timeout)?;
         socket.set_nodelay(true)?;
         crate::sys::quick_ack(&socket);
         let output = QuickAck(socket.try_clone()?);
-        Ok(Client::start(Box::new(socket.try_clone()?), output, Some(socket)))
+        Ok((socket, output))
     }
 
     fn start(
@@ -93,12 +112,29 @@ impl Client {
         output: impl Read + Send + 'static,
         socket: Option<TcpStream>,
     ) -> Client {
+        Client::start_with(input, output, socket, None)
+    }
+
+    fn start_with(
+        input: Box<dyn Write + Send>,
+        output: impl Read + Send + 'static,
+        socket: Option<TcpStream>,
+        shared: Option<(Sender<Value>, usize)>,
+    ) -> Client {
         let pending: Pending = Arc::default();
         let noise: Noise = Arc::default();
-        let (events_tx, events) = crossbeam_channel::unbounded();
+        let (events_tx, events, tag) = match shared {
+            Some((events_tx, connection)) => {
+                (events_tx, crossbeam_channel::never(), Some(connection))
+            }
+            None => {
+                let (events_tx, events) = crossbeam_channel::unbounded();
+                (events_tx, events, None)
+            }
+        };
         let reader = JoinOnDrop::spawn("dap-reader", {
             let (pending, noise) = (pending.clone(), noise.clone());
-            move || read_messages(output, &pending, &events_tx, &noise)
+            move || read_messages(output, &pending, &events_tx, &noise, tag)
         });
         let input = Some(input);
         Client { input, socket, seq: 0, pending, events, noise, reader: Some(reader) }
@@ -195,11 +231,22 @@ impl Read for QuickAck {
     }
 }
 
-fn read_messages(output: impl Read, pending: &Pending, events: &Sender<Value>, noise: &Noise) {
+fn read_messages(
+    output: impl Read,
+    pending: &Pending,
+    events: &Sender<Value>,
+    noise: &Noise,
+    tag: Option<usize>,
+) {
     let mut reader = BufReader::new(output);
     loop {
         match read_message(&mut reader, noise) {
-            Ok(Some(message)) => route(message, pending, events),
+            Ok(Some(mut message)) => {
+                if let Some(connection) = tag {
+                    message["connection"] = connection.into();
+                }
+                route(message, pending, events);
+            }
             Ok(None) => break,
             Err(e) => {
                 log::warn(format_args!("reading the debug adapter: {e}"));

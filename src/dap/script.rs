@@ -16,11 +16,11 @@
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::call::Call;
-use crate::dap::flavour::{Flavour, Launched};
+use crate::dap::flavour::{Flavour, Launched, Offered};
 use crate::dap::{self, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged};
@@ -37,9 +37,14 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let Launched { client, adapter, arguments, importable, label, .. } =
+    let Launched { client, adapter, mut arguments, importable, label, .. } =
         F::start(&plan.command, false)?;
+    F::follow_children(&mut arguments);
+    let (more_tx, more) = crossbeam_channel::unbounded();
     let mut run = Run::<F> {
+        children: Vec::new(),
+        more,
+        more_tx,
         flavour: PhantomData,
         plan,
         call,
@@ -59,8 +64,23 @@ pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
     script::drive(&mut run, started, plan, call, deadline)
 }
 
+/// A child process of the program, debugged in a session of its own with the same adapter
+/// (its events carry `"connection": n`, its index + 1).
+struct Child {
+    client: Client,
+    pid: Option<u32>,
+    /// Its command line, read when it said its pid.
+    command: String,
+    hits: u64,
+}
+
 struct Run<'a, F> {
     flavour: PhantomData<F>,
+    /// The program's child processes the adapter offered, in order.
+    children: Vec<Child>,
+    /// The children's events; the run holds `more_tx`, so the channel stays open.
+    more: Receiver<Value>,
+    more_tx: Sender<Value>,
     plan: &'a Plan,
     call: &'a Call,
     client: Client,
@@ -133,21 +153,7 @@ impl<F: Flavour> Run<'_, F> {
         // debugpy answers `launch` only after `configurationDone`.
         let launch = self.client.send("launch", arguments);
         self.until_initialized(&launch)?;
-        let mut breakpoint = json!({"line": self.plan.line});
-        if let Some(condition) = &self.plan.condition {
-            breakpoint["condition"] = condition.as_str().into();
-        }
-        if self.plan.include_stack {
-            // A stopping breakpoint: each hit is read at the stop, then continued.
-        } else {
-            let probe = F::probe(&self.plan.expression, self.importable, None);
-            breakpoint["logMessage"] = format!("{{{probe}}}").into();
-        }
-        let set = self.client.send(
-            "setBreakpoints",
-            json!({"source": {"path": self.plan.real_file.display().to_string()},
-                   "breakpoints": [breakpoint]}),
-        );
+        let set = self.client.send("setBreakpoints", self.breakpoints());
         let set = self.answer(&set)?;
         self.breakpoint_changed(&set["breakpoints"][0]);
         if let Some(why) = &self.no_code {
@@ -196,9 +202,90 @@ impl<F: Flavour> Run<'_, F> {
         }
     }
 
+    /// The breakpoint as `setBreakpoints` arguments.
+    fn breakpoints(&self) -> Value {
+        let mut breakpoint = json!({"line": self.plan.line});
+        if let Some(condition) = &self.plan.condition {
+            breakpoint["condition"] = condition.as_str().into();
+        }
+        if !self.plan.include_stack {
+            // Not stopping: a logpoint whose message reports the value. (A stopping one is read
+            // at the stop, then continued.)
+            let probe = F::probe(&self.plan.expression, self.importable, None);
+            breakpoint["logMessage"] = format!("{{{probe}}}").into();
+        }
+        json!({"source": {"path": self.plan.real_file.display().to_string()},
+               "breakpoints": [breakpoint]})
+    }
+
+    /// The adapter offers a child process: open its session (`initialize`, `attach`); its
+    /// breakpoints follow its `initialized` event ([`Run::child_event`]). One that cannot be
+    /// reached runs undebugged.
+    fn follow(&mut self, offered: Offered) {
+        let connection = self.children.len() + 1;
+        let timeout = REQUEST_TIMEOUT.min(self.deadline.saturating_duration_since(Instant::now()));
+        let mut client =
+            match Client::connect_shared(offered.address, timeout, connection, &self.more_tx) {
+                Ok(client) => client,
+                Err(e) => {
+                    log::warn(format_args!("cannot follow a child process: {e}"));
+                    return;
+                }
+            };
+        drop(client.send("initialize", dap::initialize_arguments(F::ADAPTER)));
+        // Answered after `configurationDone`, like `launch`.
+        drop(client.send("attach", offered.arguments));
+        self.children.push(Child { client, pid: None, command: String::new(), hits: 0 });
+    }
+
+    /// An event of a child's session.
+    fn child_event(&mut self, connection: usize, event: Value) -> Result<Step, Failure> {
+        let breakpoints = self.breakpoints();
+        let Some(child) = self.children.get_mut(connection - 1) else { return Ok(Step::Go) };
+        if event["type"] == "request" {
+            child.client.refuse(&event);
+            return Ok(Step::Go);
+        }
+        let body = &event["body"];
+        match event["event"].as_str().unwrap_or_default() {
+            "initialized" => {
+                // Answers are not waited for: where it landed is the parent's.
+                drop(child.client.send("setBreakpoints", breakpoints));
+                drop(child.client.send("setExceptionBreakpoints", json!({"filters": []})));
+                drop(child.client.send("configurationDone", json!({})));
+            }
+            "process" => {
+                child.pid = body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok());
+                let process = child.pid.and_then(sys::Process::now);
+                child.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
+            }
+            "output" => {
+                // A child's stdout and stderr reach us through its parent's (or the parent
+                // reads them itself); its session repeats them, marked like logpoints
+                // (`source: {}`): only the probe's reports count here.
+                let text = body["output"].as_str().unwrap_or_default();
+                if F::probe_result(text.trim_end_matches('\n')).is_some() {
+                    let hit = hit::<F>(text);
+                    return Ok(Step::Hit(self.tag(connection, hit)));
+                }
+            }
+            "stopped" => return self.stopped(connection, body),
+            "terminated" => child.client.close_input(),
+            _ => {}
+        }
+        Ok(Step::Go)
+    }
+
     fn handle_event(&mut self, event: Value) -> Result<Step, Failure> {
+        if let Some(connection) = event["connection"].as_u64() {
+            return self.child_event(connection as usize, event);
+        }
         if event["type"] == "request" {
             self.client.refuse(&event);
+            return Ok(Step::Go);
+        }
+        if let Some(offered) = F::offered(&event) {
+            self.follow(offered);
             return Ok(Step::Go);
         }
         let body = &event["body"];
@@ -208,7 +295,7 @@ impl<F: Flavour> Run<'_, F> {
                     dap::route_output(body, &mut self.output, F::is_logpoint_output)
                 {
                     let hit = hit::<F>(message);
-                    return Ok(Step::Hit(self.tag(hit)));
+                    return Ok(Step::Hit(self.tag(0, hit)));
                 }
             }
             "process" => self.debuggee = dap::process_group(body),
@@ -216,25 +303,34 @@ impl<F: Flavour> Run<'_, F> {
                 self.exit_code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())
             }
             "breakpoint" => self.breakpoint_changed(&body["breakpoint"]),
-            "stopped" => return self.stopped(body),
+            "stopped" => return self.stopped(0, body),
             "terminated" => return Ok(Step::Finished),
             _ => {}
         }
         Ok(Step::Go)
     }
 
+    /// The session of `connection`: 0 the program's, then its children's.
+    fn client(&mut self, connection: usize) -> &mut Client {
+        match connection.checked_sub(1) {
+            Some(child) => &mut self.children[child].client,
+            None => &mut self.client,
+        }
+    }
+
     /// With `includeStack`: read the hit at the stop (value and frames), then continue.
-    fn stopped(&mut self, body: &Value) -> Result<Step, Failure> {
+    fn stopped(&mut self, connection: usize, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         if body["reason"] == "breakpoint" && self.plan.include_stack {
-            let trace =
-                self.client.send("stackTrace", json!({"threadId": thread, "levels": STACK_FRAMES}));
+            let trace = self
+                .client(connection)
+                .send("stackTrace", json!({"threadId": thread, "levels": STACK_FRAMES}));
             let trace = self.answer(&trace)?;
             let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
             let expression = F::probe(&self.plan.expression, self.importable, None);
-            let evaluated = self.client.send(
+            let evaluated = self.client(connection).send(
                 "evaluate",
                 json!({"expression": expression, "frameId": frame_id, "context": "watch",
                        "format": {"rawString": true}}),
@@ -249,18 +345,29 @@ impl<F: Flavour> Run<'_, F> {
                 .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
                 .collect();
             hit.stack = Some(stack);
-            step = Step::Hit(self.tag(hit));
+            step = Step::Hit(self.tag(connection, hit));
         }
         // Anything else (an exception we did not ask for) just goes on.
-        let resumed = self.client.send("continue", json!({"threadId": thread}));
+        let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
         self.answer(&resumed)?;
         Ok(step)
     }
 
-    /// Says which process a hit ran in, and counts it.
-    fn tag(&mut self, mut hit: Hit) -> Hit {
-        self.hits += 1;
-        hit.from = self.debuggee.map(|group| format!(r#""pid":{}"#, group.pid()));
+    /// Says which process (`connection`: 0 the program, then its children) a hit ran in, and
+    /// counts it.
+    fn tag(&mut self, connection: usize, mut hit: Hit) -> Hit {
+        let pid = match connection.checked_sub(1) {
+            Some(child) => {
+                let child = &mut self.children[child];
+                child.hits += 1;
+                child.pid
+            }
+            None => {
+                self.hits += 1;
+                self.debuggee.map(|group| group.pid())
+            }
+        };
+        hit.from = pid.map(|pid| format!(r#""pid":{pid}"#));
         hit
     }
 
@@ -295,7 +402,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn inputs(&self) -> Inputs<Value> {
         let (exited, tick) = (crossbeam_channel::never(), crossbeam_channel::never());
-        Inputs { events: self.client.events().clone(), exited, tick }
+        Inputs { events: self.client.events().clone(), exited, tick, more: self.more.clone() }
     }
 
     fn handle(&mut self, input: Input<Value>) -> Result<Step, Failure> {
@@ -317,6 +424,9 @@ impl<F: Flavour> Collector for Run<'_, F> {
             self.client.disconnect(true);
         }
         // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
+        for child in &mut self.children {
+            child.client.close_input();
+        }
         self.client.close_input();
         let _ = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
         self.kill_all();
@@ -342,17 +452,31 @@ impl<F: Flavour> Collector for Run<'_, F> {
     }
 
     fn processes(&self) -> Vec<Value> {
-        let Some(pid) = self.debuggee.map(|group| group.pid()) else { return Vec::new() };
-        let command = crate::debugger::session::clip(&self.plan.command.words.join(" "), 200);
-        vec![json!({"pid": pid, "command": command, "hits": self.hits})]
+        let Some(top) = self.debuggee.map(|group| group.pid()) else { return Vec::new() };
+        let clip = |command: &str| crate::debugger::session::clip(command, 200);
+        let command = clip(&self.plan.command.words.join(" "));
+        let mut processes = vec![json!({"pid": top, "command": command, "hits": self.hits})];
+        let seen = self.adapter.descendants(Some(top));
+        for child in &self.children {
+            let Some(pid) = child.pid else { continue };
+            let found = seen.iter().find(|d| d.process.pid == pid);
+            let mut process =
+                json!({"pid": pid, "command": clip(&child.command), "hits": child.hits});
+            if let Some(found) = found {
+                process["parent"] = found.parent.into();
+            }
+            processes.push(process);
+        }
+        processes
     }
 
     fn undebugged(&self) -> Undebugged {
         let program = self.debuggee.map(|group| group.pid());
-        Undebugged {
-            processes: program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default(),
-            workers: 0,
-        }
+        let followed: Vec<u32> = self.children.iter().filter_map(|c| c.pid).collect();
+        let mut processes =
+            program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default();
+        processes.retain(|d| !followed.contains(&d.process.pid));
+        Undebugged { processes, workers: 0 }
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {

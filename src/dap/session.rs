@@ -612,7 +612,7 @@ impl<F: Flavour> Backend for Dap<F> {
     const EVALUATES_RUNNING: bool = false;
 
     fn inputs(&self) -> Inputs<Value> {
-        Inputs { events: self.events.clone(), exited: never(), tick: never() }
+        Inputs { events: self.events.clone(), exited: never(), tick: never(), more: never() }
     }
 
     fn handle(&mut self, input: Input<Value>) -> Option<Happening<Paused>> {

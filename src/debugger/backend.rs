@@ -21,6 +21,9 @@ pub(crate) struct Inputs<E> {
     pub(crate) exited: Receiver<Exit>,
     /// A clock the backend wants a turn on (Node's start-up nudge).
     pub(crate) tick: Receiver<std::time::Instant>,
+    /// The events of other connections (the program's followed child processes); closing
+    /// means nothing here.
+    pub(crate) more: Receiver<E>,
 }
 
 /// One thing that reached the actor from the backend's side.

@@ -350,6 +350,10 @@ fn collect<C: Collector>(
             recv(inputs.events) -> event => event.map_or(Input::Closed, Input::Event),
             recv(inputs.exited) -> exit => Input::Exited(exit.ok()),
             recv(inputs.tick) -> _ => Input::Tick,
+            recv(inputs.more) -> event => match event {
+                Ok(event) => Input::Event(event),
+                Err(_) => continue,
+            },
             recv(timeout) -> _ => return Ok(timeout_means),
             recv(call.cancel) -> _ => return Err(Failure::Cancelled),
         };

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use crate::dap::flavour::{Flavour, Launched};
+use crate::dap::flavour::{Flavour, Launched, Offered};
 use crate::dap::Client;
 use crate::debugger::model::{logpoint_parts, Part, VALUE_MAX};
 use crate::debugger::script;
@@ -328,6 +328,52 @@ impl Flavour for Debugpy {
 
     fn adapter_failed(adapter: &mut Debuggee, client: &Client, label: &str) -> Failure {
         adapter_failed(adapter, label, client)
+    }
+
+    /// debugpy patches `subprocess`, `os.fork` and `multiprocessing` in the program so that every
+    /// Python child connects back to the adapter, waits, and is offered with `debugpyAttach`.
+    fn follow_children(arguments: &mut Value) -> bool {
+        arguments["subProcess"] = true.into();
+        true
+    }
+
+    /// debugpy runs a child through pydevd (`python pydevd.py --port … --file prog args`), a
+    /// forked one keeps its parent's (launcher's) command line (`python -X frozen_modules=off
+    /// …/debugpy --connect … --adapter-access-token T prog args`), and a multiprocessing spawn
+    /// child is `python -c "…pydevd…spawn_main(…)" --multiprocessing-fork …`.
+    fn command_shown(command: &str) -> String {
+        let python = command.split(' ').next().unwrap_or_default();
+        if let Some((_, program)) =
+            command.split_once(" --file ").filter(|_| command.contains("pydevd"))
+        {
+            return format!("{python} {program}");
+        }
+        if command.contains("/debugpy --connect ") {
+            if let Some((_, rest)) = command.split_once(" --adapter-access-token ") {
+                let program = rest.split_once(' ').map_or("", |(_, program)| program);
+                return format!("{python} {program}");
+            }
+        }
+        // `-c "import sys; …; pydevd.settrace(…); CODE" args`: the program's own `-c CODE`.
+        let settrace = command.rfind("pydevd.settrace(").filter(|_| command.contains(" -c "));
+        if let Some(rest) = settrace.and_then(|at| command[at..].split_once("); ")) {
+            return format!("{python} -c {}", rest.1);
+        }
+        command.to_string()
+    }
+
+    /// `debugpyAttach`: the parent's launch arguments, `subProcessId`, and where the adapter
+    /// listens for the child's session (`connect: {host, port}`).
+    fn offered(event: &Value) -> Option<Offered> {
+        if event["type"] != "event" || event["event"] != "debugpyAttach" {
+            return None;
+        }
+        let mut arguments = event["body"].clone();
+        let host = arguments.pointer("/connect/host")?.as_str()?.to_string();
+        let port = u16::try_from(arguments.pointer("/connect/port")?.as_u64()?).ok()?;
+        let address = crate::net::socket_address(&host, port).ok()?;
+        arguments["request"] = "attach".into();
+        Some(Offered { address, arguments })
     }
 
     fn attach_arguments() -> Value {

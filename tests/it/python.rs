@@ -34,7 +34,7 @@ pub fn python() -> String {
                 assert!(made.success(), "python3 -m venv target/venv failed");
             }
             let has = std::process::Command::new(&python)
-                .args(["-c", "import debugpy"])
+                .args(["-c", "import debugpy, pytest, xdist"])
                 .status()
                 .unwrap();
             if !has.success() {
@@ -46,10 +46,12 @@ pub fn python() -> String {
                         "--quiet",
                         "--disable-pip-version-check",
                         "debugpy",
+                        "pytest",
+                        "pytest-xdist",
                     ])
                     .status()
                     .unwrap();
-                assert!(installed.success(), "pip install debugpy into target/venv failed");
+                assert!(installed.success(), "pip install debugpy pytest pytest-xdist failed");
             }
             python.display().to_string()
         }
@@ -809,4 +811,64 @@ fn interpreters_that_skip_our_pythonpath_still_get_typed_values() {
         tool(&mut server, "debug-stop", json!({}));
     }
     assert_no_debuggee(&tag);
+}
+
+/// A line that runs only in a child: `subprocess` of python, and `multiprocessing` pools with
+/// the fork and spawn start methods. Each hit names its process; the parent is listed first.
+#[test]
+fn child_processes_are_followed() {
+    let result = script("children/run_child.py", "", 9, "shout");
+    let s = ok(&result);
+    assert_eq!(values(s), [json!("HELLO")], "{s}");
+    assert_eq!(s["output"]["stdout"], "child said HELLO\n", "{s}");
+    let processes = s["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 2, "{s}");
+    assert_eq!(processes[1]["parent"], processes[0]["pid"], "{s}");
+    assert!(processes[1]["command"].as_str().unwrap().ends_with("run_child.py hello"), "{s}");
+    assert_eq!(s["results"][0]["pid"], processes[1]["pid"], "{s}");
+    assert!(s.get("undebugged").is_none(), "{s}");
+
+    for method in ["fork", "spawn"] {
+        let result = script("children/pool.py", method, 9, "result");
+        let s = ok(&result);
+        let mut hits = values(s);
+        hits.sort_by_key(|v| v.as_i64());
+        assert_eq!(hits, [json!(1), json!(4), json!(9)], "{method}: {s}");
+        assert_eq!(s["output"]["stdout"], "[1, 4, 9]\n", "{method}: {s}");
+        let parent = &s["processes"][0]["pid"];
+        assert_eq!(s["processes"][0]["hits"], 0, "{method}: {s}");
+        assert!(s["results"].as_array().unwrap().iter().all(|hit| hit["pid"] != *parent), "{s}");
+    }
+}
+
+/// pytest through its console script, plain and with two pytest-xdist workers: the code under
+/// test is hit in whichever process ran each test.
+#[test]
+fn pytest_plain_and_with_xdist_workers() {
+    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
+    for workers in ["", "-n 2 "] {
+        let tag = tag();
+        let command = format!(
+            "DMCP_TAG={tag} {} -q -p no:cacheprovider {workers}{}",
+            pytest.display(),
+            py("suite")
+        );
+        let result = run_script(json!({"command": command,
+            "breakpoint": {"file": py("suite/calc.py"), "line": 5}, "expression": "result",
+            "timeout": 60000}));
+        let s = ok(&result);
+        let mut hits = values(s);
+        hits.sort_by(|a, b| a.as_f64().partial_cmp(&b.as_f64()).unwrap());
+        assert_eq!(hits, [json!(2.0), json!(4.0)], "{workers}: {s}");
+        assert!(s["output"]["stdout"].as_str().unwrap().contains("2 passed"), "{s}");
+        let processes = s["processes"].as_array().unwrap();
+        if workers.is_empty() {
+            assert_eq!(processes.len(), 1, "{s}");
+        } else {
+            // The controller and its two workers; the tests ran in the workers.
+            assert_eq!(processes.len(), 3, "{s}");
+            assert_eq!(processes[0]["hits"], 0, "{s}");
+        }
+        assert_no_debuggee(&tag);
+    }
 }

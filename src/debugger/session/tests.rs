@@ -42,7 +42,7 @@ impl Backend for Fake {
     const EVALUATES_RUNNING: bool = false;
 
     fn inputs(&self) -> Inputs<Happening<()>> {
-        Inputs { events: self.events.clone(), exited: never(), tick: never() }
+        Inputs { events: self.events.clone(), exited: never(), tick: never(), more: never() }
     }
     fn handle(&mut self, input: Input<Happening<()>>) -> Option<Happening<()>> {
         match input {
