@@ -164,6 +164,16 @@ impl Breakpoint {
         self.unique = format!("(?:#bp{n})?");
     }
 
+    /// Also watches a JavaScript file load (a probe at its start, as for a file that is not
+    /// JavaScript): a runner that transforms it while loading (vitest's vite-node, babel-jest)
+    /// runs other lines than the file's, and says how through an inline map; at load the
+    /// breakpoint moves through that map. A file loaded as it is keeps its breakpoint.
+    pub(crate) fn watch_load(&mut self) {
+        if self.direct && self.probe == Probe::Off {
+            self.probe = Probe::Waiting(None);
+        }
+    }
+
     /// Replaces the CDP condition (before the breakpoint is set).
     pub(crate) fn set_condition(&mut self, condition: String) {
         self.condition = condition;
@@ -282,7 +292,7 @@ impl Breakpoint {
         &mut self,
         frame: &Value,
         scripts: &Scripts,
-    ) -> Result<[Step; 2], Failure> {
+    ) -> Result<Vec<Step>, Failure> {
         let script_id =
             frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
         self.place_in(script_id, scripts)
@@ -294,19 +304,44 @@ impl Breakpoint {
     pub(crate) fn in_loaded_script(
         &mut self,
         scripts: &Scripts,
-    ) -> Option<Result<[Step; 2], Failure>> {
+    ) -> Option<Result<Vec<Step>, Failure>> {
         self.probe_id()?;
         let script_id = scripts.find_file(&[&self.real_file, &self.file])?;
         Some(self.place_in(&script_id, scripts))
     }
 
     /// The requests that place this breakpoint in loaded script `script_id` (the file itself,
-    /// compiled while loading): remove the probe, set the breakpoint from the script's map.
-    fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<[Step; 2], Failure> {
+    /// compiled while loading): remove the probe, set the breakpoint from the script's map. A
+    /// JavaScript file loaded without a map keeps the breakpoint by its URL; one transformed
+    /// with a map has that breakpoint replaced by the mapped one.
+    fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<Vec<Step>, Failure> {
         let Probe::Waiting(Some(probe)) = std::mem::replace(&mut self.probe, Probe::Done) else {
             return Err(Failure::new(Code::Internal, "the load-time probe fired twice"));
         };
         let (url, map_url) = scripts.get(script_id);
+        let remove = |id: String| Step {
+            method: "Debugger.removeBreakpoint",
+            params: json!({"breakpointId": id}),
+            request: None,
+        };
+        let mut steps = vec![remove(probe)];
+        if self.direct {
+            if map_url.is_empty() {
+                return Ok(steps);
+            }
+            // Only a map that lists the file itself moves it (a bundle's own map would not).
+            let map = maps::load_for_script(&url, &map_url).ok();
+            if map.is_none_or(|m| {
+                m.find_source(&self.real_file).or_else(|| m.find_source(&self.file)).is_none()
+            }) {
+                return Ok(steps);
+            }
+            let direct: Vec<Placed> =
+                self.placed.iter().filter(|p| p.map.is_none()).cloned().collect();
+            self.placed.retain(|p| p.map.is_some());
+            steps.extend(direct.into_iter().map(|p| remove(p.id)));
+            self.resolution = Resolution::default();
+        }
         let line = self.line - 1;
         let (position, map) = if map_url.is_empty() {
             // Compiled without a map (type stripping keeps lines): the lines are the source's.
@@ -332,23 +367,18 @@ impl Breakpoint {
             };
             (positions[0], Some((Arc::new(map), source)))
         };
-        let remove = Step {
-            method: "Debugger.removeBreakpoint",
-            params: json!({"breakpointId": probe}),
-            request: None,
-        };
-        let set = Step {
+        steps.push(Step {
             method: "Debugger.setBreakpointByUrl",
             params: self.params(self.file_regex(), position, true),
             request: Some(Request::Placed(map)),
-        };
-        Ok([remove, set])
+        });
+        Ok(steps)
     }
 
     /// Not JavaScript, no map on disk, and the file was never compiled while loading: nothing
     /// could carry the breakpoint.
     pub(crate) fn unplaceable(&self) -> bool {
-        self.targets.is_empty() && matches!(self.probe, Probe::Waiting(_))
+        !self.direct && self.targets.is_empty() && matches!(self.probe, Probe::Waiting(_))
     }
 
     /// Why the breakpoint never bound, when no CDP breakpoint of it resolved.

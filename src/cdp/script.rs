@@ -69,7 +69,7 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
     let Started { debuggee, client, entry, program } =
         R::start(&plan.command, false, follow, plan.timeout, deadline, &call.cancel)?;
     // The condition is filled in by setup(), once the binding's name is known.
-    let (breakpoint, search) = Breakpoint::plan(
+    let (mut breakpoint, search) = Breakpoint::plan(
         &plan.file,
         &plan.real_file,
         plan.line,
@@ -79,6 +79,7 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         R::URLS,
     )
     .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
+    breakpoint.watch_load();
     let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
         "info",

@@ -961,7 +961,7 @@ fn send_steps(
     client: &mut Client,
     scripts: &Scripts,
     breakpoint: &mut Breakpoint,
-    steps: [Step; 2],
+    steps: Vec<Step>,
 ) -> Result<(), Failure> {
     for step in steps {
         let answer = answer(&client.send(step.method, step.params))?;
