@@ -102,6 +102,35 @@ def debug_script(server, command, file, line, expression):
     return result["structuredContent"]
 
 
+def follow_overhead(server, runs=5):
+    """Following children: `node --test` with 3 files, and jest with 2 workers, alone and under
+    debug-script (every process followed), median of `runs` each. None without fixtures'
+    node_modules (`npm ci --prefix fixtures`)."""
+    jest = os.path.join(ROOT, "fixtures/node_modules/.bin/jest")
+    if not os.path.exists(jest):
+        return None
+    runners = os.path.join(ROOT, "fixtures/runners")
+    cases = [
+        ("node --test, 3 test files", ["node", "--test", os.path.join(ROOT, "fixtures/node-test")], ROOT,
+         os.path.join(ROOT, "fixtures/node-test/square.js"), 4, "n", 3),
+        ("jest, 2 workers, 2 test files", [jest, "--maxWorkers=2", "--no-cache", "sum.test.js", "sum2.test.js"],
+         runners, os.path.join(runners, "sum.js"), 5, "total", 5),
+    ]
+    rows = []
+    for name, argv, cwd, file, line, expression, hits in cases:
+        alone, followed = [], []
+        for _ in range(runs):
+            alone.append(timed(lambda: subprocess.run(argv, cwd=cwd, capture_output=True, check=True))[0])
+            arguments = {"command": " ".join(argv), "cwd": cwd, "breakpoint": {"file": file, "line": line},
+                         "expression": expression, "timeout": 60000}
+            elapsed, response = timed(lambda: server.request("tools/call", {"name": "debug-script", "arguments": arguments}))
+            result = response["result"]["structuredContent"]
+            assert len(result.get("results", [])) == hits, result
+            followed.append(elapsed)
+        rows.append((name, statistics.median(alone), statistics.median(followed)))
+    return rows
+
+
 def spawn_to_tools_list(binary=None):
     proc = subprocess.Popen([binary or BINARY], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     start = time.perf_counter()
@@ -401,6 +430,8 @@ def main():
     raw_resume, raw_step, raw_evaluate = raw_cycles(30)
     stop_sizes = stop_state_sizes(server)
 
+    follow = follow_overhead(server)
+
     bundle, original, line, generated_line = big_bundle()
     bundle_mb = os.path.getsize(bundle) / 1e6
     map_mb = os.path.getsize(bundle + ".map") / 1e6
@@ -459,6 +490,12 @@ def main():
         ("stripped release binary", f"{size / 1024:.0f} KiB", ""),
         ("crates in cargo tree (incl. debug-mcp)", str(crates), ""),
     ]
+    for name, alone, followed in follow or []:
+        rows.append((f"{name}, alone (median of 5)", ms(alone), ""))
+        rows.append((f"{name}, every process followed", ms(followed),
+                     f"+{ms(followed - alone)}, {followed / alone:.2f}x"))
+    if follow is None:
+        rows.append(("following children (node --test, jest)", "no fixtures/node_modules", "npm ci --prefix fixtures"))
     rows += static_rows(runs, med_script, hits_time, startup, session_resume)
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:

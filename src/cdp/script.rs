@@ -656,7 +656,10 @@ impl<R: Runtime> Collector for Run<'_, R> {
                     self.debuggee.record_exit(exit);
                 }
                 self.exited = crossbeam_channel::never();
-                Ok(Step::Draining)
+                // Every connection closed after its process said it ended: nothing is in
+                // flight. Otherwise read on briefly.
+                let open = self.processes.iter().any(|p| p.open);
+                Ok(if open || self.top { Step::Draining } else { Step::Finished })
             }
             Input::Tick => {
                 log::warn(format_args!(
