@@ -105,7 +105,7 @@ def debug_script(server, command, file, line, expression):
 def follow_overhead(server, runs=5):
     """Following children: `node --test` with 3 files, and jest with 2 workers, alone and under
     debug-script (every process followed), median of `runs` each. None without fixtures'
-    node_modules (`npm ci --prefix fixtures`)."""
+    node_modules (`npm install --prefix fixtures`)."""
     jest = os.path.join(ROOT, "fixtures/node_modules/.bin/jest")
     if not os.path.exists(jest):
         return None
@@ -495,7 +495,7 @@ def main():
         rows.append((f"{name}, every process followed", ms(followed),
                      f"+{ms(followed - alone)}, {followed / alone:.2f}x"))
     if follow is None:
-        rows.append(("following children (node --test, jest)", "no fixtures/node_modules", "npm ci --prefix fixtures"))
+        rows.append(("following children (node --test, jest)", "no fixtures/node_modules", "npm install --prefix fixtures"))
     rows += static_rows(runs, med_script, hits_time, startup, session_resume)
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:

@@ -46,6 +46,39 @@ pub(crate) struct Follow<'a> {
     pub(crate) received: &'a Receiver<Event>,
 }
 
+/// What a run that follows the program's processes opens before it starts it: the event
+/// channel every connection shares, and (when the runtime has a bootloader) the channel its
+/// processes report on.
+pub(crate) struct Following {
+    pub(crate) channel: Option<Channel>,
+    pub(crate) events_tx: Sender<Event>,
+    pub(crate) events: Receiver<Event>,
+}
+
+impl Following {
+    pub(crate) fn open<R: Runtime>() -> Result<Following, Failure> {
+        let (events_tx, events) = crossbeam_channel::unbounded();
+        let channel = match R::BOOT {
+            Some((name, boot)) => Some(
+                Channel::open(name, boot, events_tx.clone())
+                    .map_err(|message| Failure::new(crate::debugger::Code::Internal, message))?,
+            ),
+            None => None,
+        };
+        Ok(Following { channel, events_tx, events })
+    }
+
+    /// For [`Runtime::start`].
+    pub(crate) fn follow(&self) -> Option<Follow<'_>> {
+        let events = (&self.events_tx, &self.events);
+        self.channel.as_ref().map(|channel| Follow {
+            channel,
+            events: events.0,
+            received: events.1,
+        })
+    }
+}
+
 /// A target inside another (a Node worker thread) that started and waits for the debugger.
 pub(crate) struct Inner {
     pub(crate) session: String,

@@ -30,7 +30,7 @@ use crate::call::Call;
 use crate::cdp::breakpoints::{Breakpoint, Resolution};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
-use crate::cdp::runtime::{Follow, Runtime, Started};
+use crate::cdp::runtime::{Following, Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
@@ -56,18 +56,10 @@ const STACK_FRAMES: usize = 10;
 pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
     // Every connection, and the channel followed processes report on, feed one event channel.
-    let (events_tx, events) = crossbeam_channel::unbounded();
-    let channel = match R::BOOT {
-        Some((name, boot)) => Some(
-            Channel::open(name, boot, events_tx.clone())
-                .map_err(|message| Failure::new(Code::Internal, message))?,
-        ),
-        None => None,
-    };
-    let follow =
-        channel.as_ref().map(|channel| Follow { channel, events: &events_tx, received: &events });
+    let following = Following::open::<R>()?;
     let Started { debuggee, client, entry, program } =
-        R::start(&plan.command, false, follow, plan.timeout, deadline, &call.cancel)?;
+        R::start(&plan.command, false, following.follow(), plan.timeout, deadline, &call.cancel)?;
+    let Following { channel, events_tx, events } = following;
     // The condition is filled in by setup(), once the binding's name is known.
     let (mut breakpoint, search) = Breakpoint::plan(
         &plan.file,

@@ -6,19 +6,21 @@
 //! Breakpoints go through `cdp/breakpoints.rs`, values through the same probe as
 //! `debug-script`, locations through source maps (`cdp/scripts.rs`).
 
+use std::collections::{BTreeMap, VecDeque};
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{never, select, Receiver};
+use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::cdp::breakpoints::{Breakpoint, Step};
+use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::preview::compact;
-use crate::cdp::runtime::{Runtime, Started};
+use crate::cdp::runtime::{Following, Runtime, Started};
 use crate::cdp::scripts::Scripts;
-use crate::cdp::{self, Client, Event};
+use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{logpoint_parts, Part};
 use crate::debugger::model::{
@@ -67,11 +69,24 @@ fn start<R: Runtime>(
 ) -> Result<Cdp<R>, Failure> {
     // Starting has its own limit: `timeout` is how long to wait for the first stop.
     let deadline = Instant::now() + STARTUP_TIMEOUT;
+    // Every process of the program reports on the channel; every connection shares one event
+    // channel.
+    let following = Following::open::<R>()?;
     let Started { debuggee, client, entry, .. } =
-        R::start(command, stop_on_entry, None, STARTUP_TIMEOUT, deadline, abandon)?;
-    let client =
-        client.ok_or_else(|| Failure::new(Code::Internal, "started without a connection"))?;
+        R::start(command, stop_on_entry, following.follow(), STARTUP_TIMEOUT, deadline, abandon)?;
+    let Some(client) = client else {
+        return Err(Failure::new(
+            Code::NoInspector,
+            "a session debugs a command that runs node itself (`node app.js`, `npx mocha`, \
+             `npm test` running one node command); this one opens no inspector of its own \
+             (a shell, `node --test`): use debug-script, which follows every process",
+        ));
+    };
     let mut backend = Cdp::<R>::new(client, Some(debuggee), binding.into(), stop_on_entry);
+    backend.conns[0].command = command.words.join(" ");
+    backend.events = following.events;
+    backend.events_tx = Some(following.events_tx);
+    backend.channel = following.channel;
     backend.entry = entry;
     backend.prepare(pause_on_exceptions)?;
     Ok(backend)
@@ -112,6 +127,11 @@ fn binding(id: &str) -> String {
 /// ids and scope chains, the async trace).
 pub(crate) struct Paused {
     params: Value,
+    /// The thread that stopped.
+    at: Origin,
+    /// Why, and at which session breakpoints: to show this stop again after another thread's.
+    reason: Reason,
+    hits: Vec<String>,
 }
 
 impl Paused {
@@ -124,31 +144,76 @@ impl Paused {
     }
 }
 
+/// A connection to one process's inspector: the program's (number 0) or a followed child's.
+struct Conn {
+    client: Client,
+    pid: u32,
+    parent: Option<u32>,
+    command: String,
+    /// Until its process ended (or could not be set up).
+    open: bool,
+}
+
+/// One thread debugged: a process's main thread, or a worker in it.
+struct Target {
+    pid: u32,
+    /// The worker's name, for a worker.
+    worker: Option<String>,
+    scripts: Scripts,
+    /// Each session breakpoint's CDP breakpoints, by the session's id.
+    placed: Vec<(String, Breakpoint)>,
+}
+
+impl Target {
+    fn new<R: Runtime>(pid: u32, worker: Option<String>) -> Target {
+        Target { pid, worker, scripts: Scripts::new(R::URLS), placed: Vec::new() }
+    }
+
+    fn breakpoint(&self, id: &str) -> Option<&Breakpoint> {
+        self.placed.iter().find(|(i, _)| i == id).map(|(_, b)| b)
+    }
+}
+
 pub(crate) struct Cdp<R> {
     runtime: PhantomData<R>,
-    client: Client,
+    /// By connection number; 0 is the program's own process.
+    conns: Vec<Conn>,
+    /// Every thread debugged, by where its events come from.
+    targets: BTreeMap<Origin, Target>,
     events: Receiver<Event>,
+    /// For new connections, when the program's processes are followed.
+    events_tx: Option<Sender<Event>>,
+    /// Where followed processes report; dropped (and its pipe removed) at the end.
+    channel: Option<Channel>,
     /// `None` when attached to a program we did not start (and must not kill).
     debuggee: Option<Debuggee>,
     exited: Receiver<Exit>,
     /// Asks the program to run until it says it started (see `script::until_waiting`).
     nudge: Receiver<Instant>,
-    scripts: Scripts,
-    /// Each session breakpoint's CDP breakpoints, by the session's id.
-    placed: Vec<(String, Breakpoint)>,
+    /// The session's breakpoints, to place in each thread that starts later.
+    specs: Vec<(String, BreakpointSpec)>,
     /// The command's script, where source maps are looked for.
     entry: Option<PathBuf>,
     binding: String,
     stop_on_entry: bool,
-    /// Worker threads the program started (they run undebugged).
+    /// Worker threads the program started that run undebugged (when not followed).
     workers: usize,
     /// Whether exceptions thrown and caught in libraries and Node's internals stop the program.
     include_libraries: bool,
+    /// `Debugger.setPauseOnExceptions` state, for threads that start later.
+    pause_state: String,
     /// The instrumentation breakpoint that finds the entry script's first statement
     /// (stopOnEntry), until it does.
     entry_stop: Option<String>,
     /// What happened while setting up, for the actor.
     early: Vec<Happening<Paused>>,
+    /// The thread whose stop the session shows, while one is shown.
+    current: Option<Origin>,
+    /// Stops in other threads while one is shown (they stay paused), and what else they said
+    /// meanwhile: handed to the actor once the shown one goes on.
+    held: VecDeque<Happening<Paused>>,
+    /// The current thread was stepped: it keeps its turn until it stops again.
+    stepping: bool,
 }
 
 impl<R: Runtime> Cdp<R> {
@@ -158,50 +223,194 @@ impl<R: Runtime> Cdp<R> {
         binding: String,
         stop_on_entry: bool,
     ) -> Cdp<R> {
+        let pid = debuggee.as_ref().map_or(0, Debuggee::pid);
+        let mut targets = BTreeMap::new();
+        targets.insert(Origin::default(), Target::new::<R>(pid, None));
         Cdp {
             runtime: PhantomData,
             events: client.events().clone(),
+            events_tx: None,
+            channel: None,
             exited: debuggee.as_ref().map_or(never(), |d| d.exited().clone()),
             nudge: crossbeam_channel::tick(NUDGE_EVERY),
-            client,
+            conns: vec![Conn { client, pid, parent: None, command: String::new(), open: true }],
+            targets,
             debuggee,
-            scripts: Scripts::new(R::URLS),
-            placed: Vec::new(),
+            specs: Vec::new(),
             entry: None,
             binding,
             stop_on_entry,
             workers: 0,
             include_libraries: false,
+            pause_state: "none".into(),
             entry_stop: None,
             early: Vec::new(),
+            current: None,
+            held: VecDeque::new(),
+            stepping: false,
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
-        answer(&self.client.send(method, params))
+    /// Whether the program's processes and workers are followed (a program we started).
+    fn follows(&self) -> bool {
+        self.events_tx.is_some()
     }
 
-    /// Enables the domains and installs the probe, in one pipelined burst.
-    fn prepare(&mut self, pause_on_exceptions: &str) -> Result<(), Failure> {
+    /// Sends a request to a thread: a process's, or a worker's through its process.
+    fn send(&mut self, at: &Origin, method: &str, params: Value) -> Receiver<Reply> {
+        let client = &mut self.conns[at.connection].client;
+        match (&at.session, R::RELAY) {
+            (Some(session), Some(relay)) => client.send_to(Some((relay, session)), method, params),
+            _ => client.send(method, params),
+        }
+    }
+
+    fn request_at(&mut self, at: &Origin, method: &str, params: Value) -> Result<Value, Failure> {
+        answer(&self.send(at, method, params))
+    }
+
+    /// A request to the program's own process.
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+        self.request_at(&Origin::default(), method, params)
+    }
+
+    /// Enables the domains and installs the probe in a thread, in one pipelined burst; `own`
+    /// for the process debug-mcp started.
+    fn prepare_target(&mut self, at: &Origin, own: bool) -> Result<(), Failure> {
         let options =
             json!({"maxHits": 0, "pause": false, "maxChars": VALUE_CHARS, "maxDepth": 20});
         let install =
             format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
-        let client = &mut self.client;
+        let pause = self.pause_state.clone();
         let replies = [
-            client.send("Runtime.enable", json!({})),
-            client.send("Debugger.enable", json!({})),
-            client.send("Debugger.setAsyncCallStackDepth", json!({"maxDepth": 32})),
-            client.send("Debugger.setPauseOnExceptions", json!({"state": pause_on_exceptions})),
-            client.send("Runtime.addBinding", json!({"name": self.binding})),
-            client.send("Runtime.evaluate", json!({"expression": install, "returnByValue": true})),
+            self.send(at, "Runtime.enable", json!({})),
+            self.send(at, "Debugger.enable", json!({})),
+            self.send(at, "Debugger.setAsyncCallStackDepth", json!({"maxDepth": 32})),
+            self.send(at, "Debugger.setPauseOnExceptions", json!({"state": pause})),
+            self.send(at, "Runtime.addBinding", json!({"name": self.binding})),
+            self.send(
+                at,
+                "Runtime.evaluate",
+                json!({"expression": install, "returnByValue": true}),
+            ),
         ];
         // The runtime's own last (Node's worker domain among them), as they always went.
-        let runtime = R::setup_requests(self.debuggee.is_some(), false);
+        let runtime = match at.session {
+            None => R::setup_requests(own, self.follows()),
+            Some(_) => Vec::new(),
+        };
         let runtime: Vec<_> =
-            runtime.into_iter().map(|(m, params)| client.send(m, params)).collect();
+            runtime.into_iter().map(|(method, params)| self.send(at, method, params)).collect();
         for reply in replies.iter().chain(&runtime) {
             answer(reply)?;
+        }
+        Ok(())
+    }
+
+    /// Enables the domains and installs the probe in the program's process.
+    fn prepare(&mut self, pause_on_exceptions: &str) -> Result<(), Failure> {
+        self.pause_state = pause_on_exceptions.to_string();
+        self.prepare_target(&Origin::default(), self.debuggee.is_some())
+    }
+
+    /// Sets up a thread that started and waits (a followed process, a worker): the domains,
+    /// the probe, every session breakpoint; then lets it run. One that cannot be set up is let
+    /// go undebugged.
+    fn adopt(&mut self, at: Origin, pid: u32, worker: Option<String>) {
+        self.targets.insert(at.clone(), Target::new::<R>(pid, worker));
+        let mut placed = self.prepare_target(&at, false);
+        for (id, spec) in self.specs.clone() {
+            placed = placed.and_then(|()| self.place(&at, &id, &spec));
+        }
+        if let Err(failure) = placed {
+            log::warn(format_args!("{at:?} (pid {pid}) not followed: {failure:?}"));
+            self.targets.remove(&at);
+        }
+        drop(self.send(&at, "Runtime.runIfWaitingForDebugger", json!({})));
+    }
+
+    /// A process reported its inspector: connect, set it up, let it run.
+    fn follow_process(&mut self, report: Report) {
+        let Some(events) = &self.events_tx else { return };
+        if self.conns.iter().any(|c| c.pid == report.pid) {
+            return;
+        }
+        let connection = self.conns.len();
+        let client = match Client::connect_shared(&report.url, REQUEST_TIMEOUT, connection, events)
+        {
+            Ok(client) => client,
+            Err(message) => {
+                log::warn(format_args!("cannot follow pid {}: {message}", report.pid));
+                return;
+            }
+        };
+        self.conns.push(Conn {
+            client,
+            pid: report.pid,
+            parent: Some(report.parent),
+            command: report.command,
+            open: true,
+        });
+        self.adopt(Origin { connection, session: None }, report.pid, None);
+    }
+
+    /// A followed process ended: disconnecting lets it exit; its threads are forgotten.
+    fn disconnect(&mut self, connection: usize) {
+        let conn = &mut self.conns[connection];
+        conn.open = false;
+        conn.client.close();
+        self.targets.retain(|origin, _| origin.connection != connection);
+        if self.current.as_ref().is_some_and(|at| at.connection == connection) {
+            self.current = None;
+            self.stepping = false;
+        }
+        self.held.retain(
+            |h| !matches!(h, Happening::Stopped(s) if s.paused.at.connection == connection),
+        );
+    }
+
+    /// Places session breakpoint `id` in one thread.
+    fn place(&mut self, at: &Origin, id: &str, spec: &BreakpointSpec) -> Result<(), Failure> {
+        let condition = cdp_condition(&self.binding, id, spec);
+        let (mut breakpoint, _) = Breakpoint::plan(
+            &spec.file,
+            &spec.real_file,
+            spec.line,
+            spec.column,
+            condition,
+            self.entry.as_deref(),
+            R::URLS,
+        )
+        .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
+        breakpoint.set_unique(id);
+        for (params, request) in breakpoint.requests() {
+            let answer = self.request_at(at, "Debugger.setBreakpointByUrl", params)?;
+            let Some(target) = self.targets.get(at) else { return Ok(()) };
+            breakpoint.set(request, &answer, &target.scripts);
+        }
+        let loaded = self.targets.get(at).and_then(|t| breakpoint.in_loaded_script(&t.scripts));
+        if let Some(steps) = loaded {
+            self.send_steps(at, &mut breakpoint, steps?)?;
+        }
+        if let Some(target) = self.targets.get_mut(at) {
+            target.placed.push((id.to_string(), breakpoint));
+        }
+        Ok(())
+    }
+
+    /// Sends the requests that place `breakpoint` in its loaded file ([`Breakpoint::at_load`],
+    /// [`Breakpoint::in_loaded_script`]), in order, and records where it landed.
+    fn send_steps(
+        &mut self,
+        at: &Origin,
+        breakpoint: &mut Breakpoint,
+        steps: Vec<Step>,
+    ) -> Result<(), Failure> {
+        for step in steps {
+            let answer = self.request_at(at, step.method, step.params)?;
+            if let (Some(request), Some(target)) = (step.request, self.targets.get(at)) {
+                breakpoint.set(request, &answer, &target.scripts);
+            }
         }
         Ok(())
     }
@@ -213,9 +422,9 @@ impl<R: Runtime> Cdp<R> {
         loop {
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event.method == R::READY_EVENT => return,
+                    Ok(event) if event.method == R::READY_EVENT && event.origin == Origin::default() => return,
                     Ok(event) => {
-                        if let Some(happening) = self.handle_event(event) {
+                        if let Some(happening) = self.take(event) {
                             self.early.push(happening);
                         }
                     }
@@ -227,20 +436,74 @@ impl<R: Runtime> Cdp<R> {
     }
 
     fn breakpoint(&self, id: &str) -> Option<&Breakpoint> {
-        self.placed.iter().find(|(i, _)| i == id).map(|(_, b)| b)
+        let mut placed = self.targets.values().filter_map(|t| t.breakpoint(id));
+        let first = placed.clone().next();
+        placed.find(|b| b.resolution.line.is_some()).or(first)
+    }
+
+    /// An event, as the actor should see it: a stop in another thread than the one shown is
+    /// held (that thread stays paused) until the shown one goes on.
+    fn take(&mut self, event: Event) -> Option<Happening<Paused>> {
+        let happening = self.handle_event(event)?;
+        if let Happening::Stopped(stop) = &happening {
+            match &self.current {
+                Some(current) if *current != stop.paused.at => {
+                    self.held.push_back(happening);
+                    return None;
+                }
+                _ => {
+                    self.current = Some(stop.paused.at.clone());
+                    self.stepping = false;
+                }
+            }
+        }
+        Some(happening)
     }
 
     fn handle_event(&mut self, mut event: Event) -> Option<Happening<Paused>> {
-        if R::on_event(&mut self.client, &event) {
+        if event.method == follow::REPORTED {
+            if let Some(report) = Report::from_event(&event.params) {
+                self.follow_process(report);
+            }
+            return None;
+        }
+        if self.follows() {
+            if let Some(inner) = R::inner_started(&event) {
+                let at =
+                    Origin { connection: event.origin.connection, session: Some(inner.session) };
+                let pid = self.conns[at.connection].pid;
+                self.adopt(at, pid, Some(inner.name));
+                return None;
+            }
+            if let Some(session) = R::inner_ended(&event) {
+                let at =
+                    Origin { connection: event.origin.connection, session: Some(session.into()) };
+                self.targets.remove(&at);
+                self.held.retain(|h| !matches!(h, Happening::Stopped(s) if s.paused.at == at));
+                if self.current.as_ref() == Some(&at) {
+                    self.current = None;
+                    self.stepping = false;
+                }
+                return None;
+            }
+        } else if R::on_event(&mut self.conns[0].client, &event) {
             self.workers += 1;
         }
+        let at = std::mem::take(&mut event.origin);
+        let top = at == Origin::default();
+        let target = self.targets.get_mut(&at)?;
         match event.method.as_str() {
-            "Debugger.paused" => return self.paused(std::mem::take(&mut event.params)),
-            "Debugger.resumed" => return Some(Happening::Resumed),
+            "Debugger.paused" => return self.paused(at, std::mem::take(&mut event.params)),
+            "Debugger.resumed" if self.current.as_ref() == Some(&at) => {
+                if !self.stepping {
+                    self.current = None;
+                }
+                return Some(Happening::Resumed);
+            }
             "Debugger.breakpointResolved" => {
                 let id = event.params["breakpointId"].as_str().unwrap_or_default();
-                for (_, breakpoint) in &mut self.placed {
-                    breakpoint.resolved(id, &event.params["location"], &self.scripts);
+                for (_, breakpoint) in &mut target.placed {
+                    breakpoint.resolved(id, &event.params["location"], &target.scripts);
                 }
             }
             "Runtime.bindingCalled" if event.params["name"] == self.binding.as_str() => {
@@ -260,14 +523,21 @@ impl<R: Runtime> Cdp<R> {
                 let entry = json!({"type": kind, "text": clip(&text.join(" "), 4000)});
                 return Some(Happening::Console(entry));
             }
-            "Debugger.scriptParsed" => self.scripts.on_parsed(&event.params),
-            method if method == R::END_EVENT => return Some(Happening::Ended(None)),
+            "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
+            method if method == R::END_EVENT && top => return Some(Happening::Ended(None)),
+            method if method == R::END_EVENT && at.session.is_none() => {
+                self.disconnect(at.connection);
+            }
+            // A followed thread that began to wait only after our first go.
+            method if method == R::READY_EVENT && !top => {
+                drop(self.send(&at, "Runtime.runIfWaitingForDebugger", json!({})));
+            }
             _ => {}
         }
         None
     }
 
-    fn paused(&mut self, params: Value) -> Option<Happening<Paused>> {
+    fn paused(&mut self, at: Origin, params: Value) -> Option<Happening<Paused>> {
         let hits: Vec<String> = params["hitBreakpoints"]
             .as_array()
             .map(|ids| ids.iter().filter_map(|i| i.as_str().map(String::from)).collect())
@@ -277,28 +547,35 @@ impl<R: Runtime> Cdp<R> {
         let probe_hit = |(_, b): &(String, Breakpoint)| {
             b.probe_id().is_some_and(|p| hits.iter().any(|h| h == p))
         };
-        if let Some(index) = self.placed.iter().position(probe_hit) {
-            let breakpoint = &mut self.placed[index].1;
+        let target = self.targets.get_mut(&at)?;
+        if let Some(index) = target.placed.iter().position(probe_hit) {
+            let (id, mut breakpoint) = target.placed.remove(index);
             let placed = breakpoint
-                .at_load(&params["callFrames"][0], &self.scripts)
-                .and_then(|steps| send_steps(&mut self.client, &self.scripts, breakpoint, steps));
+                .at_load(&params["callFrames"][0], &target.scripts)
+                .and_then(|steps| self.send_steps(&at, &mut breakpoint, steps));
             if let Err(failure) = placed {
                 log::warn(format_args!("breakpoint placement at load failed: {failure:?}"));
             }
             // The real breakpoint may sit right here; otherwise go on.
-            if !hit_by(&self.placed[index].1) {
-                drop(self.client.send("Debugger.resume", json!({})));
+            let here = hit_by(&breakpoint);
+            self.targets.get_mut(&at)?.placed.insert(index, (id, breakpoint));
+            if !here {
+                drop(self.send(&at, "Debugger.resume", json!({})));
                 return None;
             }
         }
+        let target = self.targets.get(&at)?;
         let mut ours: Vec<String> =
-            self.placed.iter().filter(|(_, b)| hit_by(b)).map(|(id, _)| id.clone()).collect();
+            target.placed.iter().filter(|(_, b)| hit_by(b)).map(|(id, _)| id.clone()).collect();
+        let top = at == Origin::default();
         let at_entry_line = ours.iter().any(|id| id == ENTRY);
         ours.retain(|id| id != ENTRY);
-        let entry_script = params["reason"] == "instrumentation"
+        let entry_script = top
+            && params["reason"] == "instrumentation"
             && self.is_entry(params["data"]["url"].as_str().unwrap_or_default());
         let waits_for_entry =
-            self.entry_stop.is_some() || self.placed.iter().any(|(id, _)| id == ENTRY);
+            self.entry_stop.is_some() || target.placed.iter().any(|(id, _)| id == ENTRY);
+        let library = is_library_url(&target.scripts.file(top_script(&params)));
         if at_entry_line || entry_script {
             self.clear_entry_stop();
         }
@@ -306,28 +583,32 @@ impl<R: Runtime> Cdp<R> {
             _ if !ours.is_empty() => Reason::Breakpoint,
             _ if at_entry_line || entry_script => Reason::Entry,
             "instrumentation" => {
-                drop(self.client.send("Debugger.resume", json!({})));
+                drop(self.send(&at, "Debugger.resume", json!({})));
                 return None;
             }
             // A library's or Node's own exception, caught there: not the program's business.
             "exception" | "promiseRejection"
-                if !self.include_libraries
-                    && params["data"]["uncaught"] != true
-                    && is_library_url(&self.scripts.file(top_script(&params))) =>
+                if !self.include_libraries && params["data"]["uncaught"] != true && library =>
             {
-                drop(self.client.send("Debugger.resume", json!({})));
+                drop(self.send(&at, "Debugger.resume", json!({})));
                 return None;
             }
             "exception" | "promiseRejection" => Reason::Exception,
-            "Break on start" if !self.stop_on_entry || waits_for_entry => {
-                drop(self.client.send("Debugger.resume", json!({})));
+            "Break on start" if !top || !self.stop_on_entry || waits_for_entry => {
+                drop(self.send(&at, "Debugger.resume", json!({})));
                 return None;
             }
             "Break on start" => Reason::Entry,
             _ => Reason::Unsaid,
         };
+        Some(Happening::Stopped(self.stop(Paused { params, at, reason, hits: ours })))
+    }
+
+    /// The stop a pause makes (again, when another thread's was shown meanwhile).
+    fn stop(&mut self, paused: Paused) -> Stop<Paused> {
+        let reason = paused.reason;
         let exception = (reason == Reason::Exception).then(|| {
-            let data = &params["data"];
+            let data = &paused.params["data"];
             // V8's description is the message, then the stack ("    at ...").
             let description = data["description"].as_str().unwrap_or_default();
             let (message, stack) = description
@@ -342,23 +623,66 @@ impl<R: Runtime> Cdp<R> {
                 uncaught: data["uncaught"] == true,
             }
         });
-        let location = self.scripts.location(&params["callFrames"][0]);
-        let frames = params["callFrames"].as_array().map_or(0, Vec::len);
-        Some(Happening::Stopped(Stop {
-            reason,
-            hits: ours,
-            location,
-            exception,
-            frames,
-            paused: Paused { params },
-        }))
+        let location = match self.targets.get_mut(&paused.at) {
+            Some(target) => target.scripts.location(&paused.params["callFrames"][0]),
+            None => Scripts::new(R::URLS).location(&paused.params["callFrames"][0]),
+        };
+        let frames = paused.params["callFrames"].as_array().map_or(0, Vec::len);
+        Stop { reason, hits: paused.hits.clone(), location, exception, frames, paused }
     }
 
-    /// An object's own properties, at most `max` (then how many more).
+    /// The scripts of the thread a stop is in (the program's when it is gone).
+    fn scripts_of(&mut self, at: &Origin) -> &mut Scripts {
+        let at = if self.targets.contains_key(at) { at.clone() } else { Origin::default() };
+        &mut self.targets.get_mut(&at).expect("the program's own thread is always there").scripts
+    }
+
+    /// Pauses a running thread and waits (2 s at most) for its stop; what else happens
+    /// meanwhile is held for the actor.
+    fn pause_thread(&mut self, at: &Origin) -> Result<Stop<Paused>, Failure> {
+        self.request_at(at, "Debugger.pause", json!({}))?;
+        let events = self.events.clone();
+        let limit = crossbeam_channel::after(Duration::from_secs(2));
+        loop {
+            let event = select! {
+                recv(events) -> event => event.map_err(|_| Failure::new(Code::InspectorFailed, cdp::Error::Closed.to_string()))?,
+                recv(limit) -> _ => return Err(Failure::new(
+                    Code::InspectorFailed,
+                    "the thread did not pause within 2 s (busy in native code?): try again",
+                )),
+            };
+            match self.handle_event(event) {
+                Some(Happening::Stopped(stop)) if stop.paused.at == *at => return Ok(stop),
+                Some(Happening::Resumed) | None => {}
+                Some(happening) => self.held.push_back(happening),
+            }
+        }
+    }
+
+    /// Closes every connection (children first) and stops taking reports.
+    fn close_all(&mut self) {
+        self.channel.take();
+        for conn in self.conns.iter_mut().rev() {
+            conn.client.close();
+        }
+    }
+
+    /// A thread's id for `debug-threads`: `main` for the program's own main thread, the pid
+    /// for another process's, `pid/worker` for a worker.
+    fn thread_id(&self, at: &Origin) -> String {
+        let Some(target) = self.targets.get(at) else { return MAIN.into() };
+        match (at.session.as_deref(), at == &Origin::default()) {
+            (None, true) => MAIN.into(),
+            (None, false) => target.pid.to_string(),
+            (Some(session), _) => format!("{}/{session}", target.pid),
+        }
+    }
+
     /// The entry is found: neither way of finding it stops the program again.
     fn clear_entry_stop(&mut self) {
         if let Some(id) = self.entry_stop.take() {
-            drop(self.client.send("Debugger.removeBreakpoint", json!({"breakpointId": id})));
+            let params = json!({"breakpointId": id});
+            drop(self.send(&Origin::default(), "Debugger.removeBreakpoint", params));
         }
         if let Err(failure) = self.remove_breakpoint(ENTRY) {
             log::warn(format_args!("removing the entry breakpoint: {failure:?}"));
@@ -377,11 +701,12 @@ impl<R: Runtime> Cdp<R> {
     /// `start`, at most `max` (then how many more).
     fn properties(
         &mut self,
+        at: &Origin,
         object_id: &str,
         start: usize,
         max: usize,
     ) -> Result<Vec<Variable>, Failure> {
-        let answer = self.own_properties(object_id)?;
+        let answer = self.own_properties(at, object_id)?;
         let mut all = own_variables(&answer);
         let entries = answer["internalProperties"]
             .as_array()
@@ -392,7 +717,7 @@ impl<R: Runtime> Cdp<R> {
             .and_then(Value::as_str)
             .map(String::from);
         if let Some(entries) = entries {
-            let answer = self.own_properties(&entries)?;
+            let answer = self.own_properties(at, &entries)?;
             let items = answer["result"].as_array().into_iter().flatten();
             let items: Vec<&Value> = items
                 .filter(|p| p["name"].as_str().is_some_and(|n| n.parse::<usize>().is_ok()))
@@ -406,7 +731,7 @@ impl<R: Runtime> Cdp<R> {
                 entry.kind = "entry".into();
                 if page.contains(&index) {
                     if let Some(id) = item.pointer("/value/objectId").and_then(Value::as_str) {
-                        entry.value = self.entry_preview(id).unwrap_or(entry.value);
+                        entry.value = self.entry_preview(at, id).unwrap_or(entry.value);
                     }
                 }
                 all.push(entry);
@@ -416,8 +741,8 @@ impl<R: Runtime> Cdp<R> {
     }
 
     /// A Map entry as `key => value` or a Set entry as `value`, each with its own preview.
-    fn entry_preview(&mut self, entry_id: &str) -> Result<Value, Failure> {
-        let answer = self.own_properties(entry_id)?;
+    fn entry_preview(&mut self, at: &Origin, entry_id: &str) -> Result<Value, Failure> {
+        let answer = self.own_properties(at, entry_id)?;
         let part = |name: &str| {
             let parts = answer["result"].as_array().into_iter().flatten();
             parts
@@ -439,8 +764,8 @@ impl<R: Runtime> Cdp<R> {
         })
     }
 
-    fn own_properties(&mut self, object_id: &str) -> Result<Value, Failure> {
-        self.request("Runtime.getProperties", own_properties(object_id))
+    fn own_properties(&mut self, at: &Origin, object_id: &str) -> Result<Value, Failure> {
+        self.request_at(at, "Runtime.getProperties", own_properties(object_id))
     }
 }
 
@@ -451,11 +776,13 @@ impl<R: Runtime> Backend for Cdp<R> {
     const EVALUATES_RUNNING: bool = true;
 
     fn inputs(&self) -> Inputs<Event> {
+        // A held stop is due as soon as no stop is shown.
+        let due = self.current.is_none() && !self.held.is_empty();
         Inputs {
             events: self.events.clone(),
             exited: self.exited.clone(),
-            tick: self.nudge.clone(),
-            more: crossbeam_channel::never(),
+            tick: if due { crossbeam_channel::after(Duration::ZERO) } else { self.nudge.clone() },
+            more: never(),
         }
     }
 
@@ -463,8 +790,10 @@ impl<R: Runtime> Backend for Cdp<R> {
         match input {
             Input::Event(event) => {
                 // It runs: no more nudges.
-                self.nudge = never();
-                self.handle_event(event)
+                if event.origin == Origin::default() && event.method != follow::REPORTED {
+                    self.nudge = never();
+                }
+                self.take(event)
             }
             Input::Closed => {
                 self.events = never();
@@ -477,8 +806,15 @@ impl<R: Runtime> Backend for Cdp<R> {
                 }
                 Some(Happening::Ended(None))
             }
+            Input::Tick if self.current.is_none() && !self.held.is_empty() => {
+                let happening = self.held.pop_front()?;
+                if let Happening::Stopped(stop) = &happening {
+                    self.current = Some(stop.paused.at.clone());
+                }
+                Some(happening)
+            }
             Input::Tick => {
-                drop(self.client.send("Runtime.runIfWaitingForDebugger", json!({})));
+                drop(self.send(&Origin::default(), "Runtime.runIfWaitingForDebugger", json!({})));
                 None
             }
         }
@@ -522,36 +858,39 @@ impl<R: Runtime> Backend for Cdp<R> {
     }
 
     fn set_breakpoint(&mut self, id: &str, spec: &BreakpointSpec) -> Result<(), Failure> {
-        let condition = cdp_condition(&self.binding, id, spec);
-        let (mut breakpoint, _) = Breakpoint::plan(
-            &spec.file,
-            &spec.real_file,
-            spec.line,
-            spec.column,
-            condition,
-            self.entry.as_deref(),
-            R::URLS,
-        )
-        .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
-        breakpoint.set_unique(id);
-        for (params, request) in breakpoint.requests() {
-            let answer = self.request("Debugger.setBreakpointByUrl", params)?;
-            breakpoint.set(request, &answer, &self.scripts);
+        // In every thread; one that fails in the program's own fails the call.
+        let targets: Vec<Origin> = self.targets.keys().cloned().collect();
+        for at in targets {
+            match self.place(&at, id, spec) {
+                Err(failure) if at == Origin::default() => return Err(failure),
+                Err(failure) => log::warn(format_args!("breakpoint {id} in {at:?}: {failure:?}")),
+                Ok(()) => {}
+            }
         }
-        if let Some(steps) = breakpoint.in_loaded_script(&self.scripts) {
-            send_steps(&mut self.client, &self.scripts, &mut breakpoint, steps?)?;
-        }
-        self.placed.push((id.to_string(), breakpoint));
+        self.specs.retain(|(i, _)| i != id);
+        self.specs.push((id.to_string(), spec.clone()));
         Ok(())
     }
 
     fn remove_breakpoint(&mut self, id: &str) -> Result<(), Failure> {
-        let Some(index) = self.placed.iter().position(|(i, _)| i == id) else { return Ok(()) };
-        let (_, breakpoint) = self.placed.remove(index);
-        let ids: Vec<String> =
-            breakpoint.ids().chain(breakpoint.probe_id()).map(String::from).collect();
-        for cdp_id in ids {
-            self.request("Debugger.removeBreakpoint", json!({"breakpointId": cdp_id}))?;
+        self.specs.retain(|(i, _)| i != id);
+        let targets: Vec<Origin> = self.targets.keys().cloned().collect();
+        for at in targets {
+            let Some(target) = self.targets.get_mut(&at) else { continue };
+            let Some(index) = target.placed.iter().position(|(i, _)| i == id) else { continue };
+            let (_, breakpoint) = target.placed.remove(index);
+            let ids: Vec<String> =
+                breakpoint.ids().chain(breakpoint.probe_id()).map(String::from).collect();
+            for cdp_id in ids {
+                let removed = self.request_at(
+                    &at,
+                    "Debugger.removeBreakpoint",
+                    json!({"breakpointId": cdp_id}),
+                );
+                if at == Origin::default() {
+                    removed?;
+                }
+            }
         }
         Ok(())
     }
@@ -579,6 +918,7 @@ impl<R: Runtime> Backend for Cdp<R> {
     }
 
     fn resume(&mut self, action: Action, paused: Option<&Paused>) -> Result<(), Failure> {
+        let at = paused.map_or(Origin::default(), |p| p.at.clone());
         let method = match (paused, action) {
             (None, Action::Pause) => "Debugger.pause",
             (None, _) => return Ok(()),
@@ -588,7 +928,16 @@ impl<R: Runtime> Backend for Cdp<R> {
             (Some(_), Action::StepOut) => "Debugger.stepOut",
             (Some(_), Action::Pause) => return Ok(()),
         };
-        self.request(method, json!({})).map(drop)
+        self.request_at(&at, method, json!({}))?;
+        if paused.is_some() {
+            // The shown stop goes on: a held one is due. A step keeps the thread's turn: its
+            // next stop is the step's.
+            self.stepping = action != Action::Continue;
+            if !self.stepping {
+                self.current = None;
+            }
+        }
+        Ok(())
     }
 
     fn stack(&mut self, paused: &Paused, max: usize, include_async: bool) -> Vec<Frame> {
@@ -598,7 +947,10 @@ impl<R: Runtime> Backend for Cdp<R> {
             .into_iter()
             .flatten()
             .take(max)
-            .map(|frame| Frame { location: self.scripts.location(frame), async_reason: None })
+            .map(|frame| Frame {
+                location: self.scripts_of(&paused.at).location(frame),
+                async_reason: None,
+            })
             .collect();
         // Awaited callers: each `asyncStackTrace` link names why it continues (e.g. `await`).
         let mut link = params.get("asyncStackTrace").filter(|_| include_async);
@@ -612,7 +964,7 @@ impl<R: Runtime> Backend for Cdp<R> {
                 let shaped = json!({"functionName": frame["functionName"], "url": frame["url"],
                     "location": {"scriptId": frame["scriptId"], "lineNumber": frame["lineNumber"],
                                  "columnNumber": frame["columnNumber"]}});
-                let location = self.scripts.location(&shaped);
+                let location = self.scripts_of(&paused.at).location(&shaped);
                 frames.push(Frame { location, async_reason: Some(reason.into()) });
             }
             link = trace.get("parent");
@@ -635,7 +987,8 @@ impl<R: Runtime> Backend for Cdp<R> {
                 break;
             }
             if let Some(id) = scope.pointer("/object/objectId").and_then(Value::as_str) {
-                scopes.push((kind, self.client.send("Runtime.getProperties", own_properties(id))));
+                let params = own_properties(id);
+                scopes.push((kind, self.send(&paused.at, "Runtime.getProperties", params)));
             }
             if kind == "local" {
                 break;
@@ -685,7 +1038,9 @@ impl<R: Runtime> Backend for Cdp<R> {
         // One flat list; each variable names its scope.
         let mut variables = Vec::new();
         for (kind, object_id) in scopes {
-            for mut variable in self.properties(&object_id, query.start, query.max_items)? {
+            for mut variable in
+                self.properties(&paused.at, &object_id, query.start, query.max_items)?
+            {
                 variable.scope = Some(kind.clone());
                 variables.push(variable);
             }
@@ -700,7 +1055,8 @@ impl<R: Runtime> Backend for Cdp<R> {
         query: &VariablesQuery,
     ) -> Result<(Value, Value, Vec<Variable>), Failure> {
         let frame = paused.call_frame_id(query.frame);
-        let answer = self.request(
+        let answer = self.request_at(
+            &paused.at,
             "Debugger.evaluateOnCallFrame",
             json!({"callFrameId": frame, "expression": path, "silent": true,
                    "generatePreview": true}),
@@ -711,7 +1067,9 @@ impl<R: Runtime> Backend for Cdp<R> {
         let remote = &answer["result"];
         let (kind, value) = compact(remote);
         let children = match remote["objectId"].as_str() {
-            Some(object_id) => self.properties(object_id, query.start, query.max_items)?,
+            Some(object_id) => {
+                self.properties(&paused.at, object_id, query.start, query.max_items)?
+            }
             None => Vec::new(),
         };
         Ok((kind.into(), value, children))
@@ -726,7 +1084,8 @@ impl<R: Runtime> Backend for Cdp<R> {
     ) -> Result<Value, Failure> {
         let wrapped = format!("{}.evaluate(() => ({expression}\n), {max_chars})", self.binding);
         let answer = match paused {
-            Some(paused) => self.request(
+            Some(paused) => self.request_at(
+                &paused.at,
                 "Debugger.evaluateOnCallFrame",
                 json!({"callFrameId": paused.call_frame_id(frame), "expression": wrapped,
                        "returnByValue": true}),
@@ -759,7 +1118,8 @@ impl<R: Runtime> Backend for Cdp<R> {
         max_chars: usize,
     ) -> Result<Value, Failure> {
         let id = paused.call_frame_id(frame);
-        let computed = self.request(
+        let computed = self.request_at(
+            &paused.at,
             "Debugger.evaluateOnCallFrame",
             json!({"callFrameId": id, "expression": value, "silent": true}),
         )?;
@@ -794,13 +1154,16 @@ impl<R: Runtime> Backend for Cdp<R> {
             if !kinds.contains(&s["type"].as_str().unwrap_or_default()) {
                 continue;
             }
-            let has = self.properties(object_id, 0, usize::MAX)?.iter().any(|p| p.name == name);
+            let has = self
+                .properties(&paused.at, object_id, 0, usize::MAX)?
+                .iter()
+                .any(|p| p.name == name);
             if !has {
                 continue;
             }
             let params = json!({"scopeNumber": number, "variableName": name,
                                 "newValue": argument, "callFrameId": id});
-            self.request("Debugger.setVariableValue", params)?;
+            self.request_at(&paused.at, "Debugger.setVariableValue", params)?;
             return self.evaluate(Some(paused), name, frame, max_chars);
         }
         Err(Failure::new(
@@ -811,40 +1174,98 @@ impl<R: Runtime> Backend for Cdp<R> {
         ))
     }
 
-    /// One thread: the program's own (its workers run undebugged).
-    fn threads(&mut self, _: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {
-        Ok((vec![Thread { id: MAIN.into(), name: "main".into() }], MAIN.into()))
+    /// Every thread debugged: the program's own (`main`), followed processes (by pid) and
+    /// workers (`pid/n`); the current one is the stop's.
+    fn threads(&mut self, paused: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {
+        let command = |c: usize| self.conns.get(c).map_or("", |c| c.command.as_str());
+        let threads = self
+            .targets
+            .iter()
+            .map(|(at, target)| {
+                let what = match (&target.worker, at.connection) {
+                    (Some(worker), _) => worker.clone(),
+                    (None, 0) => "main".into(),
+                    (None, c) => clip(command(c), 200),
+                };
+                let held = self
+                    .held
+                    .iter()
+                    .any(|h| matches!(h, Happening::Stopped(s) if s.paused.at == *at));
+                let state = if held { ", paused" } else { "" };
+                Thread {
+                    id: self.thread_id(at),
+                    name: format!("pid {}: {what}{state}", target.pid),
+                }
+            })
+            .collect();
+        let current = paused.map_or(MAIN.into(), |p| self.thread_id(&p.at));
+        Ok((threads, current))
     }
 
-    fn select_thread(&mut self, _: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
-        Err(Failure::new(
-            Code::InvalidArguments,
-            format!(
-                "invalid argument `select`: no thread `{id}`: a {} program has one thread here, \
-                 `{MAIN}` (worker threads run undebugged)",
-                R::LANGUAGE
-            ),
-        )
-        .with("field", "select".into()))
+    /// The stop as seen from another thread: one that stopped meanwhile (held) is shown; one
+    /// that runs is paused first. The stop shown until now is held in turn.
+    fn select_thread(&mut self, paused: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
+        let Some(at) = self.targets.keys().find(|at| self.thread_id(at) == id).cloned() else {
+            let ids: Vec<String> = self.targets.keys().map(|at| self.thread_id(at)).collect();
+            return Err(Failure::new(
+                Code::InvalidArguments,
+                format!(
+                    "invalid argument `select`: no thread `{id}`: the threads are {} (list them \
+                     with debug-threads)",
+                    ids.join(", ")
+                ),
+            )
+            .with("field", "select".into()));
+        };
+        let held =
+            self.held.iter().position(|h| matches!(h, Happening::Stopped(s) if s.paused.at == at));
+        let stop = match held.and_then(|index| self.held.remove(index)) {
+            Some(Happening::Stopped(stop)) => stop,
+            _ => self.pause_thread(&at)?,
+        };
+        let shown = Paused {
+            params: paused.params.clone(),
+            at: paused.at.clone(),
+            reason: paused.reason,
+            hits: paused.hits.clone(),
+        };
+        let shown = self.stop(shown);
+        self.held.push_front(Happening::Stopped(shown));
+        self.current = Some(at);
+        Ok(stop)
     }
 
     fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
         self.include_libraries = include_libraries;
-        self.request("Debugger.setPauseOnExceptions", json!({"state": state})).map(drop)
+        self.pause_state = state.to_string();
+        let targets: Vec<Origin> = self.targets.keys().cloned().collect();
+        for at in targets {
+            let set =
+                self.request_at(&at, "Debugger.setPauseOnExceptions", json!({"state": state}));
+            if at == Origin::default() {
+                set?;
+            }
+        }
+        Ok(())
     }
 
     fn loaded_sources(
         &mut self,
-        _: Option<&Paused>,
+        paused: Option<&Paused>,
         include_internal: bool,
     ) -> Result<Vec<Source>, Failure> {
-        Ok(self.scripts.list(include_internal))
+        let at = paused.map_or(Origin::default(), |p| p.at.clone());
+        Ok(self.scripts_of(&at).list(include_internal))
     }
 
     fn source_text(&mut self, file: &str) -> Result<Value, Failure> {
-        match self.scripts.find(file) {
-            Some(id) => self
-                .request("Debugger.getScriptSource", json!({"scriptId": id}))
+        let found = self
+            .targets
+            .iter()
+            .find_map(|(at, target)| Some((at.clone(), target.scripts.find(file)?)));
+        match found {
+            Some((at, id)) => self
+                .request_at(&at, "Debugger.getScriptSource", json!({"scriptId": id}))
                 .map(|answer| answer["scriptSource"].clone()),
             None => Err(Failure::new(
                 Code::FileNotFound,
@@ -864,14 +1285,52 @@ impl<R: Runtime> Backend for Cdp<R> {
         self.debuggee.as_ref().map(|d| d.output().clone()).unwrap_or_default()
     }
 
-    /// Child processes (of a program we started) and worker threads.
+    fn processes(&self) -> Vec<Value> {
+        self.conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.open)
+            .map(|(n, c)| {
+                let mut process = json!({"pid": c.pid, "command": clip(&c.command, 200)});
+                if let Some(parent) = c.parent {
+                    process["parent"] = parent.into();
+                }
+                let workers: Vec<&str> = self
+                    .targets
+                    .iter()
+                    .filter(|(at, _)| at.connection == n)
+                    .filter_map(|(_, t)| t.worker.as_deref())
+                    .collect();
+                if !workers.is_empty() {
+                    process["threads"] = workers.into();
+                }
+                process
+            })
+            .collect()
+    }
+
+    fn stopped_in(&self, paused: &Paused) -> Option<Value> {
+        let conn = self.conns.get(paused.at.connection)?;
+        let mut process = json!({"pid": conn.pid, "thread": self.thread_id(&paused.at)});
+        if paused.at.connection > 0 {
+            process["command"] = clip(&conn.command, 200).into();
+        }
+        if let Some(worker) = self.targets.get(&paused.at).and_then(|t| t.worker.as_deref()) {
+            process["worker"] = worker.into();
+        }
+        Some(process)
+    }
+
+    /// Child processes (of a program we started) not followed, and worker threads not
+    /// followed.
     fn undebugged(&self) -> Undebugged {
-        let processes = self.debuggee.as_ref().map(|d| d.descendants(None)).unwrap_or_default();
+        let mut processes = self.debuggee.as_ref().map(|d| d.descendants(None)).unwrap_or_default();
+        processes.retain(|d| !self.conns.iter().any(|c| c.pid == d.process.pid));
         Undebugged { processes, workers: self.workers }
     }
 
     fn end(&mut self, _: Option<i32>, forced: bool) -> Exit {
-        self.client.close();
+        self.close_all();
         let Some(debuggee) = &mut self.debuggee else {
             // Attached: the connection closed; how the process ended is not ours to know.
             return Exit { code: None, signal: None };
@@ -893,7 +1352,7 @@ impl<R: Runtime> Backend for Cdp<R> {
     }
 
     fn shutdown(&mut self) {
-        self.client.close();
+        self.close_all();
         // An attached program is not ours: closing the connection detaches from it.
         if let Some(debuggee) = &mut self.debuggee {
             debuggee.kill();
@@ -955,25 +1414,10 @@ fn is_commonjs_wrapper(locals: &[Variable]) -> bool {
     COMMONJS_WRAPPER.iter().all(|name| locals.iter().any(|v| v.name == *name))
 }
 
-/// Sends the requests that place `breakpoint` in its loaded file ([`Breakpoint::at_load`],
-/// [`Breakpoint::in_loaded_script`]), in order, and records where it landed.
-fn send_steps(
-    client: &mut Client,
-    scripts: &Scripts,
-    breakpoint: &mut Breakpoint,
-    steps: Vec<Step>,
-) -> Result<(), Failure> {
-    for step in steps {
-        let answer = answer(&client.send(step.method, step.params))?;
-        if let Some(request) = step.request {
-            breakpoint.set(request, &answer, scripts);
-        }
-    }
-    Ok(())
-}
+type Reply = Result<Value, cdp::Error>;
 
 /// The answer to a request, within [`REQUEST_TIMEOUT`].
-fn answer(reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
+fn answer(reply: &Receiver<Reply>) -> Result<Value, Failure> {
     match reply.recv_timeout(REQUEST_TIMEOUT) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(Failure::new(Code::InspectorFailed, e.to_string())),

@@ -72,6 +72,8 @@ struct Child {
     /// Its command line, read when it said its pid.
     command: String,
     hits: u64,
+    /// Until its session said it ended.
+    open: bool,
 }
 
 struct Run<'a, F> {
@@ -235,7 +237,13 @@ impl<F: Flavour> Run<'_, F> {
         drop(client.send("initialize", dap::initialize_arguments(F::ADAPTER)));
         // Answered after `configurationDone`, like `launch`.
         drop(client.send("attach", offered.arguments));
-        self.children.push(Child { client, pid: None, command: String::new(), hits: 0 });
+        self.children.push(Child {
+            client,
+            pid: None,
+            command: String::new(),
+            hits: 0,
+            open: true,
+        });
     }
 
     /// An event of a child's session.
@@ -270,7 +278,10 @@ impl<F: Flavour> Run<'_, F> {
                 }
             }
             "stopped" => return self.stopped(connection, body),
-            "terminated" => child.client.close_input(),
+            "terminated" => {
+                child.open = false;
+                child.client.close_input();
+            }
             _ => {}
         }
         Ok(Step::Go)
@@ -304,6 +315,8 @@ impl<F: Flavour> Run<'_, F> {
             }
             "breakpoint" => self.breakpoint_changed(&body["breakpoint"]),
             "stopped" => return self.stopped(0, body),
+            // A child's last reports may still be on their way through the adapter.
+            "terminated" if self.children.iter().any(|c| c.open) => return Ok(Step::Draining),
             "terminated" => return Ok(Step::Finished),
             _ => {}
         }

@@ -182,6 +182,8 @@ pub(crate) struct Dap<F> {
     /// our PYTHONPATH when launched, else done at the first stop (`install_probe_at`).
     prepared: bool,
     debuggee: Option<sys::ProcessGroup>,
+    /// The program's command line, read when it said its pid.
+    command: String,
     /// The `launch` or `attach` request's answer, awaited once configuration is done.
     started: Option<(&'static str, Receiver<dap::Reply>)>,
     pause_on_exceptions: String,
@@ -209,6 +211,7 @@ impl<F: Flavour> Dap<F> {
             adapter,
             prepared,
             debuggee: None,
+            command: String::new(),
             started: None,
             pause_on_exceptions: "none".into(),
             include_libraries: false,
@@ -353,7 +356,11 @@ impl<F: Flavour> Dap<F> {
                 };
                 return Some(Happening::Logpoint { breakpoint, text: text.into() });
             }
-            "process" => self.debuggee = dap::process_group(body),
+            "process" => {
+                self.debuggee = dap::process_group(body);
+                let process = self.debuggee.and_then(|group| sys::Process::now(group.pid()));
+                self.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
+            }
             "thread" if body["reason"] == "started" && self.thread.is_none() => {
                 self.thread = Some(body["threadId"].clone())
             }
@@ -923,6 +930,18 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn output(&self) -> Output {
         self.output.clone()
+    }
+
+    fn processes(&self) -> Vec<Value> {
+        let Some(program) = self.debuggee else { return Vec::new() };
+        vec![
+            json!({"pid": program.pid(), "command": crate::debugger::session::clip(&self.command, 200)}),
+        ]
+    }
+
+    fn stopped_in(&self, paused: &Paused) -> Option<Value> {
+        let pid = self.debuggee?.pid();
+        Some(json!({"pid": pid, "thread": paused.thread.to_string()}))
     }
 
     /// The adapter's descendants but the program: processes the program started.

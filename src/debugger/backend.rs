@@ -149,6 +149,14 @@ pub(crate) trait Backend: Send + 'static {
     fn output(&self) -> Output;
     /// What the program ran that is not debugged (children, workers).
     fn undebugged(&self) -> Undebugged;
+    /// The processes debugged, `{pid, command, parent?, threads?}` each, for `debug-sessions`.
+    fn processes(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    /// Which process (and thread) a stop is in: `{pid, command?, thread?}`.
+    fn stopped_in(&self, _paused: &Self::Paused) -> Option<Value> {
+        None
+    }
     /// The program ended (`code` when the debugger said how), or `forced`: end it. Lets the
     /// program exit, records how; for an attached program, detaches.
     fn end(&mut self, code: Option<i32>, forced: bool) -> Exit;

@@ -959,6 +959,9 @@ impl<B: Backend> Actor<B> {
                 if let Some(source) = source_lines(&state["location"], original) {
                     state["source"] = source;
                 }
+                if let Some(process) = self.backend.stopped_in(&stop.paused) {
+                    state["process"] = process;
+                }
                 let locals = self.backend.locals(&stop.paused, MAX_LOCALS);
                 state["locals"] = locals.iter().map(|v| v.to_json(false, VALUE_PREVIEW)).collect();
                 if !stop.hits.is_empty() {
@@ -1007,6 +1010,10 @@ impl<B: Backend> Actor<B> {
             _ => {}
         }
         summary["breakpoints"] = self.breakpoints_json().into();
+        let processes = self.backend.processes();
+        if !processes.is_empty() {
+            summary["processes"] = processes.into();
+        }
         *self.summary.lock().expect("session summary poisoned") = summary;
         (self.on_change)(&self.id);
     }

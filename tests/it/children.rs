@@ -1,11 +1,12 @@
-//! Whole programs: every Node process and worker thread a command starts is debugged
-//! (`debug-script`): a spawn of node with piped stdio, vitest's thread and fork pools, a child
-//! that detaches. Forks, workers, `node --test`, jest and the launchers are in defects.rs and
-//! launchers.rs; Python's children in python.rs.
+//! Whole programs: every Node process and worker thread a command starts is debugged, by
+//! `debug-script` (a spawn of node with piped stdio, vitest's thread and fork pools, a child
+//! that detaches) and in sessions (a stop in a child, two children stopped at once). Forks,
+//! workers, `node --test`, jest and the launchers are in defects.rs and launchers.rs; Python's
+//! children in python.rs.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::{assert_no_debuggee, fixture, node, ok, run_script, tag, values};
+use crate::{assert_no_debuggee, fixture, node, ok, run_script, tag, tool, values, Server};
 
 /// A child whose stdout and stderr are piped into its parent: its inspector's lines never
 /// reach the parent, and its hits come through the channel all the same.
@@ -60,5 +61,106 @@ fn a_detached_child_is_not_left_running() {
     let s = ok(&result);
     let daemon = values(s)[0].as_u64().unwrap();
     assert!(!std::path::Path::new(&format!("/proc/{daemon}")).exists(), "{s}");
+    assert_no_debuggee(&tag);
+}
+
+/// A session follows the program's processes: a breakpoint in a forked child stops there, the
+/// stop says which process, `debug-sessions` and `debug-threads` list the processes, and
+/// inspection acts on the stopped one; the parent's own breakpoint stops after.
+#[test]
+fn a_session_stops_in_a_child_process_then_in_the_parent() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let file = fixture("children/fork.js");
+    let breakpoints = json!([{"file": file, "line": 6}, {"file": file, "line": 12}]);
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "children/fork.js", ""),
+        "breakpoints": breakpoints}),
+    );
+    assert_eq!(
+        (&state["state"], &state["location"]["line"]),
+        (&json!("paused"), &json!(6)),
+        "{state}"
+    );
+    let child = state["process"]["pid"].as_u64().unwrap();
+    assert!(state["process"]["command"].as_str().unwrap().ends_with("fork.js child"), "{state}");
+    let argv = tool(&mut server, "debug-evaluate", json!({"expression": "process.argv[2]"}));
+    assert_eq!(argv["value"], "child", "{argv}");
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    let processes = sessions["sessions"][0]["processes"].as_array().unwrap().clone();
+    assert_eq!(processes.len(), 2, "{sessions}");
+    assert_eq!(processes[1]["pid"], child, "{sessions}");
+    assert_eq!(processes[1]["parent"], processes[0]["pid"], "{sessions}");
+    let threads = tool(&mut server, "debug-threads", json!({}));
+    let ids: Vec<&Value> =
+        threads["threads"].as_array().unwrap().iter().map(|t| &t["id"]).collect();
+    assert_eq!(ids, [&json!("main"), &json!(child.to_string())], "{threads}");
+
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (&state["state"], &state["location"]["line"]),
+        (&json!("paused"), &json!(12)),
+        "{state}"
+    );
+    assert_eq!(state["process"]["thread"], "main", "{state}");
+    let doubled = tool(&mut server, "debug-evaluate", json!({"expression": "message.value * 2"}));
+    assert_eq!(doubled["value"], 42, "{doubled}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["stdout"], "from child 42\nchild exited 0\n", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
+
+/// Two children stop at once: one stop is shown, the other held (still paused); selecting the
+/// other shows it, and continuing shows the one held.
+#[test]
+fn two_children_stopped_at_once_are_shown_in_turn() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let file = fixture("children/two.js");
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "children/two.js", ""),
+        "breakpoints": [{"file": file, "line": 7}]}),
+    );
+    assert_eq!(
+        (&state["state"], &state["location"]["line"]),
+        (&json!("paused"), &json!(7)),
+        "{state}"
+    );
+    let first = state["process"]["pid"].clone();
+    // The other child stops too, and is held.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let other = loop {
+        let threads = tool(&mut server, "debug-threads", json!({}));
+        let held =
+            threads["threads"].as_array().unwrap().iter().find(|t| {
+                t["name"].as_str().unwrap().ends_with(", paused") && t["current"] == false
+            });
+        if let Some(held) = held {
+            break held["id"].as_str().unwrap().to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "the second child never stopped: {threads}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let state = tool(&mut server, "debug-threads", json!({"select": other}));
+    assert_eq!(state["process"]["pid"].to_string(), other, "{state}");
+    let square = tool(&mut server, "debug-evaluate", json!({"expression": "square"}));
+    let second = square["value"].clone();
+    // Going on shows the first child's stop again, still paused where it was.
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["process"]["pid"], first, "{state}");
+    assert_eq!(state["location"]["line"], 7, "{state}");
+    let square = tool(&mut server, "debug-evaluate", json!({"expression": "square"}));
+    let mut squares = [second.as_i64().unwrap(), square["value"].as_i64().unwrap()];
+    squares.sort_unstable();
+    assert_eq!(squares, [4, 9]);
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }

@@ -139,19 +139,23 @@ fn forks_and_workers_are_debugged_and_finish() {
         assert_eq!(s["processes"][0]["threads"], json!(["[worker 1]"]), "{s}");
     }
 
-    // The same in a session: the exited state names what ran undebugged.
+    // The same in a session: a breakpoint in the worker stops there, and the stop says where.
     let mut server = Server::initialized();
     let tag = tag();
     let state = launch(
         &mut server,
         &node(&tag, "children/worker.js", ""),
         &fixture("children/worker.js"),
-        7,
+        13,
     );
-    paused_at(&state, "children/worker.js", 7);
+    paused_at(&state, "children/worker.js", 13);
+    assert_eq!(state["process"]["worker"], "[worker 1]", "{state}");
+    let answer = tool(&mut server, "debug-evaluate", json!({"expression": "answer"}));
+    assert_eq!(answer["value"], 41, "{answer}");
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
-    assert_eq!(state["undebugged"], json!({"processes": [], "workers": 1}));
+    assert_eq!(state["stdout"], "from worker 42\nworker exited 0\n", "{state}");
+    assert!(state.get("undebugged").is_none(), "{state}");
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
@@ -198,7 +202,7 @@ fn node_test_hits_the_code_under_test_in_every_file() {
 /// A breakpoint set mid-session in a file tsx had already compiled never bound.
 #[test]
 fn breakpoints_set_mid_session_bind_in_files_tsx_already_loaded() {
-    // tsx is installed in fixtures/ (`npm ci --prefix fixtures`), where node looks for it.
+    // tsx is installed in fixtures/ (`npm install --prefix fixtures`), where node looks for it.
     let mut server = Server::initialized_in(&root().join("fixtures"));
     let tag = tag();
     let command = format!(

@@ -1,7 +1,7 @@
 //! Breakpoints in TypeScript and bundled code, through source maps, with real node.
 //!
 //! The generated files are committed under fixtures/ts/ (see fixtures/ts/README.md). The tsx
-//! tests need `npm ci --prefix fixtures` (done by .ci/run).
+//! tests need `npm install --prefix fixtures` (done by .ci/run).
 
 use std::path::{Path, PathBuf};
 
@@ -137,16 +137,23 @@ fn require_tsx() {
     let tsx = root().join("fixtures/node_modules/tsx/package.json");
     if !Path::new(&tsx).exists() {
         let status = std::process::Command::new("npm")
-            .args(["ci", "--prefix", "fixtures", "--no-audit", "--no-fund", "--loglevel=error"])
+            .args([
+                "install",
+                "--prefix",
+                "fixtures",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+            ])
             .current_dir(root())
             .status()
             .expect("npm is needed to install tsx for these tests");
         assert!(
             status.success(),
-            "`npm ci --prefix fixtures` failed: tsx is needed for these tests"
+            "`npm install --prefix fixtures` failed: tsx is needed for these tests"
         );
     }
-    assert!(Path::new(&tsx).exists(), "tsx is not installed: run `npm ci --prefix fixtures`");
+    assert!(Path::new(&tsx).exists(), "tsx is not installed: run `npm install --prefix fixtures`");
 }
 
 #[test]

@@ -503,12 +503,16 @@ fn threads_are_listed_and_one_can_be_inspected() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 
-    // Node: one thread.
+    // Node: one thread, the program's own.
     let tag = crate::tag();
     let state = crate::launch(&mut server, &node(&tag, "loop.js", ""), &fixture("loop.js"), 5);
     assert_eq!(state["state"], "paused", "{state}");
+    let pid = &state["process"]["pid"];
     let listed = tool(&mut server, "debug-threads", json!({}));
-    assert_eq!(listed["threads"], json!([{"id": "main", "name": "main", "current": true}]));
+    assert_eq!(
+        listed["threads"],
+        json!([{"id": "main", "name": format!("pid {pid}: main"), "current": true}])
+    );
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
