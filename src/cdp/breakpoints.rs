@@ -34,6 +34,9 @@ struct Target {
 #[derive(Debug, Clone, PartialEq)]
 enum Probe {
     Off,
+    /// A JavaScript file, watched for its load by the runner's instrumentation pause before a
+    /// script with a source map runs (`Breakpoint::watch_load`).
+    Watching,
     /// Wanted, or set with this id: the file has not been loaded (yet).
     Waiting(Option<String>),
     /// The file was loaded and the breakpoint placed from its map.
@@ -86,6 +89,11 @@ pub(crate) struct Breakpoint {
     column: Option<u32>,
     /// The CDP condition every placed breakpoint carries ("" for none).
     condition: String,
+    /// The one the breakpoint by the file's own URL carries instead, when it differs.
+    direct_condition: Option<String>,
+    /// The file turned out to be transformed while loading, and the breakpoint moved through
+    /// its map: what the one by its own URL reported was at other lines.
+    moved: bool,
     /// Appended to every URL regex: V8 refuses two breakpoints with the same URL regex, line
     /// and column, and a session may hold several on one line.
     unique: String,
@@ -143,6 +151,8 @@ impl Breakpoint {
             line,
             column,
             condition,
+            direct_condition: None,
+            moved: false,
             unique: String::new(),
             direct,
             targets,
@@ -164,14 +174,31 @@ impl Breakpoint {
         self.unique = format!("(?:#bp{n})?");
     }
 
-    /// Also watches a JavaScript file load (a probe at its start, as for a file that is not
-    /// JavaScript): a runner that transforms it while loading (vitest's vite-node, babel-jest)
-    /// runs other lines than the file's, and says how through an inline map; at load the
-    /// breakpoint moves through that map. A file loaded as it is keeps its breakpoint.
-    pub(crate) fn watch_load(&mut self) {
-        if self.direct && self.probe == Probe::Off {
-            self.probe = Probe::Waiting(None);
+    /// Also watches a JavaScript file load: a runner that transforms it while loading
+    /// (vitest's vite-node, jest with coverage) runs other lines than the file's, and says how
+    /// through an inline map. The caller asks V8 to pause before each script with a source map
+    /// runs (`Debugger.setInstrumentationBreakpoint`, `beforeScriptWithSourceMapExecution`;
+    /// a probe at line 0 would not do: jest wraps the code, and such a probe never stops) and
+    /// hands the file's script to [`Breakpoint::in_loaded_script`]; the breakpoint then moves
+    /// through its map. A file loaded as it is keeps its breakpoint. True when the caller must
+    /// ask for that pause.
+    pub(crate) fn watch_load(&mut self) -> bool {
+        let watch = self.direct && self.probe == Probe::Off;
+        if watch {
+            self.probe = Probe::Watching;
         }
+        watch
+    }
+
+    /// The condition of the breakpoint set by the file's own URL, when it must differ (so that
+    /// its reports can be told apart).
+    pub(crate) fn set_direct_condition(&mut self, condition: String) {
+        self.direct_condition = Some(condition);
+    }
+
+    /// Whether the file was transformed while loading and the breakpoint moved through its map.
+    pub(crate) fn moved(&self) -> bool {
+        self.moved
     }
 
     /// Replaces the CDP condition (before the breakpoint is set).
@@ -201,13 +228,22 @@ impl Breakpoint {
         params
     }
 
+    /// The params of the breakpoint by the file's own URL, at its own line.
+    fn direct_params(&self, position: Position, column: bool) -> Value {
+        let mut params = self.params(self.file_regex(), position, column);
+        if let Some(condition) = &self.direct_condition {
+            params["condition"] = condition.as_str().into();
+        }
+        params
+    }
+
     /// The `Debugger.setBreakpointByUrl` params to send now.
     pub(crate) fn requests(&self) -> Vec<(Value, Request)> {
         let mut requests = Vec::new();
         if self.direct {
             let column = self.column.map(|c| c.saturating_sub(1));
             let line = Position { line: self.line - 1, column: column.unwrap_or(0) };
-            let params = self.params(self.file_regex(), line, column.is_some());
+            let params = self.direct_params(line, column.is_some());
             requests.push((params, Request::Placed(None)));
         }
         for (generated, t) in &self.targets {
@@ -305,9 +341,24 @@ impl Breakpoint {
         &mut self,
         scripts: &Scripts,
     ) -> Option<Result<Vec<Step>, Failure>> {
-        self.probe_id()?;
+        if self.probe_id().is_none() && self.probe != Probe::Watching {
+            return None;
+        }
         let script_id = scripts.find_file(&[&self.real_file, &self.file])?;
         Some(self.place_in(&script_id, scripts))
+    }
+
+    /// The requests that place this breakpoint in script `script_id` of its file, about to run
+    /// (an instrumentation pause), while its load is watched.
+    pub(crate) fn in_script(
+        &mut self,
+        script_id: &str,
+        scripts: &Scripts,
+    ) -> Option<Result<Vec<Step>, Failure>> {
+        if self.probe_id().is_none() && self.probe != Probe::Watching {
+            return None;
+        }
+        Some(self.place_in(script_id, scripts))
     }
 
     /// The requests that place this breakpoint in loaded script `script_id` (the file itself,
@@ -315,8 +366,10 @@ impl Breakpoint {
     /// JavaScript file loaded without a map keeps the breakpoint by its URL; one transformed
     /// with a map has that breakpoint replaced by the mapped one.
     fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<Vec<Step>, Failure> {
-        let Probe::Waiting(Some(probe)) = std::mem::replace(&mut self.probe, Probe::Done) else {
-            return Err(Failure::new(Code::Internal, "the load-time probe fired twice"));
+        let probe = match std::mem::replace(&mut self.probe, Probe::Done) {
+            Probe::Waiting(Some(probe)) => Some(probe),
+            Probe::Watching => None,
+            _ => return Err(Failure::new(Code::Internal, "the load-time probe fired twice")),
         };
         let (url, map_url) = scripts.get(script_id);
         let remove = |id: String| Step {
@@ -324,16 +377,42 @@ impl Breakpoint {
             params: json!({"breakpointId": id}),
             request: None,
         };
-        let mut steps = vec![remove(probe)];
-        if self.direct {
-            if map_url.is_empty() {
-                return Ok(steps);
+        let mut steps: Vec<Step> = probe.into_iter().map(remove).collect();
+        let line = self.line - 1;
+        if map_url.is_empty() {
+            if !self.direct {
+                // Compiled without a map (type stripping keeps lines): the source's lines.
+                let position = Position { line, column: 0 };
+                steps.push(self.set_step(position, None));
             }
-            // Only a map that lists the file itself moves it (a bundle's own map would not).
-            let map = maps::load_for_script(&url, &map_url).ok();
-            if map.is_none_or(|m| {
-                m.find_source(&self.real_file).or_else(|| m.find_source(&self.file)).is_none()
-            }) {
+            return Ok(steps);
+        }
+        let map = maps::load_for_script(&url, &map_url);
+        // A JavaScript file whose map does not list it (a bundle's own map) runs as it is.
+        let lists =
+            |m: &SourceMap| m.find_source(&self.real_file).or_else(|| m.find_source(&self.file));
+        if self.direct && map.as_ref().map_or(true, |m| lists(m).is_none()) {
+            return Ok(steps);
+        }
+        let map = map.map_err(|e| {
+            Failure::new(Code::BadSourceMap, format!("the source map of {url} cannot be read: {e}"))
+        })?;
+        let found = lists(&map).and_then(|s| map.generated_for(s, line).map(|(_, p)| (s, p)));
+        let Some((source, positions)) = found else {
+            return Err(Failure::new(
+                Code::NoCodeAtLine,
+                format!(
+                    "no code at or after line {} of {} in the map it was compiled with",
+                    self.line,
+                    self.file.display()
+                ),
+            ));
+        };
+        let position = positions[0];
+        if self.direct {
+            // Transformed on the same line (babel-jest keeps lines): the breakpoint by the
+            // file's own URL stands. Moved (vite-node, coverage): it goes, the mapped one comes.
+            if position.line == line {
                 return Ok(steps);
             }
             let direct: Vec<Placed> =
@@ -341,38 +420,30 @@ impl Breakpoint {
             self.placed.retain(|p| p.map.is_some());
             steps.extend(direct.into_iter().map(|p| remove(p.id)));
             self.resolution = Resolution::default();
+            self.moved = true;
         }
-        let line = self.line - 1;
-        let (position, map) = if map_url.is_empty() {
-            // Compiled without a map (type stripping keeps lines): the lines are the source's.
-            (Position { line, column: 0 }, None)
-        } else {
-            let map = maps::load_for_script(&url, &map_url).map_err(|e| {
-                Failure::new(
-                    Code::BadSourceMap,
-                    format!("the source map of {url} cannot be read: {e}"),
-                )
-            })?;
-            let source = map.find_source(&self.real_file).or_else(|| map.find_source(&self.file));
-            let found = source.and_then(|s| map.generated_for(s, line).map(|(_, p)| (s, p)));
-            let Some((source, positions)) = found else {
-                return Err(Failure::new(
-                    Code::NoCodeAtLine,
-                    format!(
-                        "no code at or after line {} of {} in the map it was compiled with",
-                        self.line,
-                        self.file.display()
-                    ),
-                ));
-            };
-            (positions[0], Some((Arc::new(map), source)))
-        };
-        steps.push(Step {
+        steps.push(self.set_step(position, Some((Arc::new(map), source))));
+        Ok(steps)
+    }
+
+    /// The request that sets the breakpoint at `position` of the file's own URL.
+    fn set_step(&self, position: Position, map: Option<(Arc<SourceMap>, usize)>) -> Step {
+        Step {
             method: "Debugger.setBreakpointByUrl",
             params: self.params(self.file_regex(), position, true),
             request: Some(Request::Placed(map)),
-        });
-        Ok(steps)
+        }
+    }
+
+    /// Whether a script's URL names this breakpoint's file, while its load-time probe waits:
+    /// the script just parsed can place it at once ([`Breakpoint::in_loaded_script`]). Code a
+    /// runner wraps (jest) may never stop at the probe.
+    pub(crate) fn awaits(&self, url: &str) -> bool {
+        if self.probe_id().is_none() && self.probe != Probe::Watching {
+            return false;
+        }
+        let path = Path::new(&(self.urls.to_path)(url)).to_path_buf();
+        path == self.real_file || path == self.file
     }
 
     /// Not JavaScript, no map on disk, and the file was never compiled while loading: nothing

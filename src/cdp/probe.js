@@ -168,7 +168,9 @@
     return { message: { type: typeof v, value: value }, truncated: budget.truncated };
   }
 
-  function hit(condition, thunk) {
+  // `by`: 'd' from the breakpoint set by the file's own URL, which the collector drops once it
+  // finds the file was transformed while loading (its lines are not the file's).
+  function hit(condition, thunk, by) {
     if (condition !== null) {
       try {
         if (!condition()) return false;
@@ -185,7 +187,7 @@
       encoded = { message: { type: 'error', value: errorText(e) }, truncated: false };
     }
     // `T` or `F` says whether the value was cut, then the JSON of {type, value}.
-    report((encoded.truncated ? 'T' : 'F') + stringify(encoded.message));
+    report((by || '') + (encoded.truncated ? 'T' : 'F') + stringify(encoded.message));
     return options.pause;
   }
 

@@ -71,7 +71,7 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         R::URLS,
     )
     .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
-    breakpoint.watch_load();
+    let watch_load = breakpoint.watch_load();
     let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
         "info",
@@ -98,6 +98,7 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         landed: Resolution::default(),
         checked: false,
         placed_at_load: false,
+        watch_load,
         timed_out: false,
     };
     let started = run.setup(client, top, program);
@@ -177,6 +178,9 @@ struct Run<'a, R> {
     checked: bool,
     /// Some thread compiled the file while loading it, and the breakpoint was placed then.
     placed_at_load: bool,
+    /// Each thread pauses before a script with a source map runs, so that the breakpoint's
+    /// JavaScript file, transformed while loading, gets its breakpoint through that map.
+    watch_load: bool,
     /// The run outlived its timeout (for the failure's words).
     timed_out: bool,
 }
@@ -186,12 +190,11 @@ impl<R: Runtime> Run<'_, R> {
     /// program's processes to report.
     fn setup(&mut self, client: Option<Client>, pid: u32, program: String) -> Result<(), Failure> {
         let thunk = |code: &str| format!("() => ({code}\n)");
-        self.planned.set_condition(format!(
-            "{}.hit({}, {})",
-            self.binding,
-            self.plan.condition.as_deref().map_or("null".to_string(), thunk),
-            thunk(&self.plan.expression)
-        ));
+        let condition = self.plan.condition.as_deref().map_or("null".to_string(), thunk);
+        let expression = thunk(&self.plan.expression);
+        let binding = &self.binding;
+        self.planned.set_condition(format!("{binding}.hit({condition}, {expression})"));
+        self.planned.set_direct_condition(format!("{binding}.hit({condition}, {expression}, 'd')"));
         let Some(client) = client else {
             log::debug(format_args!("following the program's processes"));
             return Ok(());
@@ -285,6 +288,9 @@ impl<R: Runtime> Run<'_, R> {
                 (self.send(&to, "Debugger.setBreakpointByUrl", params), request)
             })
             .collect();
+        let watch = json!({"instrumentation": "beforeScriptWithSourceMapExecution"});
+        let watching =
+            self.watch_load.then(|| self.send(&to, "Debugger.setInstrumentationBreakpoint", watch));
         let disabled = self.send(&to, "Runtime.disable", json!({}));
         let early_run =
             (!is_top).then(|| self.send(&to, "Runtime.runIfWaitingForDebugger", json!({})));
@@ -312,6 +318,12 @@ impl<R: Runtime> Run<'_, R> {
             breakpoint.set(request, &answer, &scripts);
         }
         self.answer(&disabled)?;
+        if let Some(watching) = watching {
+            // Older V8 lacks it: such a file then keeps its breakpoint by its own URL.
+            if let Err(failure) = self.answer(&watching) {
+                log::debug(format_args!("no instrumentation pause: {failure:?}"));
+            }
+        }
         let process = &mut self.processes[to.connection];
         let mut tag = format!(r#""pid":{}"#, process.pid);
         if let Some(worker) = worker {
@@ -401,6 +413,16 @@ impl<R: Runtime> Run<'_, R> {
     fn place_at_load(&mut self, at: &Origin, frame: &Value) -> Result<(), Failure> {
         let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
         let steps = target.breakpoint.at_load(frame, &target.scripts)?;
+        self.send_steps(at, steps)
+    }
+
+    /// Sends the requests that place the breakpoint in its loaded file, in order, and records
+    /// where it landed.
+    fn send_steps(
+        &mut self,
+        at: &Origin,
+        steps: Vec<crate::cdp::breakpoints::Step>,
+    ) -> Result<(), Failure> {
         for step in steps {
             let reply = self.send(at, step.method, step.params);
             let answer = self.answer(&reply)?;
@@ -493,6 +515,16 @@ impl<R: Runtime> Run<'_, R> {
                     Some(Value::String(payload)) => payload,
                     _ => String::new(),
                 };
+                // From the breakpoint by the file's own URL in a file transformed while loading:
+                // at another line than asked (it ran before the breakpoint moved).
+                let payload = match payload.strip_prefix('d') {
+                    Some(_) if target.breakpoint.moved() => {
+                        log::debug(format_args!("a hit at the untransformed line dropped"));
+                        return Ok(Step::Go);
+                    }
+                    Some(rest) => rest.to_string(),
+                    None => payload,
+                };
                 let mut hit = hit(payload);
                 hit.from = Some(target.tag.clone());
                 self.processes[origin.connection].hits += 1;
@@ -505,6 +537,21 @@ impl<R: Runtime> Run<'_, R> {
                         .is_some_and(|ids| ids.iter().any(|hit| hit == id))
                 };
                 let at_load = target.breakpoint.probe_id().is_some_and(hit);
+                // Before a script with a source map runs: the breakpoint's own file, transformed
+                // while loading, gets its breakpoint through that map (or keeps it).
+                let url = event.params.pointer("/data/url").and_then(Value::as_str);
+                let instrumented = event.params["reason"] == "instrumentation"
+                    && url.is_some_and(|url| target.breakpoint.awaits(url));
+                if instrumented {
+                    let script = event.params.pointer("/data/scriptId").and_then(Value::as_str);
+                    let steps = script
+                        .and_then(|id| target.breakpoint.in_script(id, &target.scripts))
+                        .transpose()?;
+                    if let Some(steps) = steps {
+                        self.send_steps(&origin, steps)?;
+                    }
+                }
+                let Some(target) = self.targets.get_mut(&origin) else { return Ok(Step::Go) };
                 let ours = target.breakpoint.ids().any(hit);
                 let frames = event.params["callFrames"].as_array().into_iter().flatten();
                 let frames: Vec<Value> =

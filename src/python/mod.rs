@@ -73,6 +73,10 @@ pub(crate) fn is_python(program: &str) -> bool {
         .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
+/// Programs that run Python rather than being it: shells and environment wrappers.
+const WRAPPERS: &[&str] =
+    &["sh", "bash", "dash", "zsh", "uv", "poetry", "pipenv", "pdm", "hatch", "tox", "nox", "make"];
+
 /// Interpreter options that take the next word as their value.
 const OPTIONS_WITH_VALUE: &[&str] = &["-W", "-X", "--check-hash-based-pycs"];
 
@@ -121,6 +125,15 @@ pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
 fn through_shebang(command: CommandLine) -> Result<CommandLine, String> {
     if is_python(&command.words[0]) {
         return Ok(command);
+    }
+    let name = Path::new(&command.words[0]).file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if WRAPPERS.contains(&name) {
+        return Err(format!(
+            "`{name}` is not Python: debugpy starts the Python program itself, so give the \
+             Python command that `{name}` would run (`.venv/bin/python app.py`, \
+             `.venv/bin/pytest -q tests/`); a shell or a wrapper in front of Python is not \
+             followed"
+        ));
     }
     match command.shebang() {
         None => Ok(command),
@@ -719,6 +732,9 @@ mod tests {
             "error: `python -c` is not supported: put the code in a file and run that",
         );
         check("python -u", "error: the command names no script or module: e.g. `python app.py`");
+        // A shell or an environment wrapper in front of Python: said plainly.
+        let wrapped = parse(shell::split("uv run pytest").unwrap()).err().unwrap();
+        assert!(wrapped.starts_with("`uv` is not Python: debugpy starts the Python program"));
         // A console script runs as the interpreter its #! line names, with the script.
         let dir = std::env::temp_dir().join(format!("debug-mcp-console-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -34,11 +34,12 @@ CASES = [
       "expression": "1"}, True, "line 50 is past the end of"),
     ({"command": "node fixtures/loop.js", "breakpoint": {"file": "fixtures/loop.js", "line": 5}},
      True, "invalid argument `expression`: required"),
-    # A fork runs undebugged; the answer's `undebugged` names it.
-    ({"command": "node fixtures/children/fork.js", "breakpoint": {"file": "fixtures/children/fork.js", "line": 12},
-      "expression": "message.value"}, False, 1),
+    # Every process is followed: a fork's line, and each test file's process of `node --test`
+    # (hits with `pid`, the answer with `processes`, all in the outputSchema).
+    ({"command": "node fixtures/children/fork.js", "breakpoint": {"file": "fixtures/children/fork.js", "line": 6},
+      "expression": "process.argv[2]"}, False, 1),
     ({"command": "node --test fixtures/node-test", "breakpoint": {"file": "fixtures/node-test/square.js", "line": 4},
-      "expression": "n"}, True, "Process exited before breakpoint was hit"),
+      "expression": "n"}, False, 3),
 ]
 
 
