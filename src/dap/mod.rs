@@ -51,6 +51,60 @@ pub(crate) fn process_group(body: &Value) -> Option<crate::sys::ProcessGroup> {
     Some(crate::sys::ProcessGroup::of(pid))
 }
 
+/// A child process of the program, debugged in a session of its own with the same adapter (a
+/// debugpy `subProcess` offer); its events carry `"connection": n` on a shared channel.
+pub(crate) struct Child {
+    pub(crate) client: Client,
+    pub(crate) pid: Option<u32>,
+    /// Its command line, read when it said its pid.
+    pub(crate) command: String,
+    /// Until its session said it ended.
+    pub(crate) open: bool,
+    pub(crate) hits: u64,
+}
+
+impl Child {
+    /// Opens the session of an offered child (`initialize`, then `attach`, answered after
+    /// `configurationDone`); `None` when it cannot be reached (it then runs undebugged).
+    pub(crate) fn follow<F: flavour::Flavour>(
+        offered: flavour::Offered,
+        connection: usize,
+        events: &Sender<Value>,
+        timeout: Duration,
+    ) -> Option<Child> {
+        let mut client = Client::connect_shared(offered.address, timeout, connection, events)
+            .inspect_err(|e| log::warn(format_args!("cannot follow a child process: {e}")))
+            .ok()?;
+        drop(client.send("initialize", initialize_arguments(F::ADAPTER)));
+        drop(client.send("attach", offered.arguments));
+        Some(Child { client, pid: None, command: String::new(), open: true, hits: 0 })
+    }
+
+    /// At its `initialized` event: its breakpoints (`setBreakpoints` arguments, a file each)
+    /// and exception filters, then `configurationDone`. Answers are not waited for: where
+    /// breakpoints land is the program's to say.
+    pub(crate) fn configure(&mut self, breakpoints: Vec<Value>, filters: Value) {
+        for list in breakpoints {
+            drop(self.client.send("setBreakpoints", list));
+        }
+        drop(self.client.send("setExceptionBreakpoints", json!({"filters": filters})));
+        drop(self.client.send("configurationDone", json!({})));
+    }
+
+    /// Its `process` event: its pid, and its command line as the program ran it.
+    pub(crate) fn said_process<F: flavour::Flavour>(&mut self, body: &Value) {
+        self.pid = body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok());
+        let process = self.pid.and_then(crate::sys::Process::now);
+        self.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
+    }
+
+    /// Its session ended.
+    pub(crate) fn ended(&mut self) {
+        self.open = false;
+        self.client.close_input();
+    }
+}
+
 /// The arguments of our `initialize` request to adapter `adapter_id`.
 pub(crate) fn initialize_arguments(adapter_id: &str) -> Value {
     json!({"clientID": "debug-mcp", "clientName": "debug-mcp", "adapterID": adapter_id, "pathFormat": "path",

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::dap::flavour::{Flavour, Launched, Offered};
-use crate::dap::{self, Client, Reply};
+use crate::dap::{self, Child, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
@@ -62,18 +62,6 @@ pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
     };
     let started = run.setup(arguments);
     script::drive(&mut run, started, plan, call, deadline)
-}
-
-/// A child process of the program, debugged in a session of its own with the same adapter
-/// (its events carry `"connection": n`, its index + 1).
-struct Child {
-    client: Client,
-    pid: Option<u32>,
-    /// Its command line, read when it said its pid.
-    command: String,
-    hits: u64,
-    /// Until its session said it ended.
-    open: bool,
 }
 
 struct Run<'a, F> {
@@ -226,24 +214,7 @@ impl<F: Flavour> Run<'_, F> {
     fn follow(&mut self, offered: Offered) {
         let connection = self.children.len() + 1;
         let timeout = REQUEST_TIMEOUT.min(self.deadline.saturating_duration_since(Instant::now()));
-        let mut client =
-            match Client::connect_shared(offered.address, timeout, connection, &self.more_tx) {
-                Ok(client) => client,
-                Err(e) => {
-                    log::warn(format_args!("cannot follow a child process: {e}"));
-                    return;
-                }
-            };
-        drop(client.send("initialize", dap::initialize_arguments(F::ADAPTER)));
-        // Answered after `configurationDone`, like `launch`.
-        drop(client.send("attach", offered.arguments));
-        self.children.push(Child {
-            client,
-            pid: None,
-            command: String::new(),
-            hits: 0,
-            open: true,
-        });
+        self.children.extend(Child::follow::<F>(offered, connection, &self.more_tx, timeout));
     }
 
     /// An event of a child's session.
@@ -256,17 +227,8 @@ impl<F: Flavour> Run<'_, F> {
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
-            "initialized" => {
-                // Answers are not waited for: where it landed is the parent's.
-                drop(child.client.send("setBreakpoints", breakpoints));
-                drop(child.client.send("setExceptionBreakpoints", json!({"filters": []})));
-                drop(child.client.send("configurationDone", json!({})));
-            }
-            "process" => {
-                child.pid = body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok());
-                let process = child.pid.and_then(sys::Process::now);
-                child.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
-            }
+            "initialized" => child.configure(vec![breakpoints], json!([])),
+            "process" => child.said_process::<F>(body),
             "output" => {
                 // A child's stdout and stderr reach us through its parent's (or the parent
                 // reads them itself); its session repeats them, marked like logpoints
@@ -278,10 +240,7 @@ impl<F: Flavour> Run<'_, F> {
                 }
             }
             "stopped" => return self.stopped(connection, body),
-            "terminated" => {
-                child.open = false;
-                child.client.close_input();
-            }
+            "terminated" => child.ended(),
             _ => {}
         }
         Ok(Step::Go)

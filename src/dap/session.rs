@@ -8,16 +8,17 @@
 //! Breakpoints are sent per file, since DAP's `setBreakpoints` replaces a file's whole list.
 //! Values go through the flavour's probe, as in `debug-script`.
 
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
 use std::time::Duration;
 
-use crossbeam_channel::{never, select, Receiver};
+use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
-use crate::dap::flavour::{Flavour, Launched};
-use crate::dap::{self, Client};
+use crate::dap::flavour::{Flavour, Launched, Offered};
+use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Thread,
@@ -53,10 +54,15 @@ fn start<F: Flavour>(
     stop_on_entry: bool,
     pause_on_exceptions: &str,
 ) -> Result<Dap<F>, Failure> {
-    let Launched { client, adapter, arguments, prepared, label, .. } =
+    let Launched { client, adapter, mut arguments, prepared, label, .. } =
         F::start(command, stop_on_entry)?;
     let own = OwnAdapter { process: adapter, label };
     let mut backend = Dap::<F>::new(client, Some(own), prepared);
+    if F::follow_children(&mut arguments) {
+        let (more_tx, more) = crossbeam_channel::unbounded();
+        backend.more = more;
+        backend.more_tx = Some(more_tx);
+    }
     backend.pause_on_exceptions = pause_on_exceptions.into();
     let prepared = backend.initialize().and_then(|()| backend.prepare("launch", arguments));
     backend.ready(prepared)?;
@@ -164,6 +170,8 @@ struct OwnAdapter {
 pub(crate) struct Paused {
     thread: Value,
     frames: Vec<Value>,
+    /// The session it is in: 0 the program's, then its children's.
+    connection: usize,
 }
 
 impl Paused {
@@ -175,6 +183,17 @@ impl Paused {
 pub(crate) struct Dap<F> {
     flavour: PhantomData<F>,
     client: Client,
+    /// The program's children the adapter offered (connection n is `children[n - 1]`).
+    children: Vec<Child>,
+    /// The children's events (tagged with their connection); `more_tx` keeps it open.
+    more: Receiver<Value>,
+    more_tx: Option<Sender<Value>>,
+    /// Which session requests go to: set from the stop a call is about (0 the program's).
+    on: usize,
+    /// The session whose stop the actor shows, while one is shown.
+    current: Option<usize>,
+    /// Stops in other sessions while one is shown (they stay stopped), shown in turn.
+    held: VecDeque<Happening<Paused>>,
     events: Receiver<Value>,
     /// `None` when attached: the adapter and the program are not ours.
     adapter: Option<OwnAdapter>,
@@ -208,6 +227,12 @@ impl<F: Flavour> Dap<F> {
             flavour: PhantomData,
             events: client.events().clone(),
             client,
+            children: Vec::new(),
+            more: never(),
+            more_tx: None,
+            on: 0,
+            current: None,
+            held: VecDeque::new(),
             adapter,
             prepared,
             debuggee: None,
@@ -229,9 +254,122 @@ impl<F: Flavour> Dap<F> {
         prepared.inspect_err(|_| self.shutdown())
     }
 
+    /// A request to the session a call is about ([`Dap::on`]).
     fn request(&mut self, command: &str, arguments: Value) -> Result<Value, Failure> {
-        let reply = self.client.send(command, arguments);
+        let reply = self.session(self.on).send(command, arguments);
         wait(&reply, F::ADAPTER)
+    }
+
+    /// The session of `connection`: 0 the program's, then its children's.
+    fn session(&mut self, connection: usize) -> &mut Client {
+        match connection.checked_sub(1).and_then(|c| self.children.get_mut(c)) {
+            Some(child) => &mut child.client,
+            None => &mut self.client,
+        }
+    }
+
+    /// The adapter offers a child process: open its session (`initialize`, `attach`); its
+    /// breakpoints follow its `initialized` event. One that cannot be reached runs undebugged.
+    fn follow(&mut self, offered: Offered) {
+        let Some(events) = &self.more_tx else { return };
+        let connection = self.children.len() + 1;
+        self.children.extend(Child::follow::<F>(offered, connection, events, REQUEST_TIMEOUT));
+    }
+
+    /// Every breakpoint of every file, as `setBreakpoints` arguments.
+    fn breakpoint_lists(&self) -> Vec<Value> {
+        let mut files: Vec<&PathBuf> = self.placed.iter().map(|b| &b.spec.real_file).collect();
+        files.sort();
+        files.dedup();
+        files.into_iter().map(|file| self.breakpoint_list(file)).collect()
+    }
+
+    /// A file's breakpoints as `setBreakpoints` arguments.
+    fn breakpoint_list(&self, file: &PathBuf) -> Value {
+        let list: Vec<Value> = self
+            .placed
+            .iter()
+            .filter(|b| &b.spec.real_file == file)
+            .map(|Placed { id, spec, .. }| {
+                let mut bp = json!({"line": spec.line});
+                if let Some(c) = &spec.condition {
+                    bp["condition"] = c.as_str().into();
+                }
+                if let Some(m) = &spec.log_message {
+                    bp["logMessage"] = F::logpoint_message(id, m, self.prepared).into();
+                }
+                bp
+            })
+            .collect();
+        json!({"source": {"path": file.display().to_string()}, "breakpoints": list})
+    }
+
+    /// An event of a child's session.
+    fn child_event(&mut self, connection: usize, event: Value) -> Option<Happening<Paused>> {
+        let lists = self.breakpoint_lists();
+        let filters = F::exception_filters(&self.pause_on_exceptions);
+        let child = self.children.get_mut(connection - 1)?;
+        if event["type"] == "request" {
+            child.client.refuse(&event);
+            return None;
+        }
+        let body = &event["body"];
+        match event["event"].as_str().unwrap_or_default() {
+            "initialized" => child.configure(lists, filters),
+            "process" => child.said_process::<F>(body),
+            // A child's stdout and stderr reach the program's output through its parent (or
+            // the parent reads them); its session repeats them: only logpoints count here.
+            "output" => {
+                let text = body["output"].as_str().unwrap_or_default().trim_end_matches('\n');
+                let (id, text) = F::logpoint_owner(text)?;
+                let breakpoint = Some(id.to_string());
+                return Some(Happening::Logpoint { breakpoint, text: text.into() });
+            }
+            "stopped" => return self.stopped(connection, body.clone()),
+            "continued" if self.current == Some(connection) => {
+                self.current = None;
+                return Some(Happening::Resumed);
+            }
+            "terminated" => {
+                child.ended();
+                self.held.retain(
+                    |h| !matches!(h, Happening::Stopped(s) if s.paused.connection == connection),
+                );
+                if self.current == Some(connection) {
+                    self.current = None;
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// A thread's id for `debug-threads`: the adapter's for the program's, `pid/id` for a
+    /// child's.
+    fn thread_id(&self, connection: usize, thread: &Value) -> String {
+        match connection.checked_sub(1).and_then(|c| self.children.get(c)).and_then(|c| c.pid) {
+            Some(pid) => format!("{pid}/{thread}"),
+            None => thread.to_string(),
+        }
+    }
+
+    /// An event, as the actor should see it: a stop in another session than the one shown is
+    /// held (it stays stopped) until the shown one goes on.
+    fn take(&mut self, event: Value) -> Option<Happening<Paused>> {
+        let happening = match event["connection"].as_u64() {
+            Some(connection) => self.child_event(connection as usize, event)?,
+            None => self.handle_event(event)?,
+        };
+        if let Happening::Stopped(stop) = &happening {
+            match self.current {
+                Some(current) if current != stop.paused.connection => {
+                    self.held.push_back(happening);
+                    return None;
+                }
+                _ => self.current = Some(stop.paused.connection),
+            }
+        }
+        Some(happening)
     }
 
     fn initialize(&mut self) -> Result<(), Failure> {
@@ -292,24 +430,12 @@ impl<F: Flavour> Dap<F> {
     fn sync_file(&mut self, file: &PathBuf) -> Result<(), Failure> {
         let indices: Vec<usize> =
             (0..self.placed.len()).filter(|&i| &self.placed[i].spec.real_file == file).collect();
-        let list: Vec<Value> = indices
-            .iter()
-            .map(|&i| {
-                let Placed { id, spec, .. } = &self.placed[i];
-                let mut bp = json!({"line": spec.line});
-                if let Some(c) = &spec.condition {
-                    bp["condition"] = c.as_str().into();
-                }
-                if let Some(m) = &spec.log_message {
-                    bp["logMessage"] = F::logpoint_message(id, m, self.prepared).into();
-                }
-                bp
-            })
-            .collect();
-        let answer = self.request(
-            "setBreakpoints",
-            json!({"source": {"path": file.display().to_string()}, "breakpoints": list}),
-        )?;
+        let list = self.breakpoint_list(file);
+        // The children's answers are not waited for: where breakpoints land is the program's.
+        for child in self.children.iter_mut().filter(|c| c.open) {
+            drop(child.client.send("setBreakpoints", list.clone()));
+        }
+        let answer = wait(&self.client.send("setBreakpoints", list), F::ADAPTER)?;
         for (position, &i) in indices.iter().enumerate() {
             let got = &answer["breakpoints"][position];
             let bp = &mut self.placed[i];
@@ -323,6 +449,10 @@ impl<F: Flavour> Dap<F> {
     fn handle_event(&mut self, event: Value) -> Option<Happening<Paused>> {
         if event["type"] == "request" {
             self.client.refuse(&event);
+            return None;
+        }
+        if let Some(offered) = F::offered(&event) {
+            self.follow(offered);
             return None;
         }
         let body = &event["body"];
@@ -373,8 +503,11 @@ impl<F: Flavour> Dap<F> {
                     bp.placed(changed, F::placed_line(changed));
                 }
             }
-            "stopped" => return self.stopped(body.clone()),
-            "continued" => return Some(Happening::Resumed),
+            "stopped" => return self.stopped(0, body.clone()),
+            "continued" if self.current.is_none_or(|c| c == 0) => {
+                self.current = None;
+                return Some(Happening::Resumed);
+            }
             "exited" => {
                 let code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok());
                 return Some(Happening::Ended(code));
@@ -398,11 +531,14 @@ impl<F: Flavour> Dap<F> {
         frames
     }
 
-    fn stopped(&mut self, body: Value) -> Option<Happening<Paused>> {
+    fn stopped(&mut self, connection: usize, body: Value) -> Option<Happening<Paused>> {
+        self.on = connection;
         let thread = body["threadId"].clone();
         let frames = self.frames(&thread);
+        // A child's breakpoint ids are its session's own: its stops are matched by line.
         let hit_ids: Vec<i64> = body["hitBreakpointIds"]
             .as_array()
+            .filter(|_| connection == 0)
             .map(|ids| ids.iter().filter_map(Value::as_i64).collect())
             .unwrap_or_default();
         let reason = match body["reason"].as_str().unwrap_or_default() {
@@ -451,7 +587,7 @@ impl<F: Flavour> Dap<F> {
             let top = top.pointer("/source/path").and_then(Value::as_str);
             let library = top.is_some_and(F::is_library) && !self.include_libraries;
             if library || last_raise.is_some_and(|last| raise.unwinds(&last)) {
-                drop(self.client.send("continue", json!({"threadId": thread})));
+                drop(self.session(connection).send("continue", json!({"threadId": thread})));
                 return None;
             }
         }
@@ -469,14 +605,16 @@ impl<F: Flavour> Dap<F> {
         if !self.prepared {
             self.install_probe_at(&top["id"]);
         }
-        self.thread = Some(thread.clone());
+        if connection == 0 {
+            self.thread = Some(thread.clone());
+        }
         Some(Happening::Stopped(Stop {
             reason,
             hits,
             location: location(&top),
             exception,
             frames: frames.len(),
-            paused: Paused { thread, frames },
+            paused: Paused { thread, frames, connection },
         }))
     }
 
@@ -575,6 +713,9 @@ impl<F: Flavour> Dap<F> {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
+        for child in &mut self.children {
+            child.client.close_input();
+        }
         let Some(adapter) = &mut self.adapter else {
             // Not ours: detach. debugpy drops our breakpoints and lets the program run on.
             self.client.disconnect(false);
@@ -619,15 +760,25 @@ impl<F: Flavour> Backend for Dap<F> {
     const EVALUATES_RUNNING: bool = false;
 
     fn inputs(&self) -> Inputs<Value> {
-        Inputs { events: self.events.clone(), exited: never(), tick: never(), more: never() }
+        // A held stop is due as soon as no stop is shown.
+        let due = self.current.is_none() && !self.held.is_empty();
+        let tick = if due { crossbeam_channel::after(Duration::ZERO) } else { never() };
+        Inputs { events: self.events.clone(), exited: never(), tick, more: self.more.clone() }
     }
 
     fn handle(&mut self, input: Input<Value>) -> Option<Happening<Paused>> {
         match input {
-            Input::Event(event) => self.handle_event(event),
+            Input::Event(event) => self.take(event),
             Input::Closed => {
                 self.events = never();
                 Some(Happening::Ended(None))
+            }
+            Input::Tick if self.current.is_none() => {
+                let happening = self.held.pop_front()?;
+                if let Happening::Stopped(stop) = &happening {
+                    self.current = Some(stop.paused.connection);
+                }
+                Some(happening)
             }
             Input::Exited(_) | Input::Tick => None,
         }
@@ -638,6 +789,7 @@ impl<F: Flavour> Backend for Dap<F> {
     }
 
     fn begin(&mut self) -> Result<(), Failure> {
+        self.on = 0;
         let filters = F::exception_filters(&self.pause_on_exceptions);
         self.request("setExceptionBreakpoints", json!({"filters": filters}))?;
         self.request("configurationDone", json!({}))?;
@@ -648,6 +800,7 @@ impl<F: Flavour> Backend for Dap<F> {
     }
 
     fn set_breakpoint(&mut self, id: &str, spec: &BreakpointSpec) -> Result<(), Failure> {
+        self.on = 0;
         // An adapter keeps one breakpoint per line: a second would silently replace the first.
         let same = |b: &&Placed| b.spec.real_file == spec.real_file && b.spec.line == spec.line;
         if let Some(there) = self.placed.iter().find(same) {
@@ -680,6 +833,7 @@ impl<F: Flavour> Backend for Dap<F> {
     }
 
     fn remove_breakpoint(&mut self, id: &str) -> Result<(), Failure> {
+        self.on = 0;
         let Some(index) = self.placed.iter().position(|b| b.id == id) else { return Ok(()) };
         let removed = self.placed.remove(index);
         self.sync_file(&removed.spec.real_file)
@@ -719,7 +873,13 @@ impl<F: Flavour> Backend for Dap<F> {
             Action::StepOut => "stepOut",
             Action::Pause => "pause",
         };
-        self.request(command, json!({"threadId": thread})).map(drop)
+        self.on = paused.map_or(0, |p| p.connection);
+        self.request(command, json!({"threadId": thread}))?;
+        if paused.is_some() && action == Action::Continue {
+            // The shown stop goes on: a held one is due. A step keeps the session's turn.
+            self.current = None;
+        }
+        Ok(())
     }
 
     fn stack(&mut self, paused: &Paused, max: usize, _: bool) -> Vec<Frame> {
@@ -730,6 +890,7 @@ impl<F: Flavour> Backend for Dap<F> {
     }
 
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
+        self.on = paused.connection;
         let names = F::scope_names("local").unwrap_or_default();
         let mut locals = self.named_scopes(&paused.frame_id(0), names, 0, max);
         for variable in locals.iter_mut().flatten() {
@@ -743,6 +904,7 @@ impl<F: Flavour> Backend for Dap<F> {
         paused: &Paused,
         query: &VariablesQuery,
     ) -> Result<Vec<Variable>, Failure> {
+        self.on = paused.connection;
         let names = F::scope_names(&query.scope).map_err(|why| {
             Failure::new(Code::InvalidArguments, format!("invalid argument `scope`: {why}"))
                 .with("field", "scope".into())
@@ -756,6 +918,7 @@ impl<F: Flavour> Backend for Dap<F> {
         path: &str,
         query: &VariablesQuery,
     ) -> Result<(Value, Value, Vec<Variable>), Failure> {
+        self.on = paused.connection;
         let frame = paused.frame_id(query.frame);
         let arguments = json!({"expression": path, "frameId": frame, "context": "watch"});
         let answer = self.request("evaluate", arguments).map_err(|f| match f {
@@ -781,6 +944,7 @@ impl<F: Flavour> Backend for Dap<F> {
         frame: usize,
         max_chars: usize,
     ) -> Result<Value, Failure> {
+        self.on = paused.map_or(0, |p| p.connection);
         let frame_id = paused.map_or(Value::Null, |p| p.frame_id(frame));
         let probe = F::probe(expression, true, Some(max_chars));
         let answer = self.request(
@@ -808,6 +972,7 @@ impl<F: Flavour> Backend for Dap<F> {
         scope: &str,
         max_chars: usize,
     ) -> Result<Value, Failure> {
+        self.on = paused.connection;
         let wanted =
             F::scope_names(if scope == "global" { "global" } else { "local" }).unwrap_or_default();
         let scopes = self.request("scopes", json!({"frameId": paused.frame_id(frame)}))?;
@@ -852,33 +1017,98 @@ impl<F: Flavour> Backend for Dap<F> {
         self.evaluate(Some(paused), name, frame, max_chars)
     }
 
+    /// The program's threads (by the adapter's ids), then each followed child's (`pid/id`).
     fn threads(&mut self, paused: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {
-        let answer = self.request("threads", json!({}))?;
-        let threads = answer["threads"].as_array().into_iter().flatten();
-        let threads = threads
-            .map(|t| Thread {
-                id: t["id"].to_string(),
-                name: t["name"].as_str().unwrap_or_default().into(),
-            })
-            .collect();
-        let current = paused.map(|p| p.thread.clone()).or_else(|| self.thread.clone());
-        Ok((threads, current.map(|t| t.to_string()).unwrap_or_default()))
+        let mut threads = Vec::new();
+        for connection in 0..=self.children.len() {
+            let pid = match connection.checked_sub(1) {
+                Some(c) if self.children[c].open => self.children[c].pid,
+                Some(_) => continue,
+                None => None,
+            };
+            self.on = connection;
+            let answer = match self.request("threads", json!({})) {
+                Ok(answer) => answer,
+                Err(failure) if connection == 0 => return Err(failure),
+                Err(_) => continue,
+            };
+            let held = self
+                .held
+                .iter()
+                .any(|h| matches!(h, Happening::Stopped(s) if s.paused.connection == connection));
+            for t in answer["threads"].as_array().into_iter().flatten() {
+                let name = t["name"].as_str().unwrap_or_default();
+                threads.push(match pid {
+                    Some(pid) => Thread {
+                        id: format!("{pid}/{}", t["id"]),
+                        name: format!("pid {pid}: {name}{}", if held { ", paused" } else { "" }),
+                    },
+                    None => Thread { id: t["id"].to_string(), name: name.into() },
+                });
+            }
+        }
+        let current = match paused {
+            Some(p) => self.thread_id(p.connection, &p.thread),
+            None => self.thread.as_ref().map(|t| t.to_string()).unwrap_or_default(),
+        };
+        Ok((threads, current))
     }
 
-    fn select_thread(&mut self, _: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
-        let unknown = || {
-            Failure::new(
-                Code::InvalidArguments,
-                format!(
-                    "invalid argument `select`: no thread `{id}`: list them with debug-threads"
-                ),
-            )
-            .with("field", "select".into())
+    /// A thread of the stopped process, or of a child whose stop is held (the stop shown until
+    /// then is held in turn). A child that runs is not stopped for this.
+    fn select_thread(&mut self, paused: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
+        let unknown = |why: &str| {
+            Failure::new(Code::InvalidArguments, format!("invalid argument `select`: {why}"))
+                .with("field", "select".into())
         };
-        let thread: Value = serde_json::from_str(id).map_err(|_| unknown())?;
+        let (connection, thread) = match id.split_once('/') {
+            Some((pid, thread)) => {
+                let index =
+                    self.children.iter().position(|c| c.pid.is_some_and(|p| p.to_string() == pid));
+                (index.map(|i| i + 1), thread)
+            }
+            None => (Some(0), id),
+        };
+        let thread: Value = serde_json::from_str(thread)
+            .ok()
+            .filter(|_| connection.is_some())
+            .ok_or_else(|| unknown(&format!("no thread `{id}`: list them with debug-threads")))?;
+        let connection = connection.unwrap_or_default();
+        if connection != paused.connection {
+            let held = self.held.iter().position(
+                |h| matches!(h, Happening::Stopped(s) if s.paused.connection == connection),
+            );
+            let Some(Happening::Stopped(stop)) = held.and_then(|i| self.held.remove(i)) else {
+                return Err(unknown(&format!(
+                    "thread `{id}` runs: its process is not stopped (it stops at its breakpoints; \
+                     debug-threads says `, paused` when it waits its turn)"
+                )));
+            };
+            let shown = Paused {
+                thread: paused.thread.clone(),
+                frames: paused.frames.clone(),
+                connection: paused.connection,
+            };
+            let top = shown.frames.first().cloned().unwrap_or(Value::Null);
+            let frames = shown.frames.len();
+            self.held.push_front(Happening::Stopped(Stop {
+                reason: Reason::Pause,
+                hits: Vec::new(),
+                location: location(&top),
+                exception: None,
+                frames,
+                paused: shown,
+            }));
+            self.current = Some(connection);
+            if stop.paused.thread == thread {
+                return Ok(stop);
+            }
+        }
+        self.on = connection;
         let (threads, _) = self.threads(None)?;
+        self.on = connection;
         if !threads.iter().any(|t| t.id == id) {
-            return Err(unknown());
+            return Err(unknown(&format!("no thread `{id}`: list them with debug-threads")));
         }
         let frames = self.frames(&thread);
         let top = frames.first().cloned().unwrap_or(Value::Null);
@@ -888,13 +1118,18 @@ impl<F: Flavour> Backend for Dap<F> {
             location: location(&top),
             exception: None,
             frames: frames.len(),
-            paused: Paused { thread, frames },
+            paused: Paused { thread, frames, connection },
         })
     }
 
     fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
         self.include_libraries = include_libraries;
+        self.pause_on_exceptions = state.to_string();
         let filters = F::exception_filters(state);
+        for child in self.children.iter_mut().filter(|c| c.open) {
+            drop(child.client.send("setExceptionBreakpoints", json!({"filters": filters})));
+        }
+        self.on = 0;
         self.request("setExceptionBreakpoints", json!({"filters": filters})).map(drop)
     }
 
@@ -934,26 +1169,45 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn processes(&self) -> Vec<Value> {
         let Some(program) = self.debuggee else { return Vec::new() };
-        vec![
-            json!({"pid": program.pid(), "command": crate::debugger::session::clip(&self.command, 200)}),
-        ]
+        let clip = |command: &str| crate::debugger::session::clip(command, 200);
+        let mut processes = vec![json!({"pid": program.pid(), "command": clip(&self.command)})];
+        let seen = self.adapter.as_ref().map(|a| a.process.descendants(Some(program.pid())));
+        for child in self.children.iter().filter(|c| c.open) {
+            let Some(pid) = child.pid else { continue };
+            let mut process = json!({"pid": pid, "command": clip(&child.command)});
+            let found = seen.iter().flatten().find(|d| d.process.pid == pid);
+            if let Some(found) = found {
+                process["parent"] = found.parent.into();
+            }
+            processes.push(process);
+        }
+        processes
     }
 
     fn stopped_in(&self, paused: &Paused) -> Option<Value> {
-        let pid = self.debuggee?.pid();
-        Some(json!({"pid": pid, "thread": paused.thread.to_string()}))
+        let thread = self.thread_id(paused.connection, &paused.thread);
+        match paused.connection.checked_sub(1).and_then(|c| self.children.get(c)) {
+            Some(child) => Some(json!({"pid": child.pid?, "thread": thread,
+                                       "command": crate::debugger::session::clip(&child.command, 200)})),
+            None => Some(json!({"pid": self.debuggee?.pid(), "thread": thread})),
+        }
     }
 
-    /// The adapter's descendants but the program: processes the program started.
+    /// The adapter's descendants but the program and its followed children: processes the
+    /// program started that are not debugged.
     fn undebugged(&self) -> Undebugged {
-        let processes = match (&self.adapter, self.debuggee) {
+        let mut processes = match (&self.adapter, self.debuggee) {
             (Some(adapter), Some(program)) => adapter.process.descendants(Some(program.pid())),
             _ => Vec::new(),
         };
+        processes.retain(|d| !self.children.iter().any(|c| c.pid == Some(d.process.pid)));
         Undebugged { processes, workers: 0 }
     }
 
     fn end(&mut self, code: Option<i32>, _: bool) -> Exit {
+        for child in &mut self.children {
+            child.client.close_input();
+        }
         if let Some(adapter) = &mut self.adapter {
             // Our adapter exits when its input closes.
             self.client.close_input();

@@ -447,6 +447,11 @@ impl<B: Backend> Actor<B> {
             recv(inputs.events) -> event => Event::Backend(event.map_or(Input::Closed, Input::Event)),
             recv(inputs.exited) -> exit => Event::Backend(Input::Exited(exit.ok())),
             recv(inputs.tick) -> _ => Event::Backend(Input::Tick),
+            // Closed when the backend has no other connections: `never()` then.
+            recv(inputs.more) -> event => match event {
+                Ok(event) => Event::Backend(Input::Event(event)),
+                Err(_) => Event::Backend(Input::Tick),
+            },
             recv(waiting) -> _ => Event::Deadline,
             recv(idle) -> _ => Event::Idle,
         }
@@ -784,6 +789,10 @@ impl<B: Backend> Actor<B> {
             let input = select! {
                 recv(inputs.events) -> event => event.map_or(Input::Closed, Input::Event),
                 recv(inputs.exited) -> exit => Input::Exited(exit.ok()),
+                recv(inputs.more) -> event => match event {
+                    Ok(event) => Input::Event(event),
+                    Err(_) => Input::Tick,
+                },
                 recv(deadline) -> _ => return,
             };
             if let Some(happening) = self.backend.handle(input) {

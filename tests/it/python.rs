@@ -872,3 +872,57 @@ fn pytest_plain_and_with_xdist_workers() {
         assert_no_debuggee(&tag);
     }
 }
+
+/// A Python session follows the program's children: a breakpoint in a `subprocess` child stops
+/// there (the stop names the child), inspection acts on it, `debug-threads` and
+/// `debug-sessions` list it; the parent's breakpoint stops after.
+#[test]
+fn a_session_stops_in_a_child_process() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let file = py("children/run_child.py");
+    let command = format!("DMCP_TAG={tag} {} {file}", python());
+    let breakpoints = json!([{"file": file, "line": 9}, {"file": file, "line": 12}]);
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(
+        (&state["state"], &state["location"]["line"]),
+        (&json!("paused"), &json!(9)),
+        "{state}"
+    );
+    assert!(
+        state["process"]["command"].as_str().unwrap().ends_with("run_child.py hello"),
+        "{state}"
+    );
+    let child = state["process"]["pid"].clone();
+    let shout = tool(&mut server, "debug-evaluate", json!({"expression": "shout"}));
+    assert_eq!(shout["value"], "HELLO", "{shout}");
+    let threads = tool(&mut server, "debug-threads", json!({}));
+    let current: Vec<&Value> = threads["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["current"] == true)
+        .map(|t| &t["id"])
+        .collect();
+    assert_eq!(current, [&json!(format!("{child}/1"))], "{threads}");
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    let processes = sessions["sessions"][0]["processes"].as_array().unwrap().clone();
+    assert_eq!(processes.len(), 2, "{sessions}");
+    assert_eq!(processes[1]["pid"], child, "{sessions}");
+
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(
+        (&state["state"], &state["location"]["line"]),
+        (&json!("paused"), &json!(12)),
+        "{state}"
+    );
+    assert_ne!(state["process"]["pid"], child, "{state}");
+    let out = tool(&mut server, "debug-evaluate", json!({"expression": "out.stdout"}));
+    assert_eq!(out["value"], "HELLO\n", "{out}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["stdout"], "child said HELLO\n", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}

@@ -339,6 +339,12 @@ fn an_unsaid_reason_is_named_after_the_last_action() {
         |reply| Command::Resume { action: Action::StepInto, timeout: PATIENCE, to: None, reply };
     let (reply, answer) = crossbeam_channel::bounded(1);
     session.handle.as_ref().unwrap().commands.send(step(reply)).unwrap();
+    // The stop comes after the step was taken (both waiting at once, the actor may take
+    // either first).
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while session.log().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     session.program.send(stop(Reason::Unsaid, &[])).unwrap();
     assert_eq!(answer.recv_timeout(PATIENCE).unwrap().unwrap()["reason"], "step");
     assert_eq!(session.log()[1], "resume StepInto paused=true");
