@@ -73,6 +73,11 @@ pub(crate) struct Outcome {
     pub(crate) processes: Vec<Value>,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
+    /// Where each hit ran, as JSON fields (`"pid":12`, and `,"thread":"[worker 1]"`): an
+    /// index into `places` per result. Added to the results at the end, when the program
+    /// ran in more than one place (a single process's hits need not say it 10,000 times).
+    places: Vec<String>,
+    place_of: Vec<Option<u32>>,
 }
 
 /// What the program ran where breakpoints do not reach: child processes (as far as they were
@@ -185,6 +190,29 @@ pub(crate) fn describe_processes(processes: &[Value]) -> Option<String> {
 }
 
 impl Outcome {
+    /// Says in each hit where it ran, when the program was debugged in more than one process
+    /// or thread (one process's hits are all its: `processes` says which).
+    fn add_places(&mut self) {
+        let one = self.processes.len() <= 1
+            && self.places.len() <= 1
+            && !self.places.iter().any(|p| p.contains(r#""thread""#));
+        if one {
+            return;
+        }
+        for (result, place) in self.results.iter_mut().zip(&self.place_of) {
+            let Some(from) = place.map(|p| &self.places[p as usize]) else { continue };
+            if !result.ends_with('}') {
+                continue;
+            }
+            let mut joined = String::with_capacity(result.len() + from.len() + 1);
+            joined.push_str(&result[..result.len() - 1]);
+            joined.push(',');
+            joined.push_str(from);
+            joined.push('}');
+            *result = joined;
+        }
+    }
+
     /// Adds `stack` to the last hit's result.
     fn attach_stack(&mut self, stack: Vec<Value>) {
         // The result is a JSON object's text ending in `}`: add the field before it.
@@ -227,13 +255,17 @@ impl Outcome {
             self.values_truncated = true;
         }
         // The result is a JSON object's text ending in `}`: add the fields before it.
-        if let Some(from) = from.filter(|_| result.ends_with('}')) {
-            result.pop();
-            result.push(',');
-            result.push_str(from);
-            result.push('}');
+        let place = from.map(|from| {
             self.results_bytes += from.len() + 1;
-        }
+            match self.places.iter().position(|p| p == from) {
+                Some(index) => index as u32,
+                None => {
+                    self.places.push(from.to_string());
+                    (self.places.len() - 1) as u32
+                }
+            }
+        });
+        self.place_of.push(place);
         self.results.push(result);
         let hits = self.results.len() as u64;
         progress.report(hits, || format!("hit {hits}"));
@@ -404,6 +436,7 @@ fn finish<C: Collector>(
     outcome.output = collector.output();
     outcome.undebugged = collector.undebugged();
     outcome.processes = collector.processes();
+    outcome.add_places();
     (outcome.resolved_line, outcome.resolved_file, outcome.generated) = collector.resolution();
     if !outcome.results.is_empty() {
         return Ok(outcome);

@@ -36,10 +36,12 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-threads",
         title: "Threads",
-        description: "The program's threads and which one the stop is in (`current`). With \
-            `select`, the stop as seen from that thread: its location, locals, and the frames \
-            debug-stack, debug-variables, debug-evaluate and debug-step then use. Python lists \
-            its threads; a Node program has one, `main` (worker threads run undebugged).",
+        description: "The program's threads, in every process debugged, and which one the stop \
+            is in (`current`): the program's own (Node: `main`; Python: its thread ids), each \
+            child process's (`pid`, or `pid/id`) and worker's (`pid/n`); `, paused` marks one \
+            that stopped and waits its turn. With `select`, the stop as seen from that thread: \
+            its location, locals, and the frames debug-stack, debug-variables, debug-evaluate \
+            and debug-step then use.",
         properties: || {
             json!({"sessionId": session_id(),
                    "select": {"type": "string", "description": "A thread's `id` from the list: inspect and step that thread."}})

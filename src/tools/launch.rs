@@ -26,9 +26,10 @@ pub(crate) const TOOLS: &[Tool] = &[
         title: "Launch a program under the debugger",
         description: "Starts a Node.js or Python command under the debugger, sets `breakpoints` \
             (original source files and lines work through source maps), and returns the first \
-            stop: where it stopped, the source around it and the local variables. Returns \
-            `sessionId` for the other debug-* tools. If nothing stops it within `timeout`, the \
-            state is `running`.",
+            stop: where it stopped, the source around it and the local variables. Every \
+            process the program starts (and every Node worker thread) is debugged too: a stop \
+            says which (`process`). Returns `sessionId` for the other debug-* tools. If nothing \
+            stops it within `timeout`, the state is `running`.",
         properties: || {
             let mut properties = json!({
                 "command": {"type": "string", "description": "e.g. `node app.js` or `python3 app.py`; no inspector flag needed."},
@@ -99,7 +100,7 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-sessions",
         title: "List debug sessions",
-        description: "Every open session with its state.",
+        description: "Every open session with its state and the processes it debugs.",
         properties: || json!({}),
         required: &[],
         read_only: true,
