@@ -74,8 +74,7 @@ pub(crate) struct Outcome {
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
     /// Where each hit ran, as JSON fields (`"pid":12`, and `,"thread":"[worker 1]"`): an
-    /// index into `places` per result. Added to the results at the end, when the program
-    /// ran in more than one place (a single process's hits need not say it 10,000 times).
+    /// index into `places` per result, added to the results at the end.
     places: Vec<String>,
     place_of: Vec<Option<u32>>,
 }
@@ -190,15 +189,8 @@ pub(crate) fn describe_processes(processes: &[Value]) -> Option<String> {
 }
 
 impl Outcome {
-    /// Says in each hit where it ran, when the program was debugged in more than one process
-    /// or thread (one process's hits are all its: `processes` says which).
+    /// Says in each hit where it ran (each result is rebuilt once, at its exact size).
     fn add_places(&mut self) {
-        let one = self.processes.len() <= 1
-            && self.places.len() <= 1
-            && !self.places.iter().any(|p| p.contains(r#""thread""#));
-        if one {
-            return;
-        }
         for (result, place) in self.results.iter_mut().zip(&self.place_of) {
             let Some(from) = place.map(|p| &self.places[p as usize]) else { continue };
             if !result.ends_with('}') {

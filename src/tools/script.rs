@@ -70,10 +70,9 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         `resolvedLine` differs from the line you asked for, the debugger moved the breakpoint \
         to the nearest line with code. An expression that throws yields {type: 'error', value: \
         message} for that hit. Every Node process the command starts (forks, spawns, npm scripts, \
-        test runners' workers) and every worker thread is debugged too: `processes` lists \
-        the processes debugged and, when there are several (or workers), each hit says its \
-        `pid` (and `thread` for a worker). What could not be followed is listed in \
-        `undebugged`.",
+        test runners' workers) and every worker thread is debugged too: each hit says its \
+        `pid` (and `thread` for a worker), and `processes` lists the processes debugged. \
+        What could not be followed is listed in `undebugged`.",
     properties,
     required: &["command", "breakpoint", "expression"],
     read_only: false,
@@ -121,7 +120,7 @@ fn output() -> Value {
                     "value": {},
                     "stack": {"type": "array", "items": {"type": "object", "properties": {
                         "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}},
-                    "pid": {"type": "integer", "description": "The process the hit ran in (when the program was debugged in more than one process or thread)."},
+                    "pid": {"type": "integer", "description": "The process the hit ran in."},
                     "thread": {"type": "string", "description": "The worker thread it ran in, when not the process's main thread."}
                 },
                 "required": ["type", "value"]

@@ -324,15 +324,16 @@ pub fn err(result: &Value) -> &Value {
 }
 
 /// The values of the results, without their types.
-/// The hits of a program that ran in one process: they do not repeat its pid, which
-/// `processes` gives.
+/// The hits without the `pid` each carries (checked to be the one process's), to compare
+/// them whole.
 pub fn plain_results(structured: &Value) -> Value {
     let processes = structured["processes"].as_array().unwrap();
     assert_eq!(processes.len(), 1, "{structured}");
-    assert!(processes[0]["pid"].is_u64(), "{structured}");
-    let results = structured["results"].clone();
-    for hit in results.as_array().unwrap() {
-        assert!(hit.get("pid").is_none(), "{structured}");
+    let pid = &processes[0]["pid"];
+    let mut results = structured["results"].clone();
+    for hit in results.as_array_mut().unwrap() {
+        let hit = hit.as_object_mut().unwrap();
+        assert_eq!(hit.remove("pid").as_ref(), Some(pid), "{structured}");
     }
     results
 }
