@@ -138,7 +138,12 @@ impl Message {
                 let id = r.id.as_ref().map_or(Value::Null, |id| id.0.clone());
                 return match &r.result {
                     Ok(result) => {
-                        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, result.0)
+                        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#);
+                        let mut line = String::with_capacity(head.len() + result.0.len() + 1);
+                        line.push_str(&head);
+                        line.push_str(&result.0);
+                        line.push('}');
+                        line
                     }
                     Err(e) => json!({"jsonrpc": "2.0", "id": id,
                                      "error": {"code": e.code, "message": e.message}})

@@ -110,9 +110,12 @@ pub(crate) fn writer() -> (Sender<Message>, JoinOnDrop) {
                 };
                 line = replacement;
             }
+            // A large answer is held once, not twice (the message and its line), and its
+            // newline is written on its own rather than grow the line's buffer.
+            drop(message);
             log::debug(format_args!("-> {}", log::clip(&line)));
-            line.push('\n');
-            if let Err(e) = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush()) {
+            let written = stdout.write_all(line.as_bytes()).and_then(|()| stdout.write_all(b"\n"));
+            if let Err(e) = written.and_then(|()| stdout.flush()) {
                 // The client is gone; keep draining so senders never block, but stop writing.
                 log::error(format_args!("writing stdout failed: {e}"));
                 for _ in receiver.iter() {}

@@ -41,7 +41,8 @@ pub(crate) struct Started {
 /// Following every process of the program: the channel they report on, and the event channel
 /// every connection shares (the started process's connection is number 0).
 pub(crate) struct Follow<'a> {
-    pub(crate) channel: &'a Channel,
+    /// Where processes report, when the runtime has a bootloader.
+    pub(crate) channel: Option<&'a Channel>,
     pub(crate) events: &'a Sender<Event>,
     pub(crate) received: &'a Receiver<Event>,
 }
@@ -58,7 +59,7 @@ pub(crate) struct Following {
 impl Following {
     pub(crate) fn open<R: Runtime>() -> Result<Following, Failure> {
         let (events_tx, events) = crossbeam_channel::unbounded();
-        let channel = match R::BOOT {
+        let channel = match R::BOOT.filter(|_| std::env::var("NOFOLLOW").is_err()) {
             Some((name, boot)) => Some(
                 Channel::open(name, boot, events_tx.clone())
                     .map_err(|message| Failure::new(crate::debugger::Code::Internal, message))?,
@@ -68,14 +69,11 @@ impl Following {
         Ok(Following { channel, events_tx, events })
     }
 
-    /// For [`Runtime::start`].
+    /// For [`Runtime::start`]: the started process's connection joins the shared channel
+    /// (with or without a bootloader).
     pub(crate) fn follow(&self) -> Option<Follow<'_>> {
-        let events = (&self.events_tx, &self.events);
-        self.channel.as_ref().map(|channel| Follow {
-            channel,
-            events: events.0,
-            received: events.1,
-        })
+        let (events, received) = (&self.events_tx, &self.events);
+        Some(Follow { channel: self.channel.as_ref(), events, received })
     }
 }
 

@@ -412,7 +412,8 @@ fn start_node(
     deadline: Instant,
     cancel: &Receiver<()>,
 ) -> Result<(Launch, Debuggee, Option<Client>), Failure> {
-    let boot = follow.map(|f| (f.channel.boot(BOOT_NAME), f.channel.path()));
+    let channel = follow.and_then(|f| f.channel);
+    let boot = channel.map(|c| (c.boot(BOOT_NAME), c.path()));
     let prepare = |flag| {
         let follow = boot.as_ref().map(|(boot, pipe)| (boot.as_path(), pipe.as_str()));
         prepare(command.clone(), std::env::var("NODE_OPTIONS").ok(), flag, follow)
@@ -424,7 +425,7 @@ fn start_node(
                 SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
                 SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
             })?;
-        if follow.is_some() && !launch.own_inspector() {
+        if channel.is_some() && !launch.own_inspector() {
             return Ok((debuggee, Ok(Ok(None))));
         }
         let found = connect_own(&mut debuggee, follow, deadline, cancel);

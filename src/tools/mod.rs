@@ -284,20 +284,31 @@ impl ToolResult {
     /// The `tools/call` result. The last text block repeats the structured content as JSON,
     /// since many clients show the model only `content`; the error and notes come first so
     /// they are read.
+    ///
+    /// Written into one buffer sized for it: a 10,000-hit answer is about a megabyte, and
+    /// each intermediate copy would add one to the server's peak memory.
     pub(crate) fn into_json(self) -> Json {
-        let text = |text: &str| {
-            let escaped = serde_json::to_string(text).expect("a string always serialises");
-            format!(r#"{{"type":"text","text":{escaped}}}"#)
-        };
-        let mut blocks: Vec<String> =
-            self.error.iter().chain(&self.notes).map(|t| text(t)).collect();
-        blocks.push(text(self.structured.as_str()));
-        let error = if self.is_error() { r#","isError":true"# } else { "" };
-        Json::from_serialized(format!(
-            r#"{{"content":[{}],"structuredContent":{}{error}}}"#,
-            blocks.join(","),
-            self.structured.as_str()
-        ))
+        let structured = self.structured.as_str();
+        let texts: Vec<&str> =
+            self.error.iter().chain(&self.notes).map(String::as_str).chain([structured]).collect();
+        let escaping = texts.iter().map(|t| t.len() + t.len() / 4 + 32).sum::<usize>();
+        let mut out: Vec<u8> = Vec::with_capacity(escaping + structured.len() + 64);
+        out.extend_from_slice(br#"{"content":["#);
+        for (index, text) in texts.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#"{"type":"text","text":"#);
+            serde_json::to_writer(&mut out, text).expect("a string always serialises");
+            out.push(b'}');
+        }
+        out.extend_from_slice(br#"],"structuredContent":"#);
+        out.extend_from_slice(structured.as_bytes());
+        if self.is_error() {
+            out.extend_from_slice(br#","isError":true"#);
+        }
+        out.push(b'}');
+        Json::from_serialized(String::from_utf8(out).expect("JSON text is UTF-8"))
     }
 }
 
