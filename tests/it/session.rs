@@ -555,6 +555,12 @@ fn attach_by_url_and_port_never_kills_the_program() {
     assert_eq!(state["attached"]["url"], url.as_str());
     let state = tool(&mut server, "debug-pause", json!({}));
     assert_eq!(state["state"], "paused", "{state}");
+    // A pause lands wherever the program is, now and then in Node's own code: evaluate at a
+    // line of the program's.
+    let set = json!({"file": fixture("hang.js"), "line": 4});
+    tool(&mut server, "debug-set-breakpoint", set);
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["location"]["line"], 4, "{state}");
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "process.pid"}));
     assert_eq!(value, json!({"type": "number", "value": child.id()}));
     let stopped = tool(&mut server, "debug-stop", json!({}));
