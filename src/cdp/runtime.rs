@@ -59,7 +59,7 @@ pub(crate) struct Following {
 impl Following {
     pub(crate) fn open<R: Runtime>() -> Result<Following, Failure> {
         let (events_tx, events) = crossbeam_channel::unbounded();
-        let channel = match R::BOOT.filter(|_| std::env::var("NOFOLLOW").is_err()) {
+        let channel = match R::BOOT {
             Some((name, boot)) => Some(
                 Channel::open(name, boot, events_tx.clone())
                     .map_err(|message| Failure::new(crate::debugger::Code::Internal, message))?,
