@@ -34,7 +34,9 @@ use crate::cdp::runtime::{Following, Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
-use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged, VALUE_CHARS};
+use crate::debugger::script::{
+    self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged, VALUE_CHARS,
+};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit};
@@ -590,23 +592,12 @@ impl<R: Runtime> Run<'_, R> {
 
     /// Processes debugged, for the answer: `[{pid, parent, command, hits, threads}]`.
     fn followed(&self) -> Vec<Value> {
-        self.processes
-            .iter()
-            .map(|p| {
-                let mut process = json!({
-                    "pid": p.pid,
-                    "command": crate::debugger::session::clip(&p.command, 200),
-                    "hits": p.hits,
-                });
-                if let Some(parent) = p.parent {
-                    process["parent"] = parent.into();
-                }
-                if !p.workers.is_empty() {
-                    process["threads"] = p.workers.clone().into();
-                }
-                process
-            })
-            .collect()
+        let debugged = |p: &Process| {
+            let threads = p.workers.iter().map(String::as_str).collect();
+            let hits = Some(p.hits);
+            Debugged { pid: p.pid, command: &p.command, parent: p.parent, hits, threads }.to_json()
+        };
+        self.processes.iter().map(debugged).collect()
     }
 
     fn no_map_failure(&self, exit: Exit, timed_out: bool) -> Failure {

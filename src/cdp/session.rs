@@ -27,7 +27,7 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, Variable,
     VariablesQuery,
 };
-use crate::debugger::script::{self, Undebugged, VALUE_CHARS};
+use crate::debugger::script::{self, Debugged, Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
     self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange,
 };
@@ -1291,20 +1291,20 @@ impl<R: Runtime> Backend for Cdp<R> {
             .enumerate()
             .filter(|(_, c)| c.open)
             .map(|(n, c)| {
-                let mut process = json!({"pid": c.pid, "command": clip(&c.command, 200)});
-                if let Some(parent) = c.parent {
-                    process["parent"] = parent.into();
-                }
-                let workers: Vec<&str> = self
+                let threads = self
                     .targets
                     .iter()
                     .filter(|(at, _)| at.connection == n)
                     .filter_map(|(_, t)| t.worker.as_deref())
                     .collect();
-                if !workers.is_empty() {
-                    process["threads"] = workers.into();
-                }
-                process
+                let debugged = Debugged {
+                    pid: c.pid,
+                    command: &c.command,
+                    parent: c.parent,
+                    hits: None,
+                    threads,
+                };
+                debugged.to_json()
             })
             .collect()
     }

@@ -98,6 +98,25 @@ impl Child {
         self.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
     }
 
+    /// As answers list it, its parent found among `seen` (the program's descendants); `None`
+    /// before it said its pid.
+    pub(crate) fn debugged<'a>(
+        &'a self,
+        seen: &[crate::process::Descendant],
+        hits: Option<u64>,
+    ) -> Option<crate::debugger::script::Debugged<'a>> {
+        let pid = self.pid?;
+        let parent = seen.iter().find(|d| d.process.pid == pid).map(|d| d.parent);
+        let threads = Vec::new();
+        Some(crate::debugger::script::Debugged {
+            pid,
+            command: &self.command,
+            parent,
+            hits,
+            threads,
+        })
+    }
+
     /// Its session ended.
     pub(crate) fn ended(&mut self) {
         self.open = false;

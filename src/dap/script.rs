@@ -23,7 +23,7 @@ use crate::call::Call;
 use crate::dap::flavour::{Flavour, Launched, Offered};
 use crate::dap::{self, Child, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
-use crate::debugger::script::{self, Collector, Hit, Outcome, Plan, Step, Undebugged};
+use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Debuggee, Exit};
@@ -425,21 +425,17 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn processes(&self) -> Vec<Value> {
         let Some(top) = self.debuggee.map(|group| group.pid()) else { return Vec::new() };
-        let clip = |command: &str| crate::debugger::session::clip(command, 200);
-        let command = clip(&self.plan.command.words.join(" "));
-        let mut processes = vec![json!({"pid": top, "command": command, "hits": self.hits})];
+        let command = self.plan.command.words.join(" ");
+        let program = Debugged {
+            pid: top,
+            command: &command,
+            parent: None,
+            hits: Some(self.hits),
+            threads: Vec::new(),
+        };
         let seen = self.adapter.descendants(Some(top));
-        for child in &self.children {
-            let Some(pid) = child.pid else { continue };
-            let found = seen.iter().find(|d| d.process.pid == pid);
-            let mut process =
-                json!({"pid": pid, "command": clip(&child.command), "hits": child.hits});
-            if let Some(found) = found {
-                process["parent"] = found.parent.into();
-            }
-            processes.push(process);
-        }
-        processes
+        let children = self.children.iter().filter_map(|c| c.debugged(&seen, Some(c.hits)));
+        std::iter::once(program).chain(children).map(|p| p.to_json()).collect()
     }
 
     fn undebugged(&self) -> Undebugged {

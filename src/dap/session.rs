@@ -24,7 +24,7 @@ use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Thread,
     Variable, VariablesQuery,
 };
-use crate::debugger::script::{Undebugged, VALUE_CHARS};
+use crate::debugger::script::{Debugged, Undebugged, VALUE_CHARS};
 use crate::debugger::session::{self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange};
 use crate::debugger::{Code, Failure};
 use crate::log;
@@ -1169,19 +1169,13 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn processes(&self) -> Vec<Value> {
         let Some(program) = self.debuggee else { return Vec::new() };
-        let clip = |command: &str| crate::debugger::session::clip(command, 200);
-        let mut processes = vec![json!({"pid": program.pid(), "command": clip(&self.command)})];
-        let seen = self.adapter.as_ref().map(|a| a.process.descendants(Some(program.pid())));
-        for child in self.children.iter().filter(|c| c.open) {
-            let Some(pid) = child.pid else { continue };
-            let mut process = json!({"pid": pid, "command": clip(&child.command)});
-            let found = seen.iter().flatten().find(|d| d.process.pid == pid);
-            if let Some(found) = found {
-                process["parent"] = found.parent.into();
-            }
-            processes.push(process);
-        }
-        processes
+        let (pid, command) = (program.pid(), self.command.as_str());
+        let program = Debugged { pid, command, parent: None, hits: None, threads: Vec::new() };
+        let seen = self.adapter.as_ref().map(|a| a.process.descendants(Some(pid)));
+        let seen = seen.unwrap_or_default();
+        let open = self.children.iter().filter(|c| c.open);
+        let children = open.filter_map(|c| c.debugged(&seen, None));
+        std::iter::once(program).chain(children).map(|p| p.to_json()).collect()
     }
 
     fn stopped_in(&self, paused: &Paused) -> Option<Value> {

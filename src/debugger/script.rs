@@ -164,6 +164,35 @@ impl Undebugged {
     }
 }
 
+/// A process debugged, as answers list it (`processes`, in `debug-script` and
+/// `debug-sessions`): `{pid, command, parent?, hits?, threads?}`, the command clipped.
+pub(crate) struct Debugged<'a> {
+    pub(crate) pid: u32,
+    pub(crate) command: &'a str,
+    pub(crate) parent: Option<u32>,
+    /// `debug-script`'s count of the hits in it.
+    pub(crate) hits: Option<u64>,
+    /// The worker threads debugged in it, by name.
+    pub(crate) threads: Vec<&'a str>,
+}
+
+impl Debugged<'_> {
+    pub(crate) fn to_json(&self) -> Value {
+        let mut process =
+            json!({"pid": self.pid, "command": crate::debugger::session::clip(self.command, 200)});
+        if let Some(parent) = self.parent {
+            process["parent"] = parent.into();
+        }
+        if let Some(hits) = self.hits {
+            process["hits"] = hits.into();
+        }
+        if !self.threads.is_empty() {
+            process["threads"] = self.threads.clone().into();
+        }
+        process
+    }
+}
+
 /// "the 3 processes debugged (pid 12: node --test; pid 13: node t1.test.js; …)", or "the
 /// process debugged (…)", from `{pid, command, threads?}` each.
 pub(crate) fn describe_processes(processes: &[Value]) -> Option<String> {
