@@ -297,6 +297,9 @@ impl Tree {
                 break;
             }
         }
+        // Those that ended by themselves are waited for too: one that became a zombie of
+        // ours just now would otherwise wait for the next `reap_orphans` tick.
+        victims.extend(self.seen().values().map(|d| d.process));
         reap_victims(&victims, deadline);
     }
 }

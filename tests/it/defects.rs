@@ -318,19 +318,32 @@ fn console_scripts_and_py_breakpoints_are_python() {
     assert!(state["error"].as_str().unwrap().contains("cannot run -m debugpy.adapter"), "{state}");
 }
 
-/// Pids of the server's children that are zombies: orphans it adopted and did not reap.
-fn zombie_children(server: u32) -> Vec<u32> {
-    let mut zombies = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{server}/task")).unwrap().flatten() {
-        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-        for pid in children.split_whitespace() {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
-                zombies.push(pid.parse().unwrap());
+/// The server's children that are zombies (their `/proc/PID/stat`): orphans it adopted and did
+/// not reap. The server reaps them when it kills a run and on a timer (every second), so they
+/// are waited for a moment before they count.
+fn zombie_children(server: u32) -> Vec<String> {
+    let zombies = || {
+        let mut zombies = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{server}/task")).unwrap().flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for pid in children.split_whitespace() {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+                    zombies.push(stat);
+                }
             }
         }
+        zombies
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        let left = zombies();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    zombies
 }
 
 /// A daemon the program starts (`detached: true`, `unref()`) left the process group and
@@ -346,7 +359,7 @@ fn detached_children_are_killed_with_the_run() {
     assert!(daemon > 0);
     assert_no_debuggee(&tag);
     assert!(!std::path::Path::new(&format!("/proc/{daemon}")).exists(), "daemon {daemon} left");
-    assert_eq!(zombie_children(server.pid()), Vec::<u32>::new());
+    assert_eq!(zombie_children(server.pid()), Vec::<String>::new());
 
     // In a session too, when it stops.
     let tag = crate::tag();
@@ -362,5 +375,5 @@ fn detached_children_are_killed_with_the_run() {
     assert_eq!(processes_with_tag(&tag), Vec::<u32>::new(), "the daemon outlived the program");
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
-    assert_eq!(zombie_children(server.pid()), Vec::<u32>::new());
+    assert_eq!(zombie_children(server.pid()), Vec::<String>::new());
 }
