@@ -772,7 +772,9 @@ impl<R: Runtime> Cdp<R> {
 impl<R: Runtime> Backend for Cdp<R> {
     type Event = Event;
     type Paused = Paused;
-    const LANGUAGE: &'static str = R::LANGUAGE;
+    fn language(&self) -> &str {
+        R::LANGUAGE
+    }
     const EVALUATES_RUNNING: bool = true;
 
     fn inputs(&self) -> Inputs<Event> {

@@ -35,71 +35,71 @@ pub(crate) struct Offered {
     pub(crate) arguments: Value,
 }
 
-pub(crate) trait Flavour: Send + 'static {
+pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     /// `language` in answers.
-    const LANGUAGE: &'static str;
+    fn language(&self) -> &str;
     /// `adapterID` in `initialize`, and the adapter's name in messages.
-    const ADAPTER: &'static str;
+    fn adapter(&self) -> &str;
 
     /// Starts the adapter for `command`; the program stops at its first line when
     /// `stop_on_entry`.
-    fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure>;
+    fn start(&self, command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure>;
     /// Why our adapter ended early, in its own words; `label` is [`Launched::label`].
     /// Asks, in the `launch` arguments, for the program's child processes to be offered
     /// ([`Flavour::offered`]); false when the adapter cannot.
-    fn follow_children(arguments: &mut Value) -> bool;
+    fn follow_children(&self, arguments: &mut Value) -> bool;
     /// An event that offers a child process to debug (debugpy: `debugpyAttach`).
-    fn offered(event: &Value) -> Option<Offered>;
+    fn offered(&self, event: &Value) -> Option<Offered>;
     /// A child process's command line as the program ran it, without what the adapter wrapped
     /// it in.
-    fn command_shown(command: &str) -> String;
-    fn adapter_failed(adapter: &mut Debuggee, client: &Client, label: &str) -> Failure;
+    fn command_shown(&self, command: &str) -> String;
+    fn adapter_failed(&self, adapter: &mut Debuggee, client: &Client, label: &str) -> Failure;
     /// The `attach` request's arguments, for a program that listens for its debugger.
-    fn attach_arguments() -> Value;
+    fn attach_arguments(&self) -> Value;
 
     /// `setExceptionBreakpoints` filters for `none`, `uncaught` or `all`.
-    fn exception_filters(state: &str) -> Value;
+    fn exception_filters(&self, state: &str) -> Value;
     /// Where the adapter placed a breakpoint (`None`: not said yet), or why it never stops.
-    fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String>;
+    fn placed_line(&self, breakpoint: &Value) -> Result<Option<u64>, String>;
     /// Whether an `output` event is a logpoint's message rather than the program's output.
-    fn is_logpoint_output(body: &Value) -> bool;
+    fn is_logpoint_output(&self, body: &Value) -> bool;
     /// Whether `text` is the message of the logpoint `template` (for adapters that do not say
     /// which logpoint wrote it).
-    fn logpoint_fits(template: &str, text: &str) -> bool;
+    fn logpoint_fits(&self, template: &str, text: &str) -> bool;
     /// The `logMessage` to send for logpoint `id`'s `template`: each `{expression}` evaluated
     /// on its own, and a mark that says whose the message is. `importable` as for `probe`.
-    fn logpoint_message(id: &str, template: &str, importable: bool) -> String;
+    fn logpoint_message(&self, id: &str, template: &str, importable: bool) -> String;
     /// The logpoint id a message is marked with, and the message without the mark.
-    fn logpoint_owner(text: &str) -> Option<(&str, &str)>;
+    fn logpoint_owner<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)>;
 
     /// The adapter's scope names a `scope` argument means, or why it has none such.
-    fn scope_names(scope: &str) -> Result<&'static [&'static str], String>;
+    fn scope_names(&self, scope: &str) -> Result<&'static [&'static str], String>;
     /// The `scope` the variables of the adapter's scope `name` are listed under.
-    fn scope_kind(name: &str) -> &'static str;
+    fn scope_kind(&self, name: &str) -> &'static str;
     /// For an entry the adapter lists among variables that groups others rather than being
     /// one of the program's names: whether its members are listed in its place (`in_scope`:
     /// listing a frame's scope, not an object's members). `None` for a name of the program.
-    fn group(name: &str, in_scope: bool) -> Option<bool>;
+    fn group(&self, name: &str, in_scope: bool) -> Option<bool>;
     /// A variable's value text, typed as JSON (numbers, booleans, null, strings).
-    fn value(kind: &str, text: &str) -> Value;
+    fn value(&self, kind: &str, text: &str) -> Value;
     /// A frame of the adapter's own start-up, at the bottom of every stack.
-    fn is_startup_frame(frame: &Value) -> bool;
+    fn is_startup_frame(&self, frame: &Value) -> bool;
     /// Whether a file is the runtime's own or an installed library's, not the program's.
-    fn is_library(path: &str) -> bool;
+    fn is_library(&self, path: &str) -> bool;
 
     /// An expression whose string value carries `expression`'s typed value, cut at
     /// `max_chars` (`None`: the probe's own limit); `importable` when the probe can be
     /// imported (else the expression installs it).
-    fn probe(expression: &str, importable: bool, max_chars: Option<usize>) -> String;
+    fn probe(&self, expression: &str, importable: bool, max_chars: Option<usize>) -> String;
     /// The JSON text of the typed value in a probe's answer, and whether the value was cut.
-    fn probe_result(text: &str) -> Option<(bool, &str)>;
+    fn probe_result<'t>(&self, text: &'t str) -> Option<(bool, &'t str)>;
     /// An expression that puts the probe into a program that did not get it at start.
-    fn install_probe() -> &'static str;
+    fn install_probe(&self) -> &'static str;
     /// For `setVariable`: an expression that evaluates `value` once and keeps it, and the
     /// expression that hands the kept value over.
-    fn hold(value: &str) -> (String, &'static str);
+    fn hold(&self, value: &str) -> (String, &'static str);
     /// An expression listing the program's loaded source files.
-    fn loaded_files() -> &'static str;
+    fn loaded_files(&self) -> &'static str;
     /// Whether a loaded file is debug-mcp's own helper.
-    fn is_helper(file: &str) -> bool;
+    fn is_helper(&self, file: &str) -> bool;
 }

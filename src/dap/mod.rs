@@ -29,15 +29,15 @@ use crate::log;
 use crate::thread::JoinOnDrop;
 
 /// Routes an `output` event: the program's stdout and stderr go to `output`; a logpoint's
-/// message (as `is_logpoint` tells them apart) is returned.
+/// message (`is_logpoint`, as the flavour tells them apart) is returned.
 pub(crate) fn route_output<'a>(
     body: &'a Value,
     output: &mut crate::process::Output,
-    is_logpoint: fn(&Value) -> bool,
+    is_logpoint: bool,
 ) -> Option<&'a str> {
     let text = body["output"].as_str().unwrap_or_default();
     match body["category"].as_str().unwrap_or("console") {
-        _ if is_logpoint(body) => return Some(text),
+        _ if is_logpoint => return Some(text),
         "stdout" => output.push(false, text),
         "stderr" => output.push(true, text),
         _ => {}
@@ -67,6 +67,7 @@ impl Child {
     /// Opens the session of an offered child (`initialize`, then `attach`, answered after
     /// `configurationDone`); `None` when it cannot be reached (it then runs undebugged).
     pub(crate) fn follow<F: flavour::Flavour>(
+        flavour: &F,
         offered: flavour::Offered,
         connection: usize,
         events: &Sender<Value>,
@@ -75,7 +76,7 @@ impl Child {
         let mut client = Client::connect_shared(offered.address, timeout, connection, events)
             .inspect_err(|e| log::warn(format_args!("cannot follow a child process: {e}")))
             .ok()?;
-        drop(client.send("initialize", initialize_arguments(F::ADAPTER)));
+        drop(client.send("initialize", initialize_arguments(flavour.adapter())));
         drop(client.send("attach", offered.arguments));
         Some(Child { client, pid: None, command: String::new(), open: true, hits: 0 })
     }
@@ -92,10 +93,10 @@ impl Child {
     }
 
     /// Its `process` event: its pid, and its command line as the program ran it.
-    pub(crate) fn said_process<F: flavour::Flavour>(&mut self, body: &Value) {
+    pub(crate) fn said_process<F: flavour::Flavour>(&mut self, flavour: &F, body: &Value) {
         self.pid = body["systemProcessId"].as_u64().and_then(|p| u32::try_from(p).ok());
         let process = self.pid.and_then(crate::sys::Process::now);
-        self.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
+        self.command = process.map(|p| flavour.command_shown(&p.command())).unwrap_or_default();
     }
 
     /// As answers list it, its parent found among `seen` (the program's descendants); `None`

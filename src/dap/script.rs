@@ -13,7 +13,6 @@
 //! does not exit on `disconnect`, and the program runs in its own process group: both are
 //! killed at the end.
 
-use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver, Sender};
@@ -35,17 +34,17 @@ const ADAPTER_GRACE: Duration = Duration::from_secs(2);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
-pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
     let Launched { client, adapter, mut arguments, importable, label, .. } =
-        F::start(&plan.command, false)?;
-    F::follow_children(&mut arguments);
+        flavour.start(&plan.command, false)?;
+    flavour.follow_children(&mut arguments);
     let (more_tx, more) = crossbeam_channel::unbounded();
     let mut run = Run::<F> {
         children: Vec::new(),
         more,
         more_tx,
-        flavour: PhantomData,
+        flavour,
         plan,
         call,
         client,
@@ -65,7 +64,7 @@ pub(crate) fn run<F: Flavour>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
 }
 
 struct Run<'a, F> {
-    flavour: PhantomData<F>,
+    flavour: F,
     /// The program's child processes the adapter offered, in order.
     children: Vec<Child>,
     /// The children's events; the run holds `more_tx`, so the channel stays open.
@@ -101,7 +100,7 @@ impl<F: Flavour> Run<'_, F> {
                 Ok(Ok(body)) => Ok(body),
                 // A request fails when the adapter ends, too: then say why it ended.
                 Ok(Err(_)) | Err(_) if self.adapter_ended() => Err(self.adapter_gone()),
-                Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("{}: {message}", F::ADAPTER))),
+                Ok(Err(message)) => Err(Failure::new(Code::AdapterFailed, format!("{}: {message}", self.flavour.adapter()))),
                 Err(_) => Err(self.adapter_gone()),
             },
             recv(exited) -> exit => {
@@ -113,7 +112,7 @@ impl<F: Flavour> Run<'_, F> {
             recv(self.call.cancel) -> _ => Err(Failure::Cancelled),
             recv(crossbeam_channel::at(limit)) -> _ => Err(Failure::new(
                 Code::AdapterFailed,
-                format!("{} did not answer in time", F::ADAPTER),
+                format!("{} did not answer in time", self.flavour.adapter()),
             )),
         }
     }
@@ -133,12 +132,13 @@ impl<F: Flavour> Run<'_, F> {
 
     /// The adapter ended early: why, in its words (debugpy: most often it is not installed).
     fn adapter_gone(&mut self) -> Failure {
-        F::adapter_failed(&mut self.adapter, &self.client, &self.label)
+        self.flavour.adapter_failed(&mut self.adapter, &self.client, &self.label)
     }
 
     /// `arguments`: the `launch` request's.
     fn setup(&mut self, arguments: Value) -> Result<(), Failure> {
-        let initialize = self.client.send("initialize", dap::initialize_arguments(F::ADAPTER));
+        let initialize =
+            self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
         self.answer(&initialize)?;
         // debugpy answers `launch` only after `configurationDone`.
         let launch = self.client.send("launch", arguments);
@@ -174,16 +174,16 @@ impl<F: Flavour> Run<'_, F> {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
                     };
-                    return Err(Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", F::ADAPTER)));
+                    return Err(Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", self.flavour.adapter())));
                 },
-                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", F::ADAPTER))),
+                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", self.flavour.adapter()))),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
             }
         }
     }
 
     fn breakpoint_changed(&mut self, breakpoint: &Value) {
-        match F::placed_line(breakpoint) {
+        match self.flavour.placed_line(breakpoint) {
             Ok(Some(line)) if breakpoint["verified"] == true => {
                 self.resolved_line = u32::try_from(line).ok();
             }
@@ -201,7 +201,7 @@ impl<F: Flavour> Run<'_, F> {
         if !self.plan.include_stack {
             // Not stopping: a logpoint whose message reports the value. (A stopping one is read
             // at the stop, then continued.)
-            let probe = F::probe(&self.plan.expression, self.importable, None);
+            let probe = self.flavour.probe(&self.plan.expression, self.importable, None);
             breakpoint["logMessage"] = format!("{{{probe}}}").into();
         }
         json!({"source": {"path": self.plan.real_file.display().to_string()},
@@ -214,7 +214,13 @@ impl<F: Flavour> Run<'_, F> {
     fn follow(&mut self, offered: Offered) {
         let connection = self.children.len() + 1;
         let timeout = REQUEST_TIMEOUT.min(self.deadline.saturating_duration_since(Instant::now()));
-        self.children.extend(Child::follow::<F>(offered, connection, &self.more_tx, timeout));
+        self.children.extend(Child::follow(
+            &self.flavour,
+            offered,
+            connection,
+            &self.more_tx,
+            timeout,
+        ));
     }
 
     /// An event of a child's session.
@@ -228,14 +234,14 @@ impl<F: Flavour> Run<'_, F> {
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "initialized" => child.configure(vec![breakpoints], json!([])),
-            "process" => child.said_process::<F>(body),
+            "process" => child.said_process(&self.flavour, body),
             "output" => {
                 // A child's stdout and stderr reach us through its parent's (or the parent
                 // reads them itself); its session repeats them, marked like logpoints
                 // (`source: {}`): only the probe's reports count here.
                 let text = body["output"].as_str().unwrap_or_default();
-                if F::probe_result(text.trim_end_matches('\n')).is_some() {
-                    let hit = hit::<F>(text);
+                if self.flavour.probe_result(text.trim_end_matches('\n')).is_some() {
+                    let hit = hit(&self.flavour, text);
                     return Ok(Step::Hit(self.tag(connection, hit)));
                 }
             }
@@ -254,7 +260,7 @@ impl<F: Flavour> Run<'_, F> {
             self.client.refuse(&event);
             return Ok(Step::Go);
         }
-        if let Some(offered) = F::offered(&event) {
+        if let Some(offered) = self.flavour.offered(&event) {
             self.follow(offered);
             return Ok(Step::Go);
         }
@@ -262,9 +268,9 @@ impl<F: Flavour> Run<'_, F> {
         match event["event"].as_str().unwrap_or_default() {
             "output" => {
                 if let Some(message) =
-                    dap::route_output(body, &mut self.output, F::is_logpoint_output)
+                    dap::route_output(body, &mut self.output, self.flavour.is_logpoint_output(body))
                 {
-                    let hit = hit::<F>(message);
+                    let hit = hit(&self.flavour, message);
                     return Ok(Step::Hit(self.tag(0, hit)));
                 }
             }
@@ -301,15 +307,15 @@ impl<F: Flavour> Run<'_, F> {
             let trace = self.answer(&trace)?;
             let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
-            let expression = F::probe(&self.plan.expression, self.importable, None);
+            let expression = self.flavour.probe(&self.plan.expression, self.importable, None);
             let evaluated = self.client(connection).send(
                 "evaluate",
                 json!({"expression": expression, "frameId": frame_id, "context": "watch",
                        "format": {"rawString": true}}),
             );
             let mut hit = match self.answer(&evaluated) {
-                Ok(value) => hit::<F>(value["result"].as_str().unwrap_or_default()),
-                Err(Failure::Error { message, .. }) => hit::<F>(&message),
+                Ok(value) => hit(&self.flavour, value["result"].as_str().unwrap_or_default()),
+                Err(Failure::Error { message, .. }) => hit(&self.flavour, &message),
                 Err(cancelled) => return Err(cancelled),
             };
             let stack = frames
@@ -353,9 +359,9 @@ impl<F: Flavour> Run<'_, F> {
 
 /// One hit: the probe's marker and payload, or (when the message itself failed) the exception
 /// text the adapter put in its place.
-fn hit<F: Flavour>(text: &str) -> Hit {
+fn hit<F: Flavour>(flavour: &F, text: &str) -> Hit {
     let text = text.trim_end_matches('\n');
-    let (truncated, json) = match F::probe_result(text) {
+    let (truncated, json) = match flavour.probe_result(text) {
         Some((truncated, json)) => (truncated, json.to_string()),
         None => (false, json!({"type": "error", "value": text}).to_string()),
     };
@@ -455,7 +461,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
         format!(
             "the breakpoint was not verified: {} did not load {}, and the program ran no other \
              process that debug-mcp saw: check the path, and that the program imports it",
-            F::ADAPTER,
+            self.flavour.adapter(),
             self.plan.file.display()
         )
     }

@@ -9,7 +9,6 @@
 //! Values go through the flavour's probe, as in `debug-script`.
 
 use std::collections::VecDeque;
-use std::marker::PhantomData;
 use std::path::PathBuf;
 
 use std::time::Duration;
@@ -35,14 +34,15 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;
 
 pub(crate) fn launch<F: Flavour>(
+    flavour: F,
     id: &str,
     spec: LaunchSpec,
     on_change: OnChange,
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, on_change, cancel, move |abandon| {
-        Begin::launched(spec, abandon, |command, stop_on_entry, pause, _| {
-            start::<F>(command, stop_on_entry, pause)
+        Begin::launched(spec, abandon, move |command, stop_on_entry, pause, _| {
+            start(flavour.clone(), command, stop_on_entry, pause)
         })
     })
 }
@@ -50,15 +50,16 @@ pub(crate) fn launch<F: Flavour>(
 /// Starts the adapter for `command`, launches the program and waits until breakpoints may be
 /// set.
 fn start<F: Flavour>(
+    flavour: F,
     command: &crate::shell::CommandLine,
     stop_on_entry: bool,
     pause_on_exceptions: &str,
 ) -> Result<Dap<F>, Failure> {
     let Launched { client, adapter, mut arguments, prepared, label, .. } =
-        F::start(command, stop_on_entry)?;
+        flavour.start(command, stop_on_entry)?;
     let own = OwnAdapter { process: adapter, label };
-    let mut backend = Dap::<F>::new(client, Some(own), prepared);
-    if F::follow_children(&mut arguments) {
+    let mut backend = Dap::new(flavour, client, Some(own), prepared);
+    if backend.flavour.follow_children(&mut arguments) {
         let (more_tx, more) = crossbeam_channel::unbounded();
         backend.more = more;
         backend.more_tx = Some(more_tx);
@@ -75,6 +76,7 @@ fn start<F: Flavour>(
 /// inspector answers with an HTTP error, which ends the connection at once. (The other way
 /// round would harm: after an HTTP request debugpy's adapter accepts no other client.)
 pub(crate) fn connect<F: Flavour>(
+    flavour: &F,
     address: std::net::SocketAddr,
     cancel: &Receiver<()>,
 ) -> Result<Option<Client>, Failure> {
@@ -88,7 +90,7 @@ pub(crate) fn connect<F: Flavour>(
             ),
         )
     })?;
-    let initialize = client.send("initialize", dap::initialize_arguments(F::ADAPTER));
+    let initialize = client.send("initialize", dap::initialize_arguments(flavour.adapter()));
     select! {
         recv(initialize) -> answer => Ok(matches!(answer, Ok(Ok(_))).then_some(client)),
         recv(cancel) -> _ => Err(Failure::Cancelled),
@@ -96,7 +98,7 @@ pub(crate) fn connect<F: Flavour>(
             Code::NoInspector,
             format!(
                 "what listens on {address} answers neither as Node's inspector nor as {}",
-                F::ADAPTER
+                flavour.adapter()
             ),
         )),
     }
@@ -105,6 +107,7 @@ pub(crate) fn connect<F: Flavour>(
 /// Attaches through a `client` that `connect` gave. The session never kills the program:
 /// debug-stop detaches, and the adapter lets it run on.
 pub(crate) fn attach<F: Flavour>(
+    flavour: F,
     id: &str,
     client: Client,
     address: std::net::SocketAddr,
@@ -113,9 +116,9 @@ pub(crate) fn attach<F: Flavour>(
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, on_change, cancel, move |_| {
-        let mut backend = Dap::<F>::new(client, None, false);
+        let mut backend = Dap::new(flavour, client, None, false);
         backend.pause_on_exceptions = start.pause_on_exceptions.clone();
-        let prepared = backend.prepare("attach", F::attach_arguments());
+        let prepared = backend.prepare("attach", backend.flavour.attach_arguments());
         backend.ready(prepared)?;
         Ok(Begin {
             backend,
@@ -181,7 +184,7 @@ impl Paused {
 }
 
 pub(crate) struct Dap<F> {
-    flavour: PhantomData<F>,
+    flavour: F,
     client: Client,
     /// The program's children the adapter offered (connection n is `children[n - 1]`).
     children: Vec<Child>,
@@ -222,9 +225,9 @@ pub(crate) struct Dap<F> {
 }
 
 impl<F: Flavour> Dap<F> {
-    fn new(client: Client, adapter: Option<OwnAdapter>, prepared: bool) -> Dap<F> {
+    fn new(flavour: F, client: Client, adapter: Option<OwnAdapter>, prepared: bool) -> Dap<F> {
         Dap {
-            flavour: PhantomData,
+            flavour,
             events: client.events().clone(),
             client,
             children: Vec::new(),
@@ -257,7 +260,7 @@ impl<F: Flavour> Dap<F> {
     /// A request to the session a call is about ([`Dap::on`]).
     fn request(&mut self, command: &str, arguments: Value) -> Result<Value, Failure> {
         let reply = self.session(self.on).send(command, arguments);
-        wait(&reply, F::ADAPTER)
+        wait(&reply, self.flavour.adapter())
     }
 
     /// The session of `connection`: 0 the program's, then its children's.
@@ -273,7 +276,13 @@ impl<F: Flavour> Dap<F> {
     fn follow(&mut self, offered: Offered) {
         let Some(events) = &self.more_tx else { return };
         let connection = self.children.len() + 1;
-        self.children.extend(Child::follow::<F>(offered, connection, events, REQUEST_TIMEOUT));
+        self.children.extend(Child::follow(
+            &self.flavour,
+            offered,
+            connection,
+            events,
+            REQUEST_TIMEOUT,
+        ));
     }
 
     /// Every breakpoint of every file, as `setBreakpoints` arguments.
@@ -296,7 +305,7 @@ impl<F: Flavour> Dap<F> {
                     bp["condition"] = c.as_str().into();
                 }
                 if let Some(m) = &spec.log_message {
-                    bp["logMessage"] = F::logpoint_message(id, m, self.prepared).into();
+                    bp["logMessage"] = self.flavour.logpoint_message(id, m, self.prepared).into();
                 }
                 bp
             })
@@ -307,7 +316,7 @@ impl<F: Flavour> Dap<F> {
     /// An event of a child's session.
     fn child_event(&mut self, connection: usize, event: Value) -> Option<Happening<Paused>> {
         let lists = self.breakpoint_lists();
-        let filters = F::exception_filters(&self.pause_on_exceptions);
+        let filters = self.flavour.exception_filters(&self.pause_on_exceptions);
         let child = self.children.get_mut(connection - 1)?;
         if event["type"] == "request" {
             child.client.refuse(&event);
@@ -316,12 +325,12 @@ impl<F: Flavour> Dap<F> {
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "initialized" => child.configure(lists, filters),
-            "process" => child.said_process::<F>(body),
+            "process" => child.said_process(&self.flavour, body),
             // A child's stdout and stderr reach the program's output through its parent (or
             // the parent reads them); its session repeats them: only logpoints count here.
             "output" => {
                 let text = body["output"].as_str().unwrap_or_default().trim_end_matches('\n');
-                let (id, text) = F::logpoint_owner(text)?;
+                let (id, text) = self.flavour.logpoint_owner(text)?;
                 let breakpoint = Some(id.to_string());
                 return Some(Happening::Logpoint { breakpoint, text: text.into() });
             }
@@ -373,8 +382,9 @@ impl<F: Flavour> Dap<F> {
     }
 
     fn initialize(&mut self) -> Result<(), Failure> {
-        let initialize = self.client.send("initialize", dap::initialize_arguments(F::ADAPTER));
-        match wait(&initialize, F::ADAPTER) {
+        let initialize =
+            self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
+        match wait(&initialize, self.flavour.adapter()) {
             Ok(_) => Ok(()),
             Err(failure) => Err(self.adapter_failure(failure)),
         }
@@ -395,18 +405,18 @@ impl<F: Flavour> Dap<F> {
                             self.early.push(happening);
                         }
                     }
-                    Err(_) => return Err(self.adapter_failure(Failure::new(Code::AdapterFailed, format!("{}'s adapter ended", F::ADAPTER)))),
+                    Err(_) => return Err(self.adapter_failure(Failure::new(Code::AdapterFailed, format!("{}'s adapter ended", self.flavour.adapter())))),
                 },
                 recv(launch) -> answer => {
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
                     return Err(match request {
-                        "launch" => Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", F::ADAPTER)),
+                        "launch" => Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", self.flavour.adapter())),
                         _ if message.contains("already being debugged") => Failure::new(Code::AttachFailed, format!(
-                            "{} could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first", F::ADAPTER)),
-                        _ => Failure::new(Code::AttachFailed, format!("{} could not attach to the program: {message}", F::ADAPTER)),
+                            "{} could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first", self.flavour.adapter())),
+                        _ => Failure::new(Code::AttachFailed, format!("{} could not attach to the program: {message}", self.flavour.adapter())),
                     });
                 },
-                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", F::ADAPTER))),
+                recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", self.flavour.adapter()))),
             }
         }
         self.started = Some((request, launch));
@@ -423,7 +433,7 @@ impl<F: Flavour> Dap<F> {
                 Err(_) => return failure,
             }
         }
-        F::adapter_failed(&mut adapter.process, &self.client, &adapter.label)
+        self.flavour.adapter_failed(&mut adapter.process, &self.client, &adapter.label)
     }
 
     /// Sends a file's whole breakpoint list and records what the adapter made of each.
@@ -435,13 +445,13 @@ impl<F: Flavour> Dap<F> {
         for child in self.children.iter_mut().filter(|c| c.open) {
             drop(child.client.send("setBreakpoints", list.clone()));
         }
-        let answer = wait(&self.client.send("setBreakpoints", list), F::ADAPTER)?;
+        let answer = wait(&self.client.send("setBreakpoints", list), self.flavour.adapter())?;
         for (position, &i) in indices.iter().enumerate() {
             let got = &answer["breakpoints"][position];
             let bp = &mut self.placed[i];
             bp.dap_id = got["id"].as_i64();
             bp.message = got["message"].as_str().map(String::from);
-            bp.placed(got, F::placed_line(got));
+            bp.placed(got, self.flavour.placed_line(got));
         }
         Ok(())
     }
@@ -451,20 +461,24 @@ impl<F: Flavour> Dap<F> {
             self.client.refuse(&event);
             return None;
         }
-        if let Some(offered) = F::offered(&event) {
+        if let Some(offered) = self.flavour.offered(&event) {
             self.follow(offered);
             return None;
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
             "output" => {
-                let message = dap::route_output(body, &mut self.output, F::is_logpoint_output)?;
+                let message = dap::route_output(
+                    body,
+                    &mut self.output,
+                    self.flavour.is_logpoint_output(body),
+                )?;
                 // debugpy sends a logpoint's message with `"source": {}`, no path or line,
                 // so its owner is found by the message's shape: the one logpoint whose
                 // literal text fits it.
                 let text = message.trim_end_matches('\n');
                 // Our logpoints' messages say whose they are.
-                if let Some((id, text)) = F::logpoint_owner(text) {
+                if let Some((id, text)) = self.flavour.logpoint_owner(text) {
                     let breakpoint = Some(id.to_string());
                     return Some(Happening::Logpoint { breakpoint, text: text.into() });
                 }
@@ -472,7 +486,7 @@ impl<F: Flavour> Dap<F> {
                     b.spec
                         .log_message
                         .as_deref()
-                        .is_some_and(|template| F::logpoint_fits(template, text))
+                        .is_some_and(|template| self.flavour.logpoint_fits(template, text))
                 });
                 let breakpoint = match (owners.next(), owners.next()) {
                     (Some(b), None) => Some(b.id.clone()),
@@ -489,7 +503,8 @@ impl<F: Flavour> Dap<F> {
             "process" => {
                 self.debuggee = dap::process_group(body);
                 let process = self.debuggee.and_then(|group| sys::Process::now(group.pid()));
-                self.command = process.map(|p| F::command_shown(&p.command())).unwrap_or_default();
+                self.command =
+                    process.map(|p| self.flavour.command_shown(&p.command())).unwrap_or_default();
             }
             "thread" if body["reason"] == "started" && self.thread.is_none() => {
                 self.thread = Some(body["threadId"].clone())
@@ -500,7 +515,7 @@ impl<F: Flavour> Dap<F> {
                 if let Some(bp) =
                     self.placed.iter_mut().find(|b| b.dap_id.is_some() && b.dap_id == id)
                 {
-                    bp.placed(changed, F::placed_line(changed));
+                    bp.placed(changed, self.flavour.placed_line(changed));
                 }
             }
             "stopped" => return self.stopped(0, body.clone()),
@@ -525,7 +540,7 @@ impl<F: Flavour> Dap<F> {
             .request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
             .map(|t| t["stackFrames"].as_array().cloned().unwrap_or_default())
             .unwrap_or_default();
-        while frames.len() > 1 && frames.last().is_some_and(F::is_startup_frame) {
+        while frames.len() > 1 && frames.last().is_some_and(|x| self.flavour.is_startup_frame(x)) {
             frames.pop();
         }
         frames
@@ -585,7 +600,8 @@ impl<F: Flavour> Dap<F> {
             // does several) are passed over; and it stops where one is raised, not again in
             // each frame it unwinds through.
             let top = top.pointer("/source/path").and_then(Value::as_str);
-            let library = top.is_some_and(F::is_library) && !self.include_libraries;
+            let library =
+                top.is_some_and(|x| self.flavour.is_library(x)) && !self.include_libraries;
             if library || last_raise.is_some_and(|last| raise.unwinds(&last)) {
                 drop(self.session(connection).send("continue", json!({"threadId": thread})));
                 return None;
@@ -623,7 +639,7 @@ impl<F: Flavour> Dap<F> {
     /// request after it is ~40 ms faster.
     fn install_probe_at(&mut self, frame_id: &Value) {
         self.prepared = true;
-        let expression = F::install_probe();
+        let expression = self.flavour.install_probe();
         let prepared = self.request(
             "evaluate",
             json!({"expression": expression, "frameId": frame_id, "context": "watch"}),
@@ -649,7 +665,7 @@ impl<F: Flavour> Dap<F> {
                 continue;
             }
             for mut v in self.children(&scope["variablesReference"], start, max, true)? {
-                v.scope = Some(F::scope_kind(name).into());
+                v.scope = Some(self.flavour.scope_kind(name).into());
                 out.push(v);
             }
         }
@@ -669,12 +685,14 @@ impl<F: Flavour> Dap<F> {
         // are listed in their place, or left out.
         let mut all = Vec::new();
         for v in self.variables_of(reference)? {
-            match F::group(v["name"].as_str().unwrap_or_default(), in_scope) {
+            match self.flavour.group(v["name"].as_str().unwrap_or_default(), in_scope) {
                 None => all.push(v),
                 Some(true) => {
                     let members = self.variables_of(&v["variablesReference"])?;
                     let names = members.into_iter().filter(|m| {
-                        F::group(m["name"].as_str().unwrap_or_default(), in_scope).is_none()
+                        self.flavour
+                            .group(m["name"].as_str().unwrap_or_default(), in_scope)
+                            .is_none()
                     });
                     all.extend(names);
                 }
@@ -686,7 +704,7 @@ impl<F: Flavour> Dap<F> {
             .map(|v| {
                 let kind = v["type"].as_str().unwrap_or_default().to_string();
                 let text = v["value"].as_str().unwrap_or_default();
-                let value = F::value(&kind, text);
+                let value = self.flavour.value(&kind, text);
                 Variable {
                     name: v["name"].as_str().unwrap_or_default().into(),
                     kind,
@@ -756,7 +774,10 @@ fn wait(reply: &Receiver<dap::Reply>, adapter: &str) -> Result<Value, Failure> {
 impl<F: Flavour> Backend for Dap<F> {
     type Event = Value;
     type Paused = Paused;
-    const LANGUAGE: &'static str = F::LANGUAGE;
+
+    fn language(&self) -> &str {
+        self.flavour.language()
+    }
     const EVALUATES_RUNNING: bool = false;
 
     fn inputs(&self) -> Inputs<Value> {
@@ -790,11 +811,11 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn begin(&mut self) -> Result<(), Failure> {
         self.on = 0;
-        let filters = F::exception_filters(&self.pause_on_exceptions);
+        let filters = self.flavour.exception_filters(&self.pause_on_exceptions);
         self.request("setExceptionBreakpoints", json!({"filters": filters}))?;
         self.request("configurationDone", json!({}))?;
         if let Some((_, started)) = self.started.take() {
-            wait(&started, F::ADAPTER)?;
+            wait(&started, self.flavour.adapter())?;
         }
         Ok(())
     }
@@ -812,7 +833,7 @@ impl<F: Flavour> Backend for Dap<F> {
                     spec.line,
                     spec.file.display(),
                     there.id,
-                    F::ADAPTER
+                    self.flavour.adapter()
                 ),
             ));
         }
@@ -891,7 +912,7 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
         self.on = paused.connection;
-        let names = F::scope_names("local").unwrap_or_default();
+        let names = self.flavour.scope_names("local").unwrap_or_default();
         let mut locals = self.named_scopes(&paused.frame_id(0), names, 0, max);
         for variable in locals.iter_mut().flatten() {
             variable.scope = None;
@@ -905,7 +926,7 @@ impl<F: Flavour> Backend for Dap<F> {
         query: &VariablesQuery,
     ) -> Result<Vec<Variable>, Failure> {
         self.on = paused.connection;
-        let names = F::scope_names(&query.scope).map_err(|why| {
+        let names = self.flavour.scope_names(&query.scope).map_err(|why| {
             Failure::new(Code::InvalidArguments, format!("invalid argument `scope`: {why}"))
                 .with("field", "scope".into())
         })?;
@@ -946,14 +967,14 @@ impl<F: Flavour> Backend for Dap<F> {
     ) -> Result<Value, Failure> {
         self.on = paused.map_or(0, |p| p.connection);
         let frame_id = paused.map_or(Value::Null, |p| p.frame_id(frame));
-        let probe = F::probe(expression, true, Some(max_chars));
+        let probe = self.flavour.probe(expression, true, Some(max_chars));
         let answer = self.request(
             "evaluate",
             json!({"expression": probe, "frameId": frame_id,
             "context": "watch", "format": {"rawString": true}}),
         )?;
         let text = answer["result"].as_str().unwrap_or_default();
-        let (truncated, payload) = F::probe_result(text).unwrap_or((false, ""));
+        let (truncated, payload) = self.flavour.probe_result(text).unwrap_or((false, ""));
         let mut value: Value = serde_json::from_str(payload).map_err(|_| {
             Failure::new(Code::Internal, format!("unreadable value: {}", log::clip(text)))
         })?;
@@ -973,8 +994,10 @@ impl<F: Flavour> Backend for Dap<F> {
         max_chars: usize,
     ) -> Result<Value, Failure> {
         self.on = paused.connection;
-        let wanted =
-            F::scope_names(if scope == "global" { "global" } else { "local" }).unwrap_or_default();
+        let wanted = self
+            .flavour
+            .scope_names(if scope == "global" { "global" } else { "local" })
+            .unwrap_or_default();
         let scopes = self.request("scopes", json!({"frameId": paused.frame_id(frame)}))?;
         let reference = scopes["scopes"]
             .as_array()
@@ -994,7 +1017,7 @@ impl<F: Flavour> Backend for Dap<F> {
         }
         // Evaluated once, where a failure shows (debugpy would keep the old value and say
         // nothing), then handed over.
-        let (held, handed) = F::hold(value);
+        let (held, handed) = self.flavour.hold(value);
         let checked = self.evaluate(Some(paused), &held, frame, VALUE_CHARS)?;
         if checked["type"] == "error" {
             let why = checked["value"].as_str().unwrap_or_default();
@@ -1125,7 +1148,7 @@ impl<F: Flavour> Backend for Dap<F> {
     fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
         self.include_libraries = include_libraries;
         self.pause_on_exceptions = state.to_string();
-        let filters = F::exception_filters(state);
+        let filters = self.flavour.exception_filters(state);
         for child in self.children.iter_mut().filter(|c| c.open) {
             drop(child.client.send("setExceptionBreakpoints", json!({"filters": filters})));
         }
@@ -1146,15 +1169,15 @@ impl<F: Flavour> Backend for Dap<F> {
                 "this program lists its loaded files only while paused: call debug-pause first",
             ));
         };
-        let answer = self.evaluate(Some(paused), F::loaded_files(), 0, VALUE_CHARS)?;
+        let answer = self.evaluate(Some(paused), self.flavour.loaded_files(), 0, VALUE_CHARS)?;
         let Some(files) = answer["value"].as_array() else {
             return Err(Failure::new(Code::Internal, format!("unreadable module list: {answer}")));
         };
         Ok(files
             .iter()
             .filter_map(Value::as_str)
-            .filter(|f| include_internal || !F::is_library(f))
-            .filter(|f| !F::is_helper(f))
+            .filter(|f| include_internal || !self.flavour.is_library(f))
+            .filter(|f| !self.flavour.is_helper(f))
             .map(|f| Source { file: f.into(), url: f.into(), source_map: None })
             .collect())
     }
@@ -1217,7 +1240,7 @@ impl<F: Flavour> Backend for Dap<F> {
             format!(
                 "the attached program ended or {0} closed the connection; {0} does not tell an \
                  attached client the exit code",
-                F::ADAPTER
+                self.flavour.adapter()
             )
         })
     }

@@ -59,7 +59,7 @@ pub(crate) trait Backend: Send + 'static {
     /// What the backend keeps of a stop to read its frames and values.
     type Paused;
     /// `language` in answers: `node`, `python`.
-    const LANGUAGE: &'static str;
+    fn language(&self) -> &str;
     /// Whether `debug-evaluate` works while the program runs.
     const EVALUATES_RUNNING: bool;
 

@@ -1003,7 +1003,7 @@ impl<B: Backend> Actor<B> {
             State::Exited(_) => "exited",
         };
         let mut summary = json!({"sessionId": self.id, "state": state,
-                                 "command": self.command_line, "language": B::LANGUAGE});
+                                 "command": self.command_line, "language": self.backend.language()});
         if let Some(cwd) = &self.cwd {
             summary["cwd"] = cwd.display().to_string().into();
         }

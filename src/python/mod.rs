@@ -317,13 +317,19 @@ pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
 }
 
 /// debugpy, as a DAP flavour.
+#[derive(Clone)]
 pub(crate) struct Debugpy;
 
 impl Flavour for Debugpy {
-    const LANGUAGE: &'static str = "python";
-    const ADAPTER: &'static str = "debugpy";
+    fn language(&self) -> &str {
+        "python"
+    }
 
-    fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure> {
+    fn adapter(&self) -> &str {
+        "debugpy"
+    }
+
+    fn start(&self, command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure> {
         let Adapter { program, helpers, python, process, client } = start_adapter(command.clone())?;
         let mut arguments = launch_arguments(&program, helpers);
         arguments["stopOnEntry"] = stop_on_entry.into();
@@ -339,13 +345,13 @@ impl Flavour for Debugpy {
         })
     }
 
-    fn adapter_failed(adapter: &mut Debuggee, client: &Client, label: &str) -> Failure {
+    fn adapter_failed(&self, adapter: &mut Debuggee, client: &Client, label: &str) -> Failure {
         adapter_failed(adapter, label, client)
     }
 
     /// debugpy patches `subprocess`, `os.fork` and `multiprocessing` in the program so that every
     /// Python child connects back to the adapter, waits, and is offered with `debugpyAttach`.
-    fn follow_children(arguments: &mut Value) -> bool {
+    fn follow_children(&self, arguments: &mut Value) -> bool {
         arguments["subProcess"] = true.into();
         true
     }
@@ -354,7 +360,7 @@ impl Flavour for Debugpy {
     /// forked one keeps its parent's (launcher's) command line (`python -X frozen_modules=off
     /// …/debugpy --connect … --adapter-access-token T prog args`), and a multiprocessing spawn
     /// child is `python -c "…pydevd…spawn_main(…)" --multiprocessing-fork …`.
-    fn command_shown(command: &str) -> String {
+    fn command_shown(&self, command: &str) -> String {
         let python = command.split(' ').next().unwrap_or_default();
         if let Some((_, program)) =
             command.split_once(" --file ").filter(|_| command.contains("pydevd"))
@@ -377,7 +383,7 @@ impl Flavour for Debugpy {
 
     /// `debugpyAttach`: the parent's launch arguments, `subProcessId`, and where the adapter
     /// listens for the child's session (`connect: {host, port}`).
-    fn offered(event: &Value) -> Option<Offered> {
+    fn offered(&self, event: &Value) -> Option<Offered> {
         if event["type"] != "event" || event["event"] != "debugpyAttach" {
             return None;
         }
@@ -389,12 +395,12 @@ impl Flavour for Debugpy {
         Some(Offered { address, arguments })
     }
 
-    fn attach_arguments() -> Value {
+    fn attach_arguments(&self) -> Value {
         json!({"name": "debug-mcp", "type": "python", "request": "attach", "justMyCode": false,
                "subProcess": false, "redirectOutput": true})
     }
 
-    fn exception_filters(state: &str) -> Value {
+    fn exception_filters(&self, state: &str) -> Value {
         match state {
             "all" => json!(["raised", "uncaught"]),
             "uncaught" => json!(["uncaught"]),
@@ -404,7 +410,7 @@ impl Flavour for Debugpy {
 
     /// debugpy "verifies" a breakpoint on a line with no code (a comment, a blank line before
     /// the first statement) at line 0, where it never stops.
-    fn placed_line(breakpoint: &Value) -> Result<Option<u64>, String> {
+    fn placed_line(&self, breakpoint: &Value) -> Result<Option<u64>, String> {
         match breakpoint["line"].as_u64() {
             Some(0) => Err("debugpy cannot stop on that line: it holds no code (a comment, a \
                             blank line or a docstring?); choose a line with a statement"
@@ -414,17 +420,17 @@ impl Flavour for Debugpy {
     }
 
     /// debugpy marks a logpoint's message with a `source` (empty: no path or line).
-    fn is_logpoint_output(body: &Value) -> bool {
+    fn is_logpoint_output(&self, body: &Value) -> bool {
         body.get("source").is_some()
     }
 
-    fn logpoint_fits(template: &str, text: &str) -> bool {
+    fn logpoint_fits(&self, template: &str, text: &str) -> bool {
         template_fits(template, text)
     }
 
     /// `x={x!r}` becomes `{P.mark('1')}x={P.part('eA==', 'r', '')}` (Base64 keeps braces and
     /// quotes away from debugpy's message parser); literal braces become `{chr(123)}`.
-    fn logpoint_message(id: &str, template: &str, importable: bool) -> String {
+    fn logpoint_message(&self, id: &str, template: &str, importable: bool) -> String {
         let probe = probe_reference(importable);
         // Our ids are letters and digits: they need no quoting.
         let mut message = format!("{{{probe}.mark('{id}')}}");
@@ -452,11 +458,11 @@ impl Flavour for Debugpy {
         message
     }
 
-    fn logpoint_owner(text: &str) -> Option<(&str, &str)> {
+    fn logpoint_owner<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
         text.strip_prefix("\x1elp:")?.split_once('\x1e')
     }
 
-    fn scope_names(scope: &str) -> Result<&'static [&'static str], String> {
+    fn scope_names(&self, scope: &str) -> Result<&'static [&'static str], String> {
         match scope {
             "local" => Ok(&["Locals"]),
             "global" => Ok(&["Globals"]),
@@ -465,7 +471,7 @@ impl Flavour for Debugpy {
         }
     }
 
-    fn scope_kind(name: &str) -> &'static str {
+    fn scope_kind(&self, name: &str) -> &'static str {
         if name == "Locals" {
             "local"
         } else {
@@ -476,7 +482,7 @@ impl Flavour for Debugpy {
     /// pydevd groups dunder names ("special variables"), class-valued names and
     /// function-valued ones: the first are left out; class-valued names are listed in their
     /// place; function-valued ones too in a frame's scope (an object's are its methods).
-    fn group(name: &str, in_scope: bool) -> Option<bool> {
+    fn group(&self, name: &str, in_scope: bool) -> Option<bool> {
         match name {
             "class variables" => Some(true),
             "function variables" => Some(in_scope),
@@ -487,7 +493,7 @@ impl Flavour for Debugpy {
         }
     }
 
-    fn value(kind: &str, text: &str) -> Value {
+    fn value(&self, kind: &str, text: &str) -> Value {
         match kind {
             "int" | "float" => serde_json::from_str::<Value>(text).unwrap_or_else(|_| text.into()),
             "bool" => Value::Bool(text == "True"),
@@ -501,18 +507,18 @@ impl Flavour for Debugpy {
     }
 
     /// debugpy starts the program through runpy; those frames are its, not the user's.
-    fn is_startup_frame(frame: &Value) -> bool {
+    fn is_startup_frame(&self, frame: &Value) -> bool {
         frame
             .pointer("/source/path")
             .and_then(Value::as_str)
             .is_some_and(|p| p.ends_with("runpy.py"))
     }
 
-    fn is_library(path: &str) -> bool {
+    fn is_library(&self, path: &str) -> bool {
         is_library(path)
     }
 
-    fn probe(expression: &str, importable: bool, max_chars: Option<usize>) -> String {
+    fn probe(&self, expression: &str, importable: bool, max_chars: Option<usize>) -> String {
         let probe = probe_reference(importable);
         let expression = base64(expression.as_bytes());
         match max_chars {
@@ -522,18 +528,18 @@ impl Flavour for Debugpy {
     }
 
     /// The probe answers a marker, `T` or `F` (was the value cut?), then the JSON.
-    fn probe_result(text: &str) -> Option<(bool, &str)> {
+    fn probe_result<'t>(&self, text: &'t str) -> Option<(bool, &'t str)> {
         let at = text.find("\x1edmcp:")?;
         script::flagged(&text[at + "\x1edmcp:".len()..])
     }
 
-    fn install_probe() -> &'static str {
+    fn install_probe(&self) -> &'static str {
         install_probe()
     }
 
     /// debugpy keeps the old value, and says nothing, when `value` fails: so it is evaluated
     /// once, where a failure shows, and handed over through the probe.
-    fn hold(value: &str) -> (String, &'static str) {
+    fn hold(&self, value: &str) -> (String, &'static str) {
         let held = format!(
             "(__import__('debug_mcp_probe').__dict__.__setitem__('held', ({value})), \
              __import__('debug_mcp_probe').held)[1]"
@@ -543,14 +549,14 @@ impl Flavour for Debugpy {
 
     /// Absolute in the program's own working directory (a program started as `python app.py`
     /// has `__main__.__file__ == 'app.py'`). debugpy does not answer `loadedSources`.
-    fn loaded_files() -> &'static str {
+    fn loaded_files(&self) -> &'static str {
         "sorted({__import__('os').path.abspath(f) \
          for m in list(__import__('sys').modules.values()) \
          for f in [getattr(m, '__file__', None)] if isinstance(f, str)})"
     }
 
     /// debug-mcp's own helpers, which debugpy's launcher imports.
-    fn is_helper(file: &str) -> bool {
+    fn is_helper(&self, file: &str) -> bool {
         helper_dir().is_ok_and(|helpers| Path::new(file).starts_with(helpers))
     }
 }
@@ -792,14 +798,14 @@ mod value_tests {
 
     #[test]
     fn logpoint_messages_are_marked_and_evaluated_part_by_part() {
-        let message = Debugpy::logpoint_message("3", "x={x!r} {{y}}", true);
+        let message = Debugpy.logpoint_message("3", "x={x!r} {{y}}", true);
         assert_eq!(
             message,
             "{__import__('debug_mcp_probe').mark('3')}x={__import__('debug_mcp_probe').part('eA==', 'r', '')} \
              {chr(123)}y{chr(125)}"
         );
-        assert_eq!(Debugpy::logpoint_owner("\x1elp:3\x1ex=1"), Some(("3", "x=1")));
-        assert_eq!(Debugpy::logpoint_owner("plain"), None);
+        assert_eq!(Debugpy.logpoint_owner("\x1elp:3\x1ex=1"), Some(("3", "x=1")));
+        assert_eq!(Debugpy.logpoint_owner("plain"), None);
     }
 
     #[test]

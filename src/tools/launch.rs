@@ -157,7 +157,7 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         timeout: timeout_arg(args)?,
     };
     let (_, state) = open_session(call, |id, watch| match language {
-        Language::Python => crate::dap::session::launch::<Debugpy>(id, spec, watch, &call.cancel),
+        Language::Python => crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel),
         Language::Node => crate::cdp::session::launch::<Node>(id, spec, watch, &call.cancel),
     })?;
     Ok(state)
@@ -228,10 +228,11 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         if language != Some(Language::Node) {
             let address = crate::net::socket_address(host, port as u16)
                 .map_err(|m| Failure::new(Code::NoInspector, m))?;
-            match crate::dap::session::connect::<Debugpy>(address, &call.cancel)? {
+            match crate::dap::session::connect(&Debugpy, address, &call.cancel)? {
                 Some(client) => {
                     let (_, mut state) = open_session(call, |id, watch| {
-                        crate::dap::session::attach::<Debugpy>(
+                        crate::dap::session::attach(
+                            Debugpy,
                             id,
                             client,
                             address,

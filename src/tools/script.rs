@@ -153,7 +153,7 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
     let plan = plan(args)?;
     let outcome = match plan.language {
         Language::Node => crate::cdp::script::run::<crate::node::Node>(&plan, call),
-        Language::Python => crate::dap::script::run::<Debugpy>(&plan, call),
+        Language::Python => crate::dap::script::run(Debugpy, &plan, call),
     }?;
     Ok(render(&plan, outcome))
 }

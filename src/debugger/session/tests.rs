@@ -38,7 +38,9 @@ impl Fake {
 impl Backend for Fake {
     type Event = Happening<()>;
     type Paused = ();
-    const LANGUAGE: &'static str = "fake";
+    fn language(&self) -> &str {
+        "fake"
+    }
     const EVALUATES_RUNNING: bool = false;
 
     fn inputs(&self) -> Inputs<Happening<()>> {
