@@ -11,6 +11,7 @@ mod debugger;
 mod jsonrpc;
 mod log;
 mod mcp;
+mod native;
 mod net;
 mod node;
 mod process;

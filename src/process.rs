@@ -134,6 +134,18 @@ impl Output {
         tail.lock().expect("output lock poisoned").push(text.as_bytes());
     }
 
+    /// The first line of stdout that starts with `prefix` (an adapter saying its port).
+    pub(crate) fn find_line(&self, prefix: &str) -> Option<String> {
+        let text = self.stdout.lock().expect("output lock poisoned").text();
+        text.lines().find(|l| l.starts_with(prefix)).map(String::from)
+    }
+
+    /// Leaves out the lines `noise` picks when the output is read (an adapter's own lines
+    /// among the program's).
+    pub(crate) fn hide(&mut self, noise: fn(&str) -> bool) {
+        self.noise = Some(noise);
+    }
+
     pub(crate) fn stderr_text(&self) -> String {
         self.stderr.lock().expect("output lock poisoned").text()
     }

@@ -26,6 +26,12 @@ pub(crate) struct Launched {
     pub(crate) importable: bool,
     /// What runs the adapter, for the words of a failure.
     pub(crate) label: String,
+    /// `launch`, or `attach` for an adapter that starts the program itself and is then
+    /// attached to (rdbg).
+    pub(crate) request: &'static str,
+    /// The program's output, when it is the adapter's own (delve and rdbg run the program
+    /// with their own stdout and stderr) rather than `output` events.
+    pub(crate) output: Option<crate::process::Output>,
 }
 
 /// A child process the adapter offers to debug: where to connect for its session, and the
@@ -82,6 +88,11 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn group(&self, name: &str, in_scope: bool) -> Option<bool>;
     /// A variable's value text, typed as JSON (numbers, booleans, null, strings).
     fn value(&self, kind: &str, text: &str) -> Value;
+    /// Whether a structured value's text only sums it up (`size=2`, an address), so that its
+    /// members say what it holds (see `dap::typed`).
+    fn summary_only(&self, _kind: &str, _text: &str) -> bool {
+        false
+    }
     /// A frame of the adapter's own start-up, at the bottom of every stack.
     fn is_startup_frame(&self, frame: &Value) -> bool;
     /// Whether a file is the runtime's own or an installed library's, not the program's.
@@ -90,16 +101,34 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     /// An expression whose string value carries `expression`'s typed value, cut at
     /// `max_chars` (`None`: the probe's own limit); `importable` when the probe can be
     /// imported (else the expression installs it).
-    fn probe(&self, expression: &str, importable: bool, max_chars: Option<usize>) -> String;
+    /// `None` for an adapter without one: values are then the adapter's own `evaluate`
+    /// answers, typed by [`Flavour::value`] (see `dap::typed`).
+    fn probe(&self, expression: &str, importable: bool, max_chars: Option<usize>)
+        -> Option<String>;
     /// The JSON text of the typed value in a probe's answer, and whether the value was cut.
     fn probe_result<'t>(&self, text: &'t str) -> Option<(bool, &'t str)>;
     /// An expression that puts the probe into a program that did not get it at start.
     fn install_probe(&self) -> &'static str;
     /// For `setVariable`: an expression that evaluates `value` once and keeps it, and the
     /// expression that hands the kept value over.
-    fn hold(&self, value: &str) -> (String, &'static str);
-    /// An expression listing the program's loaded source files.
-    fn loaded_files(&self) -> &'static str;
+    /// `None`: the adapter's `setVariable` says itself when `value` fails.
+    fn hold(&self, value: &str) -> Option<(String, &'static str)>;
+    /// An expression listing the program's loaded source files; `None`: ask the adapter
+    /// (`loadedSources`).
+    fn loaded_files(&self) -> Option<&'static str>;
+    /// A frame's function name as the program's source spells it (Rust's hash suffixes
+    /// left out).
+    fn function_name<'n>(&self, name: &'n str) -> &'n str {
+        name
+    }
+    /// The program's exit code, when an `output` event says it (Delve sends no `exited`).
+    fn exit_said(&self, _body: &Value) -> Option<i32> {
+        None
+    }
+    /// The program's output as it wrote it (a pty's `\r\n` back to `\n`).
+    fn program_text<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        std::borrow::Cow::Borrowed(text)
+    }
     /// Whether a loaded file is debug-mcp's own helper.
     fn is_helper(&self, file: &str) -> bool;
 }

@@ -29,20 +29,65 @@ use crate::log;
 use crate::thread::JoinOnDrop;
 
 /// Routes an `output` event: the program's stdout and stderr go to `output`; a logpoint's
-/// message (`is_logpoint`, as the flavour tells them apart) is returned.
-pub(crate) fn route_output<'a>(
+/// message (as the flavour tells them apart) is returned.
+pub(crate) fn route_output<'a, F: flavour::Flavour>(
+    flavour: &F,
     body: &'a Value,
     output: &mut crate::process::Output,
-    is_logpoint: bool,
 ) -> Option<&'a str> {
     let text = body["output"].as_str().unwrap_or_default();
     match body["category"].as_str().unwrap_or("console") {
-        _ if is_logpoint => return Some(text),
-        "stdout" => output.push(false, text),
-        "stderr" => output.push(true, text),
+        _ if flavour.is_logpoint_output(body) => return Some(text),
+        "stdout" => output.push(false, &flavour.program_text(text)),
+        "stderr" => output.push(true, &flavour.program_text(text)),
         _ => {}
     }
     None
+}
+
+/// Members of a structured value, listed at most, one level down.
+pub(crate) const MEMBERS: usize = 100;
+
+/// A value an adapter answered itself, without a probe (an `evaluate` answer's `result` and
+/// `type`, or a variable's `value` and `type`), as `{type, value}`: the text typed by the
+/// flavour (numbers, booleans, strings) or, for a structure whose text is only a summary
+/// (`size=2`, `main.Order {...}`, an address), its members one level down: an array when
+/// they are `[0]`, `[1]`, …, else an object. `members` lists a reference's variables.
+pub(crate) fn typed<F: flavour::Flavour>(
+    flavour: &F,
+    answer: &Value,
+    members: impl FnOnce(&Value) -> Vec<Value>,
+) -> Value {
+    let text = answer.get("result").or(answer.get("value")).and_then(Value::as_str);
+    let text = text.unwrap_or_default();
+    let kind = answer["type"].as_str().unwrap_or_default();
+    let value = flavour.value(kind, text);
+    let structured = answer["variablesReference"].as_i64().is_some_and(|r| r > 0);
+    if !structured || !flavour.summary_only(kind, text) {
+        return json!({"type": kind, "value": value});
+    }
+    let listed = members(&answer["variablesReference"]);
+    let typed_member = |m: &Value| {
+        let text = m["value"].as_str().unwrap_or_default();
+        flavour.value(m["type"].as_str().unwrap_or_default(), text)
+    };
+    let indexed = !listed.is_empty()
+        && listed.iter().all(|m| m["name"].as_str().is_some_and(|n| n.starts_with('[')));
+    let value = if indexed {
+        Value::Array(listed.iter().take(MEMBERS).map(typed_member).collect())
+    } else {
+        let members = listed.iter().take(MEMBERS);
+        Value::Object(
+            members
+                .map(|m| (m["name"].as_str().unwrap_or_default().to_string(), typed_member(m)))
+                .collect(),
+        )
+    };
+    let mut typed = json!({"type": kind, "value": value});
+    if listed.len() > MEMBERS {
+        typed["truncated"] = true.into();
+    }
+    typed
 }
 
 /// The program's process group, from a `process` event.
@@ -133,6 +178,13 @@ pub(crate) fn initialize_arguments(adapter_id: &str) -> Value {
 
 /// A response: its `body` when `success`, else the adapter's message.
 pub(crate) type Reply = Result<Value, String>;
+
+/// A reply channel that holds an answer already received.
+pub(crate) fn answered(body: Value) -> Receiver<Reply> {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    tx.send(Ok(body)).expect("the receiver is here");
+    rx
+}
 
 type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
 

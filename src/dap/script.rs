@@ -36,7 +36,7 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
-    let Launched { client, adapter, mut arguments, importable, label, .. } =
+    let Launched { client, adapter, mut arguments, importable, label, request, output, .. } =
         flavour.start(&plan.command, false)?;
     flavour.follow_children(&mut arguments);
     let (more_tx, more) = crossbeam_channel::unbounded();
@@ -55,11 +55,14 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         hits: 0,
         exit_code: None,
         resolved_line: None,
-        output: process::Output::default(),
+        output: output.unwrap_or_default(),
         no_code: None,
         importable,
+        logpoints: false,
+        logged: None,
+        terminated: false,
     };
-    let started = run.setup(arguments);
+    let started = run.setup(request, arguments);
     script::drive(&mut run, started, plan, call, deadline)
 }
 
@@ -89,6 +92,11 @@ struct Run<'a, F> {
     no_code: Option<String>,
     /// Whether the program can import the probe ([`Flavour::probe`]).
     importable: bool,
+    /// Whether the adapter has logpoints (`supportsLogPoints`).
+    logpoints: bool,
+    /// Without a probe: the type of the expression's value once a logpoint reports its text.
+    logged: Option<String>,
+    terminated: bool,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -135,14 +143,14 @@ impl<F: Flavour> Run<'_, F> {
         self.flavour.adapter_failed(&mut self.adapter, &self.client, &self.label)
     }
 
-    /// `arguments`: the `launch` request's.
-    fn setup(&mut self, arguments: Value) -> Result<(), Failure> {
+    /// `request` (`launch`, or `attach`) with its `arguments`.
+    fn setup(&mut self, request: &str, arguments: Value) -> Result<(), Failure> {
         let initialize =
             self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
         self.answer(&initialize)?;
         // debugpy answers `launch` only after `configurationDone`.
-        let launch = self.client.send("launch", arguments);
-        self.until_initialized(&launch)?;
+        let mut launch = self.client.send(request, arguments);
+        self.until_initialized(&mut launch)?;
         let set = self.client.send("setBreakpoints", self.breakpoints());
         let set = self.answer(&set)?;
         self.breakpoint_changed(&set["breakpoints"][0]);
@@ -159,17 +167,24 @@ impl<F: Flavour> Run<'_, F> {
     }
 
     /// Waits for the `initialized` event; a failed `launch` answer before it aborts.
-    fn until_initialized(&mut self, launch: &Receiver<Reply>) -> Result<(), Failure> {
+    /// A launch answered before it (lldb-dap answers at once) is kept in `launch` for later.
+    fn until_initialized(&mut self, launch: &mut Receiver<Reply>) -> Result<(), Failure> {
         let events = self.client.events().clone();
         let limit = crossbeam_channel::at(self.deadline.min(Instant::now() + REQUEST_TIMEOUT));
+        let mut answered = None;
         loop {
+            let waiting = if answered.is_some() { &crossbeam_channel::never() } else { &*launch };
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event["event"] == "initialized" => return Ok(()),
+                    Ok(event) if event["event"] == "initialized" => break,
                     Ok(event) => drop(self.handle_event(event)?),
                     Err(_) => return Err(self.adapter_gone()),
                 },
-                recv(launch) -> answer => {
+                recv(waiting) -> answer => {
+                    if let Ok(Ok(body)) = answer {
+                        answered = Some(body);
+                        continue;
+                    }
                     let message = match answer {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
@@ -180,6 +195,10 @@ impl<F: Flavour> Run<'_, F> {
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
             }
         }
+        if let Some(body) = answered {
+            *launch = dap::answered(body);
+        }
+        Ok(())
     }
 
     fn breakpoint_changed(&mut self, breakpoint: &Value) {
@@ -200,9 +219,17 @@ impl<F: Flavour> Run<'_, F> {
         }
         if !self.plan.include_stack {
             // Not stopping: a logpoint whose message reports the value. (A stopping one is read
-            // at the stop, then continued.)
-            let probe = self.flavour.probe(&self.plan.expression, self.importable, None);
-            breakpoint["logMessage"] = format!("{{{probe}}}").into();
+            // at the stop, then continued.) Without a probe, the first hit stops, and once its
+            // value's type is known and its text says it whole, a logpoint writes the text.
+            match self.flavour.probe(&self.plan.expression, self.importable, None) {
+                Some(probe) => breakpoint["logMessage"] = format!("{{{probe}}}").into(),
+                None if self.logged.is_some() => {
+                    let template = format!("{{{}}}", self.plan.expression);
+                    let message = self.flavour.logpoint_message("hit", &template, true);
+                    breakpoint["logMessage"] = message.into();
+                }
+                None => {}
+            }
         }
         json!({"source": {"path": self.plan.real_file.display().to_string()},
                "breakpoints": [breakpoint]})
@@ -266,11 +293,18 @@ impl<F: Flavour> Run<'_, F> {
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
+            "output" if self.flavour.exit_said(body).is_some() => {
+                self.exit_code = self.flavour.exit_said(body);
+                if self.terminated {
+                    return Ok(Step::Finished);
+                }
+            }
             "output" => {
-                if let Some(message) =
-                    dap::route_output(body, &mut self.output, self.flavour.is_logpoint_output(body))
-                {
-                    let hit = hit(&self.flavour, message);
+                if let Some(message) = dap::route_output(&self.flavour, body, &mut self.output) {
+                    let hit = match &self.logged {
+                        Some(kind) => self.logged_hit(kind, message),
+                        None => hit(&self.flavour, message),
+                    };
                     return Ok(Step::Hit(self.tag(0, hit)));
                 }
             }
@@ -282,6 +316,11 @@ impl<F: Flavour> Run<'_, F> {
             "stopped" => return self.stopped(0, body),
             // A child's last reports may still be on their way through the adapter.
             "terminated" if self.children.iter().any(|c| c.open) => return Ok(Step::Draining),
+            // Delve says the exit code in words just after `terminated`.
+            "terminated" if self.exit_code.is_none() && self.plain() => {
+                self.terminated = true;
+                return Ok(Step::Draining);
+            }
             "terminated" => return Ok(Step::Finished),
             _ => {}
         }
@@ -300,35 +339,109 @@ impl<F: Flavour> Run<'_, F> {
     fn stopped(&mut self, connection: usize, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
-        if body["reason"] == "breakpoint" && self.plan.include_stack {
+        let plain = self.plain();
+        if body["reason"] == "breakpoint" && (self.plan.include_stack || plain) {
+            let levels = if self.plan.include_stack { STACK_FRAMES } else { 1 };
             let trace = self
                 .client(connection)
-                .send("stackTrace", json!({"threadId": thread, "levels": STACK_FRAMES}));
+                .send("stackTrace", json!({"threadId": thread, "levels": levels}));
             let trace = self.answer(&trace)?;
-            let frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
+            let mut frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
+            while frames.len() > 1
+                && frames.last().is_some_and(|f| self.flavour.is_startup_frame(f))
+            {
+                frames.pop();
+            }
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
-            let expression = self.flavour.probe(&self.plan.expression, self.importable, None);
-            let evaluated = self.client(connection).send(
-                "evaluate",
-                json!({"expression": expression, "frameId": frame_id, "context": "watch",
-                       "format": {"rawString": true}}),
-            );
-            let mut hit = match self.answer(&evaluated) {
-                Ok(value) => hit(&self.flavour, value["result"].as_str().unwrap_or_default()),
-                Err(Failure::Error { message, .. }) => hit(&self.flavour, &message),
-                Err(cancelled) => return Err(cancelled),
+            let mut hit = match self.flavour.probe(&self.plan.expression, self.importable, None) {
+                Some(expression) => {
+                    let evaluated = self.client(connection).send(
+                        "evaluate",
+                        json!({"expression": expression, "frameId": frame_id, "context": "watch",
+                               "format": {"rawString": true}}),
+                    );
+                    match self.answer(&evaluated) {
+                        Ok(value) => {
+                            hit(&self.flavour, value["result"].as_str().unwrap_or_default())
+                        }
+                        Err(Failure::Error { message, .. }) => hit(&self.flavour, &message),
+                        Err(cancelled) => return Err(cancelled),
+                    }
+                }
+                None => self.plain_hit(connection, &frame_id)?,
             };
-            let stack = frames
-                .iter()
-                .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
-                .collect();
-            hit.stack = Some(stack);
+            if self.plan.include_stack {
+                let stack = frames
+                    .iter()
+                    .map(|f| json!({"function": self.flavour.function_name(f["name"].as_str().unwrap_or_default()), "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
+                    .collect();
+                hit.stack = Some(stack);
+            }
             step = Step::Hit(self.tag(connection, hit));
         }
         // Anything else (an exception we did not ask for) just goes on.
         let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
         self.answer(&resumed)?;
         Ok(step)
+    }
+
+    /// Whether the flavour has no probe: values are the adapter's own.
+    fn plain(&self) -> bool {
+        self.flavour.probe(&self.plan.expression, self.importable, None).is_none()
+    }
+
+    /// A hit read at its stop through the adapter's own `evaluate` (no probe). The first one
+    /// whose text says the whole value turns the breakpoint into a logpoint
+    /// ([`Run::logged`]): the type of an expression at one line does not change in a
+    /// compiled language, and a logpoint does not stop the program for us.
+    fn plain_hit(&mut self, connection: usize, frame_id: &Value) -> Result<Hit, Failure> {
+        let arguments =
+            json!({"expression": self.plan.expression, "frameId": frame_id, "context": "watch"});
+        let evaluated = self.client(connection).send("evaluate", arguments);
+        let answer = match self.answer(&evaluated) {
+            Ok(answer) => answer,
+            Err(Failure::Error { message, .. }) => {
+                let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m);
+                let result = json!({"type": "error", "value": message.trim()}).to_string();
+                return Ok(Hit { result, truncated: false, stack: None, from: None });
+            }
+            Err(other) => return Err(other),
+        };
+        let flavour = self.flavour.clone();
+        let mut expanded = false;
+        let typed = dap::typed(&flavour, &answer, |reference| {
+            expanded = true;
+            let listed =
+                self.client(connection).send("variables", json!({"variablesReference": reference}));
+            let listed = self.answer(&listed).unwrap_or_default();
+            listed["variables"].as_array().cloned().unwrap_or_default()
+        });
+        let whole = !expanded && typed["type"].as_str().is_some_and(|t| !t.is_empty());
+        // Another thread may be stopped at the breakpoint too: changing it would lose that
+        // hit. So only a program with one thread (Go has several from the start) switches.
+        let switch = whole && connection == 0 && self.logpoints && !self.plan.include_stack;
+        if switch && self.thread_count(connection)? == 1 {
+            self.logged = typed["type"].as_str().map(String::from);
+            let set = self.client.send("setBreakpoints", self.breakpoints());
+            let set = self.answer(&set)?;
+            self.breakpoint_changed(&set["breakpoints"][0]);
+        }
+        let truncated = typed["truncated"] == true;
+        Ok(Hit { result: typed.to_string(), truncated, stack: None, from: None })
+    }
+
+    fn thread_count(&mut self, connection: usize) -> Result<usize, Failure> {
+        let threads = self.client(connection).send("threads", json!({}));
+        let threads = self.answer(&threads)?;
+        Ok(threads["threads"].as_array().map_or(0, Vec::len))
+    }
+
+    /// A hit a logpoint reported as text: typed as the first hit's value was.
+    fn logged_hit(&self, kind: &str, message: &str) -> Hit {
+        let text = message.trim_end_matches(['\n', '\r']);
+        let text = self.flavour.logpoint_owner(text).map_or(text, |(_, text)| text);
+        let result = json!({"type": kind, "value": self.flavour.value(kind, text)}).to_string();
+        Hit { result, truncated: false, stack: None, from: None }
     }
 
     /// Says which process (`connection`: 0 the program, then its children) a hit ran in, and
@@ -400,6 +513,14 @@ impl<F: Flavour> Collector for Run<'_, F> {
     fn end(&mut self, timed_out: bool) -> Exit {
         if timed_out {
             self.client.disconnect(true);
+        } else if self.terminated && self.exit_code.is_none() {
+            // Delve says the exit code as it answers `disconnect`.
+            self.client.disconnect(false);
+            while let Ok(event) = self.client.events().try_recv() {
+                if event["event"] == "output" {
+                    self.exit_code = self.exit_code.or(self.flavour.exit_said(&event["body"]));
+                }
+            }
         }
         // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
         for child in &mut self.children {

@@ -55,7 +55,7 @@ fn start<F: Flavour>(
     stop_on_entry: bool,
     pause_on_exceptions: &str,
 ) -> Result<Dap<F>, Failure> {
-    let Launched { client, adapter, mut arguments, prepared, label, .. } =
+    let Launched { client, adapter, mut arguments, prepared, label, request, output, .. } =
         flavour.start(command, stop_on_entry)?;
     let own = OwnAdapter { process: adapter, label };
     let mut backend = Dap::new(flavour, client, Some(own), prepared);
@@ -65,7 +65,8 @@ fn start<F: Flavour>(
         backend.more_tx = Some(more_tx);
     }
     backend.pause_on_exceptions = pause_on_exceptions.into();
-    let prepared = backend.initialize().and_then(|()| backend.prepare("launch", arguments));
+    backend.output = output.unwrap_or_default();
+    let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
     backend.ready(prepared)?;
     Ok(backend)
 }
@@ -222,6 +223,8 @@ pub(crate) struct Dap<F> {
     early: Vec<Happening<Paused>>,
     /// Everything of ours was ended or let go.
     done: bool,
+    /// The exit code an adapter said in words before `terminated` ([`Flavour::exit_said`]).
+    exit_code: Option<i32>,
 }
 
 impl<F: Flavour> Dap<F> {
@@ -249,6 +252,7 @@ impl<F: Flavour> Dap<F> {
             output: Output::default(),
             early: Vec::new(),
             done: false,
+            exit_code: None,
         }
     }
 
@@ -393,10 +397,13 @@ impl<F: Flavour> Dap<F> {
     /// After `initialize`: sends `request` (`launch` or `attach`) and waits for the adapter's
     /// `initialized` event, after which breakpoints may be set.
     fn prepare(&mut self, request: &'static str, arguments: Value) -> Result<(), Failure> {
-        let launch = self.client.send(request, arguments);
+        let mut launch = self.client.send(request, arguments);
         let events = self.events.clone();
         let limit = crossbeam_channel::after(REQUEST_TIMEOUT);
+        // lldb-dap answers `launch` at once, before `initialized`: kept for `begin`.
+        let mut answered = None;
         loop {
+            let waiting = if answered.is_some() { &never() } else { &launch };
             select! {
                 recv(events) -> event => match event {
                     Ok(event) if event["event"] == "initialized" => break,
@@ -407,7 +414,11 @@ impl<F: Flavour> Dap<F> {
                     }
                     Err(_) => return Err(self.adapter_failure(Failure::new(Code::AdapterFailed, format!("{}'s adapter ended", self.flavour.adapter())))),
                 },
-                recv(launch) -> answer => {
+                recv(waiting) -> answer => {
+                    if let Ok(Ok(body)) = answer {
+                        answered = Some(body);
+                        continue;
+                    }
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
                     return Err(match request {
                         "launch" => Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", self.flavour.adapter())),
@@ -418,6 +429,9 @@ impl<F: Flavour> Dap<F> {
                 },
                 recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", self.flavour.adapter()))),
             }
+        }
+        if let Some(body) = answered {
+            launch = dap::answered(body);
         }
         self.started = Some((request, launch));
         Ok(())
@@ -467,12 +481,11 @@ impl<F: Flavour> Dap<F> {
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
+            "output" if self.flavour.exit_said(body).is_some() => {
+                self.exit_code = self.flavour.exit_said(body);
+            }
             "output" => {
-                let message = dap::route_output(
-                    body,
-                    &mut self.output,
-                    self.flavour.is_logpoint_output(body),
-                )?;
+                let message = dap::route_output(&self.flavour, body, &mut self.output)?;
                 // debugpy sends a logpoint's message with `"source": {}`, no path or line,
                 // so its owner is found by the message's shape: the one logpoint whose
                 // literal text fits it.
@@ -527,7 +540,7 @@ impl<F: Flavour> Dap<F> {
                 let code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok());
                 return Some(Happening::Ended(code));
             }
-            "terminated" => return Some(Happening::Ended(None)),
+            "terminated" => return Some(Happening::Ended(self.exit_code)),
             _ => {}
         }
         None
@@ -724,6 +737,54 @@ impl<F: Flavour> Dap<F> {
         }
         let answer = self.request("variables", json!({"variablesReference": reference}))?;
         Ok(answer["variables"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// The adapter's `loadedSources`, when it answers them.
+    fn adapter_sources(&mut self) -> Result<Vec<Source>, Failure> {
+        self.on = 0;
+        let answer = self.request("loadedSources", json!({})).map_err(|_| {
+            Failure::new(
+                Code::Unsupported,
+                format!(
+                    "{} does not list loaded sources (no `loadedSources`): set breakpoints by \
+                     file and line in the program's source files",
+                    self.flavour.adapter()
+                ),
+            )
+        })?;
+        let sources = answer["sources"].as_array().into_iter().flatten();
+        Ok(sources
+            .filter_map(|s| s["path"].as_str())
+            .map(|f| Source { file: f.into(), url: f.into(), source_map: None })
+            .collect())
+    }
+
+    /// An adapter without a probe: its own `evaluate`, typed (`dap::typed`); an expression
+    /// it cannot evaluate is `{type: "error"}`, as a probe reports it.
+    fn evaluate_plain(
+        &mut self,
+        frame_id: &Value,
+        expression: &str,
+        max_chars: usize,
+    ) -> Result<Value, Failure> {
+        let arguments = json!({"expression": expression, "frameId": frame_id, "context": "watch"});
+        let answer = match self.request("evaluate", arguments) {
+            Ok(answer) => answer,
+            Err(Failure::Error { message, .. }) => {
+                let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m);
+                return Ok(json!({"type": "error", "value": message.trim()}));
+            }
+            Err(other) => return Err(other),
+        };
+        let flavour = self.flavour.clone();
+        let mut value = dap::typed(&flavour, &answer, |reference| {
+            self.variables_of(reference).unwrap_or_default()
+        });
+        if let Some(text) = value["value"].as_str().filter(|t| t.chars().count() > max_chars) {
+            value["value"] = text.chars().take(max_chars).collect::<String>().into();
+            value["truncated"] = true.into();
+        }
+        Ok(value)
     }
 
     /// Ends or lets go of everything of ours, once.
@@ -967,7 +1028,9 @@ impl<F: Flavour> Backend for Dap<F> {
     ) -> Result<Value, Failure> {
         self.on = paused.map_or(0, |p| p.connection);
         let frame_id = paused.map_or(Value::Null, |p| p.frame_id(frame));
-        let probe = self.flavour.probe(expression, true, Some(max_chars));
+        let Some(probe) = self.flavour.probe(expression, true, Some(max_chars)) else {
+            return self.evaluate_plain(&frame_id, expression, max_chars);
+        };
         let answer = self.request(
             "evaluate",
             json!({"expression": probe, "frameId": frame_id,
@@ -1017,13 +1080,18 @@ impl<F: Flavour> Backend for Dap<F> {
         }
         // Evaluated once, where a failure shows (debugpy would keep the old value and say
         // nothing), then handed over.
-        let (held, handed) = self.flavour.hold(value);
-        let checked = self.evaluate(Some(paused), &held, frame, VALUE_CHARS)?;
-        if checked["type"] == "error" {
-            let why = checked["value"].as_str().unwrap_or_default();
-            return Err(Failure::new(Code::InvalidExpression, format!("`value`: {why}"))
-                .with("field", "value".into()));
-        }
+        let handed = match self.flavour.hold(value) {
+            Some((held, handed)) => {
+                let checked = self.evaluate(Some(paused), &held, frame, VALUE_CHARS)?;
+                if checked["type"] == "error" {
+                    let why = checked["value"].as_str().unwrap_or_default();
+                    return Err(Failure::new(Code::InvalidExpression, format!("`value`: {why}"))
+                        .with("field", "value".into()));
+                }
+                handed
+            }
+            None => value,
+        };
         let set = self.request(
             "setVariable",
             json!({"variablesReference": reference, "name": name,
@@ -1169,7 +1237,10 @@ impl<F: Flavour> Backend for Dap<F> {
                 "this program lists its loaded files only while paused: call debug-pause first",
             ));
         };
-        let answer = self.evaluate(Some(paused), self.flavour.loaded_files(), 0, VALUE_CHARS)?;
+        let Some(expression) = self.flavour.loaded_files() else {
+            return self.adapter_sources();
+        };
+        let answer = self.evaluate(Some(paused), expression, 0, VALUE_CHARS)?;
         let Some(files) = answer["value"].as_array() else {
             return Err(Failure::new(Code::Internal, format!("unreadable module list: {answer}")));
         };

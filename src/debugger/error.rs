@@ -44,6 +44,7 @@ codes! {
     InvalidPath = "invalid_path",
     LaunchFailed = "launch_failed",
     LineOutOfRange = "line_out_of_range",
+    NoAdapter = "no_adapter",
     NoBreakpoint = "no_breakpoint",
     NoCodeAtLine = "no_code_at_line",
     NoDebugpy = "no_debugpy",
@@ -59,6 +60,7 @@ codes! {
     Timeout = "timeout",
     TooManySessions = "too_many_sessions",
     UnknownTool = "unknown_tool",
+    Unsupported = "unsupported",
     WrongProcess = "wrong_process",
 }
 

@@ -47,6 +47,8 @@ pub(crate) struct Plan {
 pub(crate) enum Language {
     Node,
     Python,
+    /// A debug adapter for a compiled program or a configured runtime (`native::Native`).
+    Native,
 }
 
 /// How a run that produced an answer ended.

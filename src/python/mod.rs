@@ -342,6 +342,8 @@ impl Flavour for Debugpy {
             prepared: program.loads_sitecustomize(),
             importable: program.reads_pythonpath(),
             label: python,
+            request: "launch",
+            output: None,
         })
     }
 
@@ -518,13 +520,18 @@ impl Flavour for Debugpy {
         is_library(path)
     }
 
-    fn probe(&self, expression: &str, importable: bool, max_chars: Option<usize>) -> String {
+    fn probe(
+        &self,
+        expression: &str,
+        importable: bool,
+        max_chars: Option<usize>,
+    ) -> Option<String> {
         let probe = probe_reference(importable);
         let expression = base64(expression.as_bytes());
-        match max_chars {
+        Some(match max_chars {
             Some(limit) => format!("{probe}.hit('{expression}', {limit})"),
             None => format!("{probe}.hit('{expression}')"),
-        }
+        })
     }
 
     /// The probe answers a marker, `T` or `F` (was the value cut?), then the JSON.
@@ -539,20 +546,22 @@ impl Flavour for Debugpy {
 
     /// debugpy keeps the old value, and says nothing, when `value` fails: so it is evaluated
     /// once, where a failure shows, and handed over through the probe.
-    fn hold(&self, value: &str) -> (String, &'static str) {
+    fn hold(&self, value: &str) -> Option<(String, &'static str)> {
         let held = format!(
             "(__import__('debug_mcp_probe').__dict__.__setitem__('held', ({value})), \
              __import__('debug_mcp_probe').held)[1]"
         );
-        (held, "__import__('debug_mcp_probe').__dict__.pop('held')")
+        Some((held, "__import__('debug_mcp_probe').__dict__.pop('held')"))
     }
 
     /// Absolute in the program's own working directory (a program started as `python app.py`
     /// has `__main__.__file__ == 'app.py'`). debugpy does not answer `loadedSources`.
-    fn loaded_files(&self) -> &'static str {
-        "sorted({__import__('os').path.abspath(f) \
+    fn loaded_files(&self) -> Option<&'static str> {
+        Some(
+            "sorted({__import__('os').path.abspath(f) \
          for m in list(__import__('sys').modules.values()) \
-         for f in [getattr(m, '__file__', None)] if isinstance(f, str)})"
+         for f in [getattr(m, '__file__', None)] if isinstance(f, str)})",
+        )
     }
 
     /// debug-mcp's own helpers, which debugpy's launcher imports.

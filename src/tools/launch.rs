@@ -11,6 +11,7 @@ use crate::debugger::script::Language;
 use crate::debugger::session::{AttachSpec, Command, LaunchSpec};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
+use crate::native::Native;
 use crate::node::Node;
 use crate::python::Debugpy;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
@@ -156,9 +157,20 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         pause_on_exceptions: pause_on_exceptions_arg(args)?,
         timeout: timeout_arg(args)?,
     };
-    let (_, state) = open_session(call, |id, watch| match language {
-        Language::Python => crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel),
-        Language::Node => crate::cdp::session::launch::<Node>(id, spec, watch, &call.cancel),
+    let native = match language {
+        Language::Native => {
+            Some(Native::resolve(&spec.command, args.optional_string("language")?, &files)?)
+        }
+        _ => None,
+    };
+    let (_, state) = open_session(call, |id, watch| match (language, native) {
+        (Language::Native, Some(flavour)) => {
+            crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
+        }
+        (Language::Python, _) => {
+            crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel)
+        }
+        _ => crate::cdp::session::launch::<Node>(id, spec, watch, &call.cancel),
     })?;
     Ok(state)
 }

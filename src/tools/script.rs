@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::debugger::script::{Language, Outcome, Plan};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
+use crate::native::Native;
 use crate::python::Debugpy;
 use crate::shell::CommandLine;
 use crate::tools::{command_arg, in_dir, run_properties, ArgError, Args, Call, Tool, ToolResult};
@@ -38,6 +39,7 @@ pub(crate) fn language_arg(
         None if shebang().is_some_and(|interpreter| is_python(&interpreter)) => Language::Python,
         // Whatever starts it (`make test`, a wrapper), a `.py` breakpoint is Python code.
         None if breakpoint_files.iter().any(|f| f.ends_with(".py")) => Language::Python,
+        None if Native::claims(command, None, breakpoint_files) => Language::Native,
         None => Language::Node,
     })
 }
@@ -45,17 +47,16 @@ pub(crate) fn language_arg(
 /// The `language` argument, if given.
 pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> {
     Ok(match args.optional_string("language")? {
-        Some(_) => match args.choice("language", &["node", "python"], None)? {
-            "python" => Some(Language::Python),
-            _ => Some(Language::Node),
-        },
+        Some("python") => Some(Language::Python),
+        Some("node") => Some(Language::Node),
+        Some(_) => Some(Language::Native),
         None => None,
     })
 }
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "enum": ["node", "python"], "description": "Which debugger; by default guessed from the command (python, python3, pythonX.Y, a venv's bin/python, a script or console script such as venv/bin/pytest whose #! line names Python) or a `.py` breakpoint file: Python through debugpy; else Node."})
+    json!({"type": "string", "description": "Which debugger: `node`, `python`, `c`, `cpp`, `rust`, `zig` (lldb-dap), `go` (Delve), `gdb`, or the name of an adapter in debug-mcp.json. By default guessed from the command and breakpoint files: Python for python, python3, a venv's bin/python or a script whose #! line names Python, or a `.py` breakpoint; Go for `go run`/`go test`, a Go binary or a `.go` breakpoint; lldb-dap for another built program (ELF) or a C, C++, Rust or Zig breakpoint; an adapter of debug-mcp.json whose `match` fits; else Node."})
 }
 
 pub(crate) const TOOLS: &[Tool] = &[Tool {
@@ -154,6 +155,12 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
     let outcome = match plan.language {
         Language::Node => crate::cdp::script::run::<crate::node::Node>(&plan, call),
         Language::Python => crate::dap::script::run(Debugpy, &plan, call),
+        Language::Native => {
+            let file = plan.file.display().to_string();
+            let language = args.optional_string("language")?;
+            let flavour = Native::resolve(&plan.command, language, &[&file])?;
+            crate::dap::script::run(flavour, &plan, call)
+        }
     }?;
     Ok(render(&plan, outcome))
 }
@@ -255,6 +262,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
             let debugger = match plan.language {
                 Language::Node => "V8",
                 Language::Python => "debugpy",
+                Language::Native => "the debug adapter",
             };
             notes.push(format!(
                 "Note: the breakpoint was requested at line {} but {debugger} placed it at line \

@@ -10,6 +10,7 @@ mod children;
 mod cli;
 mod defects;
 mod launchers;
+mod native;
 mod protocol;
 mod python;
 mod script;
@@ -361,6 +362,16 @@ pub fn run_script(arguments: Value) -> Value {
 pub fn launch(server: &mut Server, command: &str, file: &str, line: u64) -> Value {
     let breakpoints = json!([{"file": file, "line": line}]);
     tool(server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}))
+}
+
+/// A local variable of a stop state.
+pub fn local<'a>(state: &'a Value, name: &str) -> &'a Value {
+    state["locals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap_or_else(|| panic!("no local {name} in {state}"))
 }
 
 /// Calls a session tool and returns its structured content, whether it succeeded or not.

@@ -9,8 +9,8 @@ use std::sync::{mpsc, Mutex};
 use serde_json::{json, Value};
 
 use crate::{
-    assert_no_debuggee, err, fixture, free_port, ok, plain_results, root, run_script, tag, tool,
-    values, Program, Server, DEADLINE,
+    assert_no_debuggee, err, fixture, free_port, local, ok, plain_results, root, run_script, tag,
+    tool, values, Program, Server, DEADLINE,
 };
 
 /// An interpreter that has debugpy.
@@ -258,7 +258,8 @@ fn the_language_can_be_named() {
         "expression": "1", "language": "ruby"}));
     assert_eq!(
         err(&bad)["error"],
-        "invalid argument `language`: expected one of node, python, got \"ruby\""
+        "invalid argument `language`: expected one of node, python, c, cpp, rust, zig, go, \
+         lldb, gdb, or an adapter of debug-mcp.json, got \"ruby\""
     );
 
     // An interpreter whose name does not say Python: `language` says it for a session too.
@@ -321,15 +322,6 @@ fn launch(server: &mut Server, tag: &str, file: &str, args: &str, extra: Value) 
         json!({"command": format!("DMCP_TAG={tag} {} '{}' {args}", python(), py(file))});
     arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
     tool(server, "debug-launch", arguments)
-}
-
-fn local<'a>(state: &'a Value, name: &str) -> &'a Value {
-    state["locals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == name)
-        .unwrap_or_else(|| panic!("no local {name} in {state}"))
 }
 
 #[test]

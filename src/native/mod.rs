@@ -1,0 +1,820 @@
+//! Any debug adapter, as one DAP [`Flavour`]: built-in profiles for lldb-dap (C, C++, Rust,
+//! Zig), Delve (Go) and gdb's DAP mode, and the adapters a `debug-mcp.json` file declares
+//! (`config.rs`), such as Ruby's rdbg.
+//!
+//! These adapters have no probe: values are the adapter's own `evaluate` answers, typed here
+//! (`value`, `summary_only`) and expanded one level when their text only sums them up
+//! (`dap::typed`). Logpoint messages carry a mark that says whose they are, since the adapters
+//! write them among their own console lines (lldb-dap) or the program's (Delve, with a `> [Go
+//! 1]: ` prefix).
+
+mod config;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::dap::flavour::{Flavour, Launched, Offered};
+use crate::dap::Client;
+use crate::debugger::{Code, Failure};
+use crate::process::{self, Debuggee, SpawnError};
+use crate::shell::CommandLine;
+
+pub(crate) use config::Configured;
+
+/// How long an adapter may take to listen on its TCP port (Delve builds the program first).
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
+/// The mark before a logpoint message's owner, and after it.
+const MARK: &str = "\u{1e}dmcp-lp:";
+
+/// The built-in adapters, and what `language` names each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Builtin {
+    Lldb,
+    Delve,
+    Gdb,
+}
+
+/// `language` values that pick a built-in adapter.
+pub(crate) const LANGUAGES: &[&str] = &["c", "cpp", "rust", "zig", "go", "lldb", "gdb"];
+
+/// An adapter chosen for a command: what starts it and how it launches the program.
+#[derive(Clone)]
+pub(crate) struct Native(Arc<Profile>);
+
+struct Profile {
+    /// The adapter's name in messages (`lldb-dap`, `delve`, a configured name).
+    name: String,
+    language: String,
+    program: String,
+    args: Vec<String>,
+    /// Where the adapter runs (Delve builds in the module's directory).
+    cwd: Option<PathBuf>,
+    env: Vec<(String, String)>,
+    connect: Connect,
+    request: &'static str,
+    arguments: Value,
+    /// The program's own output is the adapter's stdout and stderr.
+    output_is_adapters: bool,
+    /// Added to `launch` to stop at the first line.
+    stop_on_entry: Option<(&'static str, Value)>,
+}
+
+#[derive(Clone, Copy)]
+enum Connect {
+    Stdio,
+    /// The adapter says its port on stdout (`DAP server listening at: 127.0.0.1:PORT`).
+    TcpSaid,
+    /// On the port we chose for it (`${port}`).
+    Tcp(u16),
+}
+
+impl Native {
+    /// The adapter for `command`: a configured one whose `match` fits (or whose name
+    /// `language` gives), else the built-in one the command, `language` or breakpoint files
+    /// point to. `None`: not a native program (Node's, then).
+    pub(crate) fn claims(command: &CommandLine, language: Option<&str>, files: &[&str]) -> bool {
+        let configured = Configured::load(command.cwd.as_deref()).ok().flatten();
+        if configured.as_ref().is_some_and(|c| c.find(command, language, files).is_some()) {
+            return true;
+        }
+        builtin_for(command, language, files).is_some()
+    }
+
+    /// The adapter for `command` ([`Native::claims`]), ready to start.
+    pub(crate) fn resolve(
+        command: &CommandLine,
+        language: Option<&str>,
+        files: &[&str],
+    ) -> Result<Native, Failure> {
+        let configured = Configured::load(command.cwd.as_deref())
+            .map_err(|m| Failure::new(Code::InvalidArguments, m))?;
+        if let Some(adapter) = configured.as_ref().and_then(|c| c.find(command, language, files)) {
+            return adapter.profile(command).map(|p| Native(Arc::new(p)));
+        }
+        let builtin = builtin_for(command, language, files).ok_or_else(|| match language {
+            Some(language) => Failure::new(
+                Code::InvalidArguments,
+                format!(
+                    "invalid argument `language`: expected one of node, python, {}, or an \
+                     adapter of debug-mcp.json, got \"{language}\"",
+                    LANGUAGES.join(", ")
+                ),
+            )
+            .with("field", "language".into()),
+            None => Failure::new(
+                Code::InvalidCommand,
+                format!("no debug adapter fits `{}`", command.words.join(" ")),
+            ),
+        })?;
+        let language = language.map(String::from);
+        let profile = match builtin {
+            Builtin::Delve => delve(command)?,
+            Builtin::Gdb => gdb(command, language)?,
+            Builtin::Lldb => match lldb_dap() {
+                Some(adapter) => lldb(command, adapter, language, files)?,
+                None if gdb_version().is_some_and(|v| v >= 14) => gdb(command, language)?,
+                None => return Err(not_installed("lldb-dap", "apt-get install lldb-19")),
+            },
+        };
+        Ok(Native(Arc::new(profile)))
+    }
+}
+
+/// The built-in adapter a command needs, if any.
+fn builtin_for(command: &CommandLine, language: Option<&str>, files: &[&str]) -> Option<Builtin> {
+    match language {
+        Some("go") => return Some(Builtin::Delve),
+        Some("gdb") => return Some(Builtin::Gdb),
+        Some(l) if LANGUAGES.contains(&l) => return Some(Builtin::Lldb),
+        Some(_) => return None,
+        None => {}
+    }
+    fn extension<'f>(f: &&'f str) -> &'f str {
+        Path::new(*f).extension().and_then(|e| e.to_str()).unwrap_or("")
+    }
+    const NATIVE: &[&str] = &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "rs", "zig"];
+    const SCRIPT: &[&str] = &["js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx", "py", "rb"];
+    if files.iter().any(|f| extension(f) == "go") {
+        return Some(Builtin::Delve);
+    }
+    if files.iter().any(|f| NATIVE.contains(&extension(f))) {
+        return Some(Builtin::Lldb);
+    }
+    if files.iter().any(|f| SCRIPT.contains(&extension(f))) {
+        return None;
+    }
+    let first = command.words.first()?;
+    let name = Path::new(first).file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    if name == "go" {
+        return Some(Builtin::Delve);
+    }
+    // Interpreters and launchers are programs too: what they run is not theirs to debug.
+    const LAUNCHERS: &[&str] = &[
+        "node", "nodejs", "deno", "bun", "sh", "bash", "dash", "zsh", "env", "make", "time",
+        "nice", "xargs", "timeout", "ruby", "perl",
+    ];
+    if LAUNCHERS.contains(&name) {
+        return None;
+    }
+    match executable_kind(&in_cwd(command, first)) {
+        Some(Binary::Go) => Some(Builtin::Delve),
+        Some(Binary::Native) => Some(Builtin::Lldb),
+        None => None,
+    }
+}
+
+enum Binary {
+    Go,
+    Native,
+}
+
+/// An ELF executable, and whether Go built it.
+fn executable_kind(path: &Path) -> Option<Binary> {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let mut file = std::fs::File::open(path).ok()?;
+    file.read_exact(&mut head).ok()?;
+    if &head != b"\x7fELF" {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let go = bytes.windows(13).any(|w| w == b"\xff Go buildinf");
+    Some(if go { Binary::Go } else { Binary::Native })
+}
+
+/// A word of the command as a path, against the command's working directory.
+fn in_cwd(command: &CommandLine, word: &str) -> PathBuf {
+    match &command.cwd {
+        Some(cwd) => cwd.join(word),
+        None => PathBuf::from(word),
+    }
+}
+
+/// The program a command runs, found as the shell would: a path, or a name on PATH.
+fn program_path(command: &CommandLine, word: &str) -> Result<String, Failure> {
+    let path = in_cwd(command, word);
+    if word.contains('/') {
+        return match path.canonicalize() {
+            Ok(path) => Ok(path.display().to_string()),
+            Err(_) => Err(Failure::new(
+                Code::FileNotFound,
+                format!("{} does not exist: build the program first", path.display()),
+            )),
+        };
+    }
+    which(word).map(|p| p.display().to_string()).ok_or_else(|| {
+        Failure::new(Code::CommandNotFound, format!("`{word}` is not a file here nor on PATH"))
+    })
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
+fn not_installed(adapter: &str, install: &str) -> Failure {
+    Failure::new(
+        Code::NoAdapter,
+        format!("{adapter} is not installed: install it with `{install}` (Debian, as root)"),
+    )
+}
+
+/// `lldb-dap`, or the newest `lldb-dap-NN` on PATH.
+fn lldb_dap() -> Option<String> {
+    if which("lldb-dap").is_some() {
+        return Some("lldb-dap".into());
+    }
+    let path = std::env::var_os("PATH")?;
+    let mut found: Vec<(u32, String)> = std::env::split_paths(&path)
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let version = name.strip_prefix("lldb-dap-")?.parse().ok()?;
+            Some((version, name))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, name)| name)
+}
+
+/// gdb's major version, when gdb is on PATH.
+fn gdb_version() -> Option<u32> {
+    let output = std::process::Command::new("gdb").arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let first = text.lines().next()?;
+    let version = first.split_whitespace().last()?;
+    version.split('.').next()?.parse().ok()
+}
+
+/// `NAME=value` words of the command, as lldb-dap and gdb take them.
+fn env_list(command: &CommandLine) -> Vec<String> {
+    command.env.iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+fn cwd_of(command: &CommandLine) -> String {
+    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    cwd.display().to_string()
+}
+
+fn lldb(
+    command: &CommandLine,
+    adapter: String,
+    language: Option<String>,
+    files: &[&str],
+) -> Result<Profile, Failure> {
+    let program = program_path(command, &command.words[0])?;
+    let rust = language.as_deref() == Some("rust")
+        || files.iter().any(|f| f.ends_with(".rs"))
+        || std::fs::read(&program).is_ok_and(|b| b.windows(10).any(|w| w == b"rust_panic"));
+    let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap", "request": "launch",
+        "program": program, "args": command.words[1..], "cwd": cwd_of(command),
+        "env": env_list(command), "stopOnEntry": false});
+    if rust {
+        arguments["initCommands"] = rust_formatters().into();
+    }
+    let language = language.filter(|l| l != "lldb").unwrap_or_else(|| {
+        let by_file = files.iter().find_map(|f| match Path::new(f).extension()?.to_str()? {
+            "rs" => Some("rust"),
+            "cc" | "cpp" | "cxx" | "hpp" | "hh" => Some("cpp"),
+            "zig" => Some("zig"),
+            _ => None,
+        });
+        by_file.unwrap_or(if rust { "rust" } else { "c" }).into()
+    });
+    Ok(Profile::stdio("lldb-dap", language, adapter, Vec::new(), command, arguments, "stopOnEntry"))
+}
+
+impl Profile {
+    /// An adapter on stdin and stdout, run where the command runs, that launches the program.
+    fn stdio(
+        name: &str,
+        language: String,
+        program: String,
+        args: Vec<String>,
+        command: &CommandLine,
+        arguments: Value,
+        stop_key: &'static str,
+    ) -> Profile {
+        Profile {
+            name: name.into(),
+            language,
+            program,
+            args,
+            cwd: command.cwd.clone(),
+            env: Vec::new(),
+            connect: Connect::Stdio,
+            request: "launch",
+            arguments,
+            output_is_adapters: false,
+            stop_on_entry: Some((stop_key, true.into())),
+        }
+    }
+}
+
+/// lldb commands that load rustc's formatters (`String`, `Vec`, `HashMap` contents), quietly.
+fn rust_formatters() -> Vec<String> {
+    let Ok(output) = std::process::Command::new("rustc").args(["--print", "sysroot"]).output()
+    else {
+        return Vec::new();
+    };
+    let sysroot = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let etc = Path::new(&sysroot).join("lib/rustlib/etc");
+    if !etc.join("lldb_lookup.py").exists() {
+        return Vec::new();
+    }
+    vec![
+        format!("command script import \"{}\"", etc.join("lldb_lookup.py").display()),
+        format!("command source -s 1 \"{}\"", etc.join("lldb_commands").display()),
+    ]
+}
+
+fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failure> {
+    match gdb_version() {
+        Some(v) if v >= 14 => {}
+        Some(v) => {
+            return Err(Failure::new(
+                Code::NoAdapter,
+                format!(
+                    "gdb {v} has no DAP mode (gdb 14 or newer has): install lldb-dap with \
+                     `apt-get install lldb-19` (Debian, as root), or a newer gdb"
+                ),
+            ))
+        }
+        None => return Err(not_installed("gdb", "apt-get install gdb")),
+    }
+    let program = program_path(command, &command.words[0])?;
+    let arguments = json!({"name": "debug-mcp", "type": "gdb", "request": "launch",
+        "program": program, "args": command.words[1..], "cwd": cwd_of(command),
+        "env": env_list(command)});
+    let language = language.filter(|l| l != "gdb").unwrap_or_else(|| "c".into());
+    let args = ["-q", "-nx", "-iex", "set style enabled off", "-i", "dap"].map(String::from);
+    let stop = "stopAtBeginningOfMainSubprogram";
+    Ok(Profile::stdio("gdb", language, "gdb".into(), args.into(), command, arguments, stop))
+}
+
+/// `go run [flags] PKG args`, `go test [flags] [PKG] [-args …]` or a built Go binary.
+fn delve(command: &CommandLine) -> Result<Profile, Failure> {
+    if which("dlv").is_none() {
+        return Err(not_installed("delve", "apt-get install delve golang-go"));
+    }
+    let words = &command.words;
+    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let go = Path::new(&words[0]).file_name().is_some_and(|n| n == "go");
+    let (mode, program, args, build_flags) = if go {
+        let verb = words.get(1).map(String::as_str).unwrap_or_default();
+        let mode = match verb {
+            "run" => "debug",
+            "test" => "test",
+            _ => {
+                return Err(Failure::new(
+                    Code::InvalidCommand,
+                    format!("`go {verb}` does not run a program: give `go run PKG args`, `go test` or a built binary"),
+                ))
+            }
+        };
+        let rest = &words[2..];
+        // Build flags (`-tags x`, `-race`) come before the package; the package is the first
+        // word that is not a flag (for `go test`, `.` when none).
+        let mut flags = Vec::new();
+        let mut at = 0;
+        while at < rest.len() && rest[at].starts_with('-') && rest[at] != "-args" {
+            flags.push(rest[at].clone());
+            at += 1;
+        }
+        let package = match rest.get(at) {
+            Some(p) if p != "-args" => {
+                at += 1;
+                p.clone()
+            }
+            _ => ".".into(),
+        };
+        let args: Vec<String> = rest[at..].iter().filter(|a| *a != "-args").cloned().collect();
+        let program = cwd.join(&package);
+        (mode, program, args, flags.join(" "))
+    } else {
+        let program = PathBuf::from(program_path(command, &words[0])?);
+        ("exec", program, words[1..].to_vec(), String::new())
+    };
+    // Delve builds in its own working directory, the module's: it ignores the launch `cwd`.
+    let module = program
+        .ancestors()
+        .find(|dir| dir.join("go.mod").is_file())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| cwd.clone());
+    let output = std::env::temp_dir().join(format!(
+        "debug-mcp-{}-go-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let mut arguments = json!({"name": "debug-mcp", "type": "go", "request": "launch",
+        "mode": mode, "program": program.display().to_string(), "args": args,
+        "cwd": cwd.display().to_string(), "output": output.display().to_string(),
+        "env": command.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect::<serde_json::Map<String, Value>>()});
+    if !build_flags.is_empty() {
+        arguments["buildFlags"] = build_flags.into();
+    }
+    Ok(Profile {
+        name: "delve".into(),
+        language: "go".into(),
+        program: "dlv".into(),
+        args: ["dap", "--listen", "127.0.0.1:0"].map(String::from).into(),
+        cwd: Some(module),
+        env: command.env.clone(),
+        connect: Connect::TcpSaid,
+        request: "launch",
+        arguments,
+        output_is_adapters: true,
+        stop_on_entry: Some(("stopOnEntry", true.into())),
+    })
+}
+
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Native {
+    fn spawn_failure(&self, e: SpawnError) -> Failure {
+        match e {
+            SpawnError::NotFound(_) => Failure::new(
+                Code::NoAdapter,
+                format!("{} (`{}`) is not installed or not on PATH", self.0.name, self.0.program),
+            ),
+            SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
+        }
+    }
+
+    /// Waits for a TCP adapter's port (said on its stdout, or ours) and connects.
+    fn connect_tcp(&self, adapter: &mut Debuggee) -> Result<Client, Failure> {
+        let deadline = Instant::now() + LISTEN_TIMEOUT;
+        loop {
+            let port = match self.0.connect {
+                Connect::Tcp(port) => Some(port),
+                _ => adapter
+                    .output()
+                    .find_line("DAP server listening at: ")
+                    .and_then(|line| line.rsplit(':').next().and_then(|p| p.trim().parse().ok())),
+            };
+            if let Some(port) = port {
+                let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+                if let Ok(client) = Client::connect(address, Duration::from_secs(2)) {
+                    return Ok(client);
+                }
+            }
+            if let Some(exit) = adapter.try_exit() {
+                let (out, err, ..) = adapter.output().since(0, 0);
+                let said = crate::debugger::session::clip(format!("{out}{err}").trim(), 2000);
+                return Err(Failure::new(
+                    Code::AdapterFailed,
+                    format!(
+                        "{} ended ({}) before it listened: {said}",
+                        self.0.name,
+                        exit.describe()
+                    ),
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(Failure::new(
+                    Code::AdapterFailed,
+                    format!("{} did not listen within {}s", self.0.name, LISTEN_TIMEOUT.as_secs()),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Flavour for Native {
+    fn language(&self) -> &str {
+        &self.0.language
+    }
+
+    fn adapter(&self) -> &str {
+        &self.0.name
+    }
+
+    fn start(&self, _: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure> {
+        let profile = &self.0;
+        let spec = process::Spec {
+            program: profile.program.clone(),
+            args: profile.args.clone(),
+            env: profile.env.clone(),
+            cwd: profile.cwd.clone(),
+            ..process::Spec::default()
+        };
+        let (adapter, client) = match profile.connect {
+            Connect::Stdio => {
+                let (adapter, stdin, stdout) =
+                    Debuggee::spawn_adapter(&spec).map_err(|e| self.spawn_failure(e))?;
+                (adapter, Client::new(stdin, stdout))
+            }
+            Connect::TcpSaid | Connect::Tcp(_) => {
+                let mut adapter =
+                    Debuggee::spawn(&spec, |_| false).map_err(|e| self.spawn_failure(e))?;
+                match self.connect_tcp(&mut adapter) {
+                    Ok(client) => (adapter, client),
+                    Err(failure) => {
+                        adapter.kill();
+                        return Err(failure);
+                    }
+                }
+            }
+        };
+        let mut arguments = profile.arguments.clone();
+        if let (true, Some((key, value))) = (stop_on_entry, &profile.stop_on_entry) {
+            arguments[*key] = value.clone();
+        }
+        let output = profile.output_is_adapters.then(|| {
+            let mut output = adapter.output().clone();
+            output.hide(|line| line.starts_with("DAP server listening at: "));
+            output
+        });
+        Ok(Launched {
+            client,
+            adapter,
+            arguments,
+            prepared: true,
+            importable: true,
+            label: format!("{} {}", profile.program, profile.args.join(" ")).trim().to_string(),
+            request: profile.request,
+            output,
+        })
+    }
+
+    fn follow_children(&self, _: &mut Value) -> bool {
+        false
+    }
+
+    fn offered(&self, _: &Value) -> Option<Offered> {
+        None
+    }
+
+    fn command_shown(&self, command: &str) -> String {
+        command.to_string()
+    }
+
+    fn adapter_failed(&self, adapter: &mut Debuggee, _: &Client, label: &str) -> Failure {
+        let (out, err, ..) = adapter.output().since(0, 0);
+        let said = crate::debugger::session::clip(format!("{out}{err}").trim(), 2000);
+        let exit = adapter.try_exit().map_or("still running".into(), |e| e.describe());
+        Failure::new(
+            Code::AdapterFailed,
+            format!(
+                "{} (`{label}`) ended ({exit}) before the program could start: {said}",
+                self.0.name
+            ),
+        )
+    }
+
+    fn attach_arguments(&self) -> Value {
+        json!({"name": "debug-mcp", "request": "attach"})
+    }
+
+    /// C++ `throw` for lldb-dap when every exception stops; crashes (signals) and Go panics
+    /// stop without a filter.
+    fn exception_filters(&self, state: &str) -> Value {
+        match (state, self.0.name.as_str()) {
+            ("all", "lldb-dap") => json!(["cpp_throw"]),
+            _ => json!([]),
+        }
+    }
+
+    fn placed_line(&self, breakpoint: &Value) -> Result<Option<u64>, String> {
+        Ok(breakpoint["line"].as_u64())
+    }
+
+    fn is_logpoint_output(&self, body: &Value) -> bool {
+        body["output"].as_str().is_some_and(|t| t.contains(MARK))
+    }
+
+    fn logpoint_fits(&self, _: &str, _: &str) -> bool {
+        false
+    }
+
+    /// The template as the adapter takes it (`{expression}` is evaluated by lldb-dap, Delve
+    /// and gdb alike), after a mark with its owner.
+    fn logpoint_message(&self, id: &str, template: &str, _: bool) -> String {
+        format!("{MARK}{id}{MARK}{template}")
+    }
+
+    fn logpoint_owner<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
+        let (_, rest) = text.split_once(MARK)?;
+        let (id, text) = rest.split_once(MARK)?;
+        Some((id, text.trim_end_matches(['\n', '\r'])))
+    }
+
+    fn scope_names(&self, scope: &str) -> Result<&'static [&'static str], String> {
+        match scope {
+            "local" => Ok(&["Locals", "Arguments", "Local variables", "Local"]),
+            "global" | "module" => Ok(&["Globals", "Global variables", "Statics", "Static"]),
+            "registers" => Ok(&["Registers"]),
+            "all" => Ok(&[
+                "Locals",
+                "Arguments",
+                "Local variables",
+                "Local",
+                "Globals",
+                "Global variables",
+                "Statics",
+                "Static",
+            ]),
+            _ => Err(format!(
+                "{} has no `{scope}` scope: use local, global or registers",
+                self.0.name
+            )),
+        }
+    }
+
+    fn scope_kind(&self, name: &str) -> &'static str {
+        match name {
+            "Globals" | "Global variables" | "Statics" | "Static" => "global",
+            "Registers" => "registers",
+            _ => "local",
+        }
+    }
+
+    fn group(&self, _: &str, _: bool) -> Option<bool> {
+        None
+    }
+
+    fn value(&self, kind: &str, text: &str) -> Value {
+        typed_text(kind, text)
+    }
+
+    fn summary_only(&self, _: &str, text: &str) -> bool {
+        !(text.ends_with('"') || text.ends_with('\''))
+    }
+
+    /// The C runtime's and Go's start-up under `main`, and Rust's `lang_start`.
+    fn is_startup_frame(&self, frame: &Value) -> bool {
+        let name = frame["name"].as_str().unwrap_or_default();
+        let path = frame.pointer("/source/path").and_then(Value::as_str);
+        // libc's frames name its own build tree (`csu/libc-start.c`), not a file here.
+        path.is_none_or(|p| !p.starts_with('/') || self.is_library(p))
+            || name.starts_with("__libc_start")
+            || name == "_start"
+            || name.starts_with("runtime.")
+            || name.starts_with("std::rt::")
+            || name.starts_with("core::ops::function::")
+            || name.starts_with("std::sys::backtrace::")
+    }
+
+    fn is_library(&self, path: &str) -> bool {
+        [
+            "/usr/include/",
+            "/usr/lib/",
+            "/rustc/",
+            "/.cargo/registry/",
+            "/.rustup/",
+            "/go/pkg/mod/",
+            "/usr/share/go",
+        ]
+        .iter()
+        .any(|p| path.contains(p))
+    }
+
+    fn probe(&self, _: &str, _: bool, _: Option<usize>) -> Option<String> {
+        None
+    }
+
+    fn probe_result<'t>(&self, _: &'t str) -> Option<(bool, &'t str)> {
+        None
+    }
+
+    fn install_probe(&self) -> &'static str {
+        ""
+    }
+
+    fn hold(&self, _: &str) -> Option<(String, &'static str)> {
+        None
+    }
+
+    fn loaded_files(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn is_helper(&self, _: &str) -> bool {
+        false
+    }
+
+    /// `orders::total::h26ca…` → `orders::total`.
+    fn function_name<'n>(&self, name: &'n str) -> &'n str {
+        match name.rsplit_once("::h") {
+            Some((head, hash))
+                if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                head
+            }
+            _ => name,
+        }
+    }
+
+    /// Delve: `Process 1680 has exited with status 0`.
+    fn exit_said(&self, body: &Value) -> Option<i32> {
+        let text = body["output"].as_str()?;
+        let (_, status) = text.strip_prefix("Process ")?.split_once(" has exited with status ")?;
+        status.trim().parse().ok()
+    }
+
+    fn program_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match text.contains("\r\n") {
+            true => Cow::Owned(text.replace("\r\n", "\n")),
+            false => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// A value's text as JSON, in the terms of C, C++, Rust and Go as their adapters print them:
+/// numbers, `true`/`false`, characters (`'a'`), strings (`"ada"`, and a `char *`'s
+/// `0x5555… "ada"`); anything else is its text.
+pub(crate) fn typed_text(kind: &str, text: &str) -> Value {
+    let text = text.trim();
+    if let Some(quoted) =
+        text.find('"').map(|at| &text[at..]).filter(|q| q.len() >= 2 && q.ends_with('"'))
+    {
+        let pointer_like = text.starts_with('"') || text.starts_with("0x");
+        if pointer_like {
+            if let Ok(Value::String(s)) = serde_json::from_str::<Value>(quoted) {
+                return s.into();
+            }
+            return quoted[1..quoted.len() - 1].into();
+        }
+    }
+    match text {
+        "true" => return true.into(),
+        "false" => return false.into(),
+        "nil" | "NULL" | "nullptr" if !kind.is_empty() => return Value::Null,
+        _ => {}
+    }
+    if kind.contains('*') || text.starts_with("0x") {
+        return text.into();
+    }
+    let floating = ["double", "float", "f32", "f64"].iter().any(|f| kind.contains(f));
+    if let (true, Ok(f)) = (floating, text.parse::<f64>()) {
+        if f.is_finite() {
+            return f.into();
+        }
+    }
+    if let Ok(n) = text.parse::<i64>() {
+        return n.into();
+    }
+    if let Ok(n) = text.parse::<u64>() {
+        return n.into();
+    }
+    if let Ok(f) = text.parse::<f64>() {
+        if f.is_finite() {
+            return f.into();
+        }
+    }
+    // A `char`: `'a'` (lldb writes `97 'a'` for C's char).
+    if let Some(c) = text.rsplit_once(' ').map_or(text, |(_, c)| c).strip_prefix('\'') {
+        if let Some(c) = c.strip_suffix('\'') {
+            return c.into();
+        }
+    }
+    text.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_typed_as_the_language_prints_them() {
+        assert_eq!(typed_text("int", "42"), json!(42));
+        assert_eq!(typed_text("double", "9.5"), json!(9.5));
+        assert_eq!(typed_text("double", "19"), json!(19.0));
+        assert_eq!(typed_text("bool", "true"), json!(true));
+        assert_eq!(typed_text("const char *", "0x0000555555556008 \"ada\""), json!("ada"));
+        assert_eq!(typed_text("alloc::string::String", "\"a \\\"b\\\"\""), json!("a \"b\""));
+        assert_eq!(typed_text("string", "\"tea\""), json!("tea"));
+        assert_eq!(typed_text("char", "97 'a'"), json!("a"));
+        assert_eq!(typed_text("int *", "0x00007fffffffe4d0"), json!("0x00007fffffffe4d0"));
+        assert_eq!(typed_text("main.Order", "main.Order {ID: 1}"), json!("main.Order {ID: 1}"));
+    }
+
+    #[test]
+    fn rust_hashes_leave_function_names() {
+        let native = Native(Arc::new(Profile {
+            name: "lldb-dap".into(),
+            language: "rust".into(),
+            program: String::new(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            connect: Connect::Stdio,
+            request: "launch",
+            arguments: Value::Null,
+            output_is_adapters: false,
+            stop_on_entry: None,
+        }));
+        assert_eq!(native.function_name("orders::total::hdc7604ba955b3d93"), "orders::total");
+        assert_eq!(native.function_name("main"), "main");
+        let marked = native.logpoint_message("bp1", "x={x}", true);
+        assert_eq!(native.logpoint_owner(&format!("> [Go 1]: {marked}\n")), Some(("bp1", "x={x}")));
+    }
+}

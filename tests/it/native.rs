@@ -1,0 +1,200 @@
+//! Compiled programs through debug adapters: C and C++ and Rust through lldb-dap, Go through
+//! Delve, Ruby through a configured rdbg. The fixtures are built here, once per test run, into
+//! `target/native-fixtures`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+use crate::{fixture, launch, local, ok, root, tool, values, Server};
+
+/// Where the fixtures are built.
+fn out_dir() -> PathBuf {
+    let dir = root().join("target/native-fixtures");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn build(program: &str, source: &str, output: &str) -> String {
+    let out = out_dir().join(output);
+    let status = Command::new(program)
+        .args(["-g", "-O0", "-o"])
+        .arg(&out)
+        .arg(fixture(source))
+        .status()
+        .unwrap_or_else(|e| panic!("{program} is needed to build {source}: {e}"));
+    assert!(status.success(), "building {source}");
+    out.display().to_string()
+}
+
+fn c_loop() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| build("gcc", "native/c/loop.c", "loop"))
+}
+
+fn cpp_words() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| build("g++", "native/cpp/words.cpp", "words"))
+}
+
+fn rust_orders() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let target = out_dir().join("rust");
+        let status = Command::new("cargo")
+            .args(["build", "-q", "--target-dir"])
+            .arg(&target)
+            .current_dir(fixture("native/rust"))
+            .env_remove("CARGO_TARGET_DIR")
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the Rust fixture");
+        target.join("debug/orders").display().to_string()
+    })
+}
+
+#[test]
+fn c_values_at_every_hit_typed_in_c() {
+    let mut server = Server::initialized();
+    let file = fixture("native/c/loop.c");
+    let result = server.debug_script(json!({"command": format!("{} 5", c_loop()),
+        "breakpoint": {"file": file, "line": 15}, "expression": "o->total"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(9.5), json!(20.25), json!(5.0), json!(9.5), json!(20.25)]);
+    assert_eq!(s["results"][0]["type"], "double", "{s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert_eq!(s["output"]["stdout"], "sum 64.50 after 5 orders\n", "{s}");
+    assert!(s["results"][0]["pid"].is_u64(), "{s}");
+
+    let result = server.debug_script(json!({"command": format!("{} 2", c_loop()),
+        "breakpoint": {"file": file, "line": 15}, "expression": "*o"}));
+    let s = ok(&result);
+    assert_eq!(
+        values(s),
+        vec![
+            json!({"id": 1, "total": 9.5, "customer": "ada"}),
+            json!({"id": 2, "total": 20.25, "customer": "bob"})
+        ],
+        "{s}"
+    );
+
+    let result = server.debug_script(json!({"command": format!("{} 4", c_loop()),
+        "breakpoint": {"file": file, "line": 15, "condition": "o->id != 2"},
+        "expression": "o->customer"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!("ada"), json!("cy"), json!("ada")], "{s}");
+    assert_eq!(s["results"][0]["type"], "const char *");
+
+    let result = server.debug_script(json!({"command": c_loop(),
+        "breakpoint": {"file": file, "line": 15}, "expression": "nope"}));
+    let s = ok(&result);
+    assert_eq!(s["results"][0]["type"], "error", "{s}");
+    assert!(s["results"][0]["value"].as_str().unwrap().contains("nope"), "{s}");
+}
+
+#[test]
+fn cpp_strings_and_rust_collections_read_whole() {
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": cpp_words(),
+        "breakpoint": {"file": fixture("native/cpp/words.cpp"), "line": 9}, "expression": "w"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!("a"), json!("b"), json!("a"), json!("c")], "{s}");
+    assert!(s["results"][0]["type"].as_str().unwrap().contains("string"), "{s}");
+
+    let file = fixture("native/rust/src/main.rs");
+    let result = server.debug_script(json!({"command": rust_orders(),
+        "breakpoint": {"file": file, "line": 13}, "expression": "order.items",
+        "includeStack": true}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!([1, 2]), json!([1, 2]), json!([3])], "{s}");
+    assert!(s["results"][0]["type"].as_str().unwrap().starts_with("alloc::vec::Vec<"), "{s}");
+    let stack = &s["results"][0]["stack"];
+    assert_eq!(stack[0]["function"], "orders::total", "no hash suffix: {s}");
+    assert_eq!(stack[1]["function"], "orders::main", "{s}");
+
+    let result = server.debug_script(json!({"command": rust_orders(),
+        "breakpoint": {"file": file, "line": 13}, "expression": "order.customer"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!("ada"), json!("ada"), json!("bob")], "{s}");
+    assert_eq!(s["output"]["stdout"], "order 1 for ada: 35\norder 2 for bob: 7\ngrand total 42\n");
+}
+
+#[test]
+fn go_run_values_and_goroutines() {
+    let mut server = Server::initialized();
+    let dir = fixture("native/go");
+    let file = fixture("native/go/main.go");
+    let result = server.debug_script(json!({"command": "go run .", "cwd": dir,
+        "breakpoint": {"file": file, "line": 16}, "expression": "o", "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(s["results"][0]["type"], "main.Order", "{s}");
+    assert_eq!(s["results"][0]["value"]["Total"], 9.5, "{s}");
+    assert_eq!(s["results"][1]["value"]["ID"], 2, "{s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert!(s["output"]["stdout"].as_str().unwrap().ends_with("sum 29.75\n"), "{s}");
+
+    // Two goroutines at one line: both hits, whichever comes first.
+    let result = server.debug_script(json!({"command": "go run .", "cwd": dir,
+        "breakpoint": {"file": file, "line": 31}, "expression": "n", "timeout": 120000}));
+    let s = ok(&result);
+    let mut seen: Vec<i64> = values(s).iter().map(|v| v.as_i64().unwrap()).collect();
+    seen.sort();
+    assert_eq!(seen, vec![0, 1], "{s}");
+}
+
+#[test]
+fn a_c_session_from_breakpoint_to_exit() {
+    let mut server = Server::initialized();
+    let file = fixture("native/c/loop.c");
+    let state = launch(&mut server, &format!("{} 3", c_loop()), &file, 15);
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(state["location"]["function"], "add_order", "{state}");
+    assert_eq!(state["location"]["line"], 15, "{state}");
+    assert_eq!(local(&state, "sum")["value"], 0.0, "{state}");
+    assert_eq!(local(&state, "sum")["type"], "double", "{state}");
+
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "o->total * 2"}));
+    assert_eq!(value, json!({"type": "double", "value": 19.0}));
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "*o"}));
+    assert_eq!(value["value"], json!({"id": 1, "total": 9.5, "customer": "ada"}), "{value}");
+    let members = tool(&mut server, "debug-variables", json!({"path": "o"}));
+    let names: Vec<&Value> =
+        members["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
+    assert_eq!(names, vec!["id", "total", "customer"], "{members}");
+
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    assert_eq!(stack["totalFrames"], 2, "libc's start-up is not the program's: {stack}");
+    assert_eq!(stack["frames"][1]["function"], "main", "{stack}");
+
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!(
+        (state["state"].as_str(), state["reason"].as_str()),
+        (Some("paused"), Some("step")),
+        "{state}"
+    );
+    assert_eq!(state["location"]["line"], 16, "{state}");
+    assert_eq!(local(&state, "next")["value"], 9.5, "{state}");
+
+    let set = tool(&mut server, "debug-set-variable", json!({"name": "next", "value": "100.5"}));
+    assert_eq!((&set["type"], &set["value"]), (&json!("double"), &json!(100.5)), "{set}");
+
+    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    assert_eq!(state["location"]["function"], "main", "{state}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!(local(&state, "sum")["value"], 100.5, "the set value was kept: {state}");
+    tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    assert_eq!(state["location"]["function"], "add_order", "{state}");
+
+    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    assert!(removed.get("error").is_none(), "{removed}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["exitCode"], 0, "{state}");
+    let output = tool(&mut server, "debug-output", json!({}));
+    assert!(output["stdout"].as_str().unwrap().contains("sum 125.75 after 3 orders\n"), "{output}");
+    tool(&mut server, "debug-stop", json!({}));
+}
