@@ -125,6 +125,11 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn exit_said(&self, _body: &Value) -> Option<i32> {
         None
     }
+    /// Whether the adapter's process is the program's (rdbg runs the script in itself): its
+    /// exit is then the program's.
+    fn adapter_is_program(&self) -> bool {
+        false
+    }
     /// The program's output as it wrote it (a pty's `\r\n` back to `\n`).
     fn program_text<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
         std::borrow::Cow::Borrowed(text)

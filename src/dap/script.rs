@@ -527,10 +527,12 @@ impl<F: Flavour> Collector for Run<'_, F> {
             child.client.close_input();
         }
         self.client.close_input();
-        let _ = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
+        let adapter = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
         self.kill_all();
         let exit = match (timed_out, self.exit_code) {
             (false, Some(code)) => Exit { code: Some(code), signal: None },
+            // rdbg runs the program in its own process: its exit is the program's.
+            (false, None) if self.flavour.adapter_is_program() => adapter,
             _ => Exit { code: None, signal: Some(sys::SIGKILL) },
         };
         log::debug(format_args!("program ended ({})", exit.describe()));

@@ -66,6 +66,8 @@ fn start<F: Flavour>(
     }
     backend.pause_on_exceptions = pause_on_exceptions.into();
     backend.output = output.unwrap_or_default();
+    // An adapter that runs the program itself and is attached to (rdbg) stops it as it loads.
+    backend.load_pause = request == "attach" && !stop_on_entry;
     let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
     backend.ready(prepared)?;
     Ok(backend)
@@ -225,6 +227,8 @@ pub(crate) struct Dap<F> {
     done: bool,
     /// The exit code an adapter said in words before `terminated` ([`Flavour::exit_said`]).
     exit_code: Option<i32>,
+    /// The program's first `pause` stop is the adapter's, as it loads: passed over.
+    load_pause: bool,
 }
 
 impl<F: Flavour> Dap<F> {
@@ -253,6 +257,7 @@ impl<F: Flavour> Dap<F> {
             early: Vec::new(),
             done: false,
             exit_code: None,
+            load_pause: false,
         }
     }
 
@@ -562,6 +567,10 @@ impl<F: Flavour> Dap<F> {
     fn stopped(&mut self, connection: usize, body: Value) -> Option<Happening<Paused>> {
         self.on = connection;
         let thread = body["threadId"].clone();
+        if std::mem::take(&mut self.load_pause) && body["reason"] == "pause" {
+            drop(self.session(connection).send("continue", json!({"threadId": thread})));
+            return None;
+        }
         let frames = self.frames(&thread);
         // A child's breakpoint ids are its session's own: its stops are matched by line.
         let hit_ids: Vec<i64> = body["hitBreakpointIds"]

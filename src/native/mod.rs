@@ -530,7 +530,10 @@ impl Flavour for Native {
         }
         let output = profile.output_is_adapters.then(|| {
             let mut output = adapter.output().clone();
-            output.hide(|line| line.starts_with("DAP server listening at: "));
+            // Delve's and rdbg's own lines among the program's.
+            output.hide(|line| {
+                line.starts_with("DAP server listening at: ") || line.starts_with("DEBUGGER: ")
+            });
             output
         });
         Ok(Launched {
@@ -645,8 +648,10 @@ impl Flavour for Native {
         typed_text(kind, text)
     }
 
-    fn summary_only(&self, _: &str, text: &str) -> bool {
-        !(text.ends_with('"') || text.ends_with('\''))
+    /// A number, a boolean or a quoted string says the whole value (rdbg lists a `Float`'s
+    /// class as a member; lldb a `char *`'s characters).
+    fn summary_only(&self, kind: &str, text: &str) -> bool {
+        typed_text(kind, text).is_string() && !(text.ends_with('"') || text.ends_with('\''))
     }
 
     /// The C runtime's and Go's start-up under `main`, and Rust's `lang_start`.
@@ -718,6 +723,11 @@ impl Flavour for Native {
         let text = body["output"].as_str()?;
         let (_, status) = text.strip_prefix("Process ")?.split_once(" has exited with status ")?;
         status.trim().parse().ok()
+    }
+
+    /// A configured adapter on a port we chose runs the program in itself (rdbg).
+    fn adapter_is_program(&self) -> bool {
+        matches!(self.0.connect, Connect::Tcp(_))
     }
 
     fn program_text<'t>(&self, text: &'t str) -> Cow<'t, str> {

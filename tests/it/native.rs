@@ -198,3 +198,32 @@ fn a_c_session_from_breakpoint_to_exit() {
     assert!(output["stdout"].as_str().unwrap().contains("sum 125.75 after 3 orders\n"), "{output}");
     tool(&mut server, "debug-stop", json!({}));
 }
+
+/// Ruby's rdbg, declared in fixtures/native/ruby/debug-mcp.json (the README's example).
+#[test]
+fn a_configured_adapter_serves_debug_script_and_sessions() {
+    let mut server = Server::initialized();
+    let dir = fixture("native/ruby");
+    let file = fixture("native/ruby/orders.rb");
+    let result = server.debug_script(json!({"command": "ruby orders.rb", "cwd": dir,
+        "breakpoint": {"file": file, "line": 3}, "expression": "order[:total]"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(9.5), json!(20.25)], "{s}");
+    assert_eq!(s["results"][0]["type"], "Float", "{s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert_eq!(s["output"]["stdout"], "sum 29.75\n", "{s}");
+
+    let breakpoints = json!([{"file": file, "line": 3}]);
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "ruby orders.rb", "cwd": dir, "breakpoints": breakpoints}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["line"], 3, "{state}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "sum + 1"}));
+    assert_eq!(value["value"], 1, "{value}");
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["location"]["line"], 3, "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+}
