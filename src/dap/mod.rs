@@ -45,6 +45,31 @@ pub(crate) fn route_output<'a, F: flavour::Flavour>(
     None
 }
 
+/// A `stackTrace` answer's frames as the program knows them: the adapter's start-up frames at
+/// the bottom left out (debugpy's runpy, the C runtime's, Go's) and function names as the
+/// source spells them (Rust's hash suffixes left out).
+pub(crate) fn program_frames<F: flavour::Flavour>(flavour: &F, trace: &Value) -> Vec<Value> {
+    let mut frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
+    while frames.len() > 1 && frames.last().is_some_and(|f| flavour.is_startup_frame(f)) {
+        frames.pop();
+    }
+    for frame in &mut frames {
+        let name = frame["name"].as_str().unwrap_or_default();
+        let shown = flavour.function_name(name);
+        if shown.len() != name.len() {
+            frame["name"] = shown.to_string().into();
+        }
+    }
+    frames
+}
+
+/// An `evaluate` the adapter refused, as a probe would report it: `{type: "error", value}`
+/// with the adapter's own words (lldb-dap's `error: ` prefix left out).
+pub(crate) fn evaluation_error(message: &str) -> Value {
+    let message = message.split_once(": ").map_or(message, |(_, m)| m);
+    json!({"type": "error", "value": message.trim()})
+}
+
 /// Members of a structured value, listed at most, one level down.
 pub(crate) const MEMBERS: usize = 100;
 

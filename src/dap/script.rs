@@ -346,12 +346,7 @@ impl<F: Flavour> Run<'_, F> {
                 .client(connection)
                 .send("stackTrace", json!({"threadId": thread, "levels": levels}));
             let trace = self.answer(&trace)?;
-            let mut frames = trace["stackFrames"].as_array().cloned().unwrap_or_default();
-            while frames.len() > 1
-                && frames.last().is_some_and(|f| self.flavour.is_startup_frame(f))
-            {
-                frames.pop();
-            }
+            let frames = dap::program_frames(&self.flavour, &trace);
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
             let mut hit = match self.flavour.probe(&self.plan.expression, self.importable, None) {
                 Some(expression) => {
@@ -373,7 +368,7 @@ impl<F: Flavour> Run<'_, F> {
             if self.plan.include_stack {
                 let stack = frames
                     .iter()
-                    .map(|f| json!({"function": self.flavour.function_name(f["name"].as_str().unwrap_or_default()), "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
+                    .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
                     .collect();
                 hit.stack = Some(stack);
             }
@@ -401,8 +396,7 @@ impl<F: Flavour> Run<'_, F> {
         let answer = match self.answer(&evaluated) {
             Ok(answer) => answer,
             Err(Failure::Error { message, .. }) => {
-                let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m);
-                let result = json!({"type": "error", "value": message.trim()}).to_string();
+                let result = dap::evaluation_error(&message).to_string();
                 return Ok(Hit { result, truncated: false, stack: None, from: None });
             }
             Err(other) => return Err(other),

@@ -554,14 +554,9 @@ impl<F: Flavour> Dap<F> {
     /// A stopped thread's frames, the adapter's own start-up frames (debugpy's runpy) left
     /// out.
     fn frames(&mut self, thread: &Value) -> Vec<Value> {
-        let mut frames = self
-            .request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
-            .map(|t| t["stackFrames"].as_array().cloned().unwrap_or_default())
-            .unwrap_or_default();
-        while frames.len() > 1 && frames.last().is_some_and(|x| self.flavour.is_startup_frame(x)) {
-            frames.pop();
-        }
-        frames
+        self.request("stackTrace", json!({"threadId": thread, "levels": STACK_LEVELS}))
+            .map(|trace| dap::program_frames(&self.flavour, &trace))
+            .unwrap_or_default()
     }
 
     fn stopped(&mut self, connection: usize, body: Value) -> Option<Happening<Paused>> {
@@ -779,10 +774,7 @@ impl<F: Flavour> Dap<F> {
         let arguments = json!({"expression": expression, "frameId": frame_id, "context": "watch"});
         let answer = match self.request("evaluate", arguments) {
             Ok(answer) => answer,
-            Err(Failure::Error { message, .. }) => {
-                let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m);
-                return Ok(json!({"type": "error", "value": message.trim()}));
-            }
+            Err(Failure::Error { message, .. }) => return Ok(dap::evaluation_error(&message)),
             Err(other) => return Err(other),
         };
         let flavour = self.flavour.clone();

@@ -227,3 +227,18 @@ fn a_configured_adapter_serves_debug_script_and_sessions() {
     assert_eq!(state["location"]["line"], 3, "{state}");
     tool(&mut server, "debug-stop", json!({}));
 }
+
+#[test]
+fn a_rust_session_reads_names_and_collections_as_written() {
+    let mut server = Server::initialized();
+    let file = fixture("native/rust/src/main.rs");
+    let state = launch(&mut server, rust_orders(), &file, 13);
+    assert_eq!(state["location"]["function"], "orders::total", "{state}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "order.customer"}));
+    assert_eq!(value, json!({"type": "alloc::string::String", "value": "ada"}));
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let names: Vec<&Value> =
+        stack["frames"].as_array().unwrap().iter().map(|f| &f["function"]).collect();
+    assert_eq!(names, vec!["orders::total", "orders::main"], "{stack}");
+    tool(&mut server, "debug-stop", json!({}));
+}
