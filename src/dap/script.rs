@@ -39,6 +39,7 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
     let Launched { client, adapter, mut arguments, importable, label, request, output, .. } =
         flavour.start(&plan.command, false)?;
     flavour.follow_children(&mut arguments);
+    let flavour_has_no_probe = flavour.probe(&plan.expression, importable, None).is_none();
     let (more_tx, more) = crossbeam_channel::unbounded();
     let mut run = Run::<F> {
         children: Vec::new(),
@@ -61,6 +62,9 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         logpoints: false,
         logged: None,
         terminated: false,
+        plain: flavour_has_no_probe,
+        pending: std::collections::VecDeque::new(),
+        resume: None,
     };
     let started = run.setup(request, arguments);
     script::drive(&mut run, started, plan, call, deadline)
@@ -97,6 +101,13 @@ struct Run<'a, F> {
     /// Without a probe: the type of the expression's value once a logpoint reports its text.
     logged: Option<String>,
     terminated: bool,
+    /// Whether the flavour has no probe: values are the adapter's own (`plain_hit`).
+    plain: bool,
+    /// Hits of other threads stopped at the breakpoint at the same moment, reported one by
+    /// one before the program goes on.
+    pending: std::collections::VecDeque<Hit>,
+    /// The stopped thread to continue once `pending` is reported.
+    resume: Option<Value>,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -317,7 +328,7 @@ impl<F: Flavour> Run<'_, F> {
             // A child's last reports may still be on their way through the adapter.
             "terminated" if self.children.iter().any(|c| c.open) => return Ok(Step::Draining),
             // Delve says the exit code in words just after `terminated`.
-            "terminated" if self.exit_code.is_none() && self.plain() => {
+            "terminated" if self.exit_code.is_none() && self.plain => {
                 self.terminated = true;
                 return Ok(Step::Draining);
             }
@@ -339,8 +350,7 @@ impl<F: Flavour> Run<'_, F> {
     fn stopped(&mut self, connection: usize, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
-        let plain = self.plain();
-        if body["reason"] == "breakpoint" && (self.plan.include_stack || plain) {
+        if body["reason"] == "breakpoint" && (self.plan.include_stack || self.plain) {
             let levels = if self.plan.include_stack { STACK_FRAMES } else { 1 };
             let trace = self
                 .client(connection)
@@ -363,16 +373,23 @@ impl<F: Flavour> Run<'_, F> {
                         Err(cancelled) => return Err(cancelled),
                     }
                 }
-                None => self.plain_hit(connection, &frame_id)?,
+                None => {
+                    let hit = self.plain_hit(connection, &frame_id)?;
+                    if connection == 0 && self.logged.is_none() {
+                        let top = frames.first().cloned().unwrap_or_default();
+                        self.simultaneous(&thread, &top)?;
+                    }
+                    hit
+                }
             };
             if self.plan.include_stack {
-                let stack = frames
-                    .iter()
-                    .map(|f| json!({"function": f["name"], "file": f.pointer("/source/path").cloned().unwrap_or(Value::Null), "line": f["line"]}))
-                    .collect();
-                hit.stack = Some(stack);
+                hit.stack = Some(stack_of(&frames));
             }
             step = Step::Hit(self.tag(connection, hit));
+        }
+        if !self.pending.is_empty() {
+            self.resume = Some(thread);
+            return Ok(step);
         }
         // Anything else (an exception we did not ask for) just goes on.
         let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
@@ -380,9 +397,67 @@ impl<F: Flavour> Run<'_, F> {
         Ok(step)
     }
 
-    /// Whether the flavour has no probe: values are the adapter's own.
-    fn plain(&self) -> bool {
-        self.flavour.probe(&self.plan.expression, self.importable, None).is_none()
+    /// The hits of other threads stopped at the same line as `top`, the hit just read (at
+    /// `thread`). Delve reports one goroutine per stop and steps the others that stand on the
+    /// breakpoint past it when the program goes on: their hits would be lost. Only threads whose
+    /// name says the same function are looked at (Delve names goroutines by where they are);
+    /// with a condition, it must hold for them too.
+    fn simultaneous(&mut self, thread: &Value, top: &Value) -> Result<(), Failure> {
+        let function = top["name"].as_str().unwrap_or_default();
+        if function.is_empty() {
+            return Ok(());
+        }
+        let threads = self.client.send("threads", json!({}));
+        let threads = self.answer(&threads)?;
+        let others: Vec<Value> = threads["threads"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| &t["id"] != thread)
+            .filter(|t| t["name"].as_str().is_some_and(|n| n.contains(function)))
+            .map(|t| t["id"].clone())
+            .collect();
+        let levels = if self.plan.include_stack { STACK_FRAMES } else { 1 };
+        for other in others {
+            let trace =
+                self.client.send("stackTrace", json!({"threadId": other, "levels": levels}));
+            let trace = self.answer(&trace)?;
+            let frames = dap::program_frames(&self.flavour, &trace);
+            let Some(frame) = frames.first() else { continue };
+            let same = |key: &str| frame.pointer(key) == top.pointer(key);
+            if !(same("/source/path") && same("/line")) {
+                continue;
+            }
+            if let Some(condition) = self.plan.condition.clone() {
+                let arguments =
+                    json!({"expression": condition, "frameId": frame["id"], "context": "watch"});
+                let held = self.client.send("evaluate", arguments);
+                let held = self.answer(&held).ok();
+                let text = held.as_ref().and_then(|h| h["result"].as_str()).unwrap_or("false");
+                if matches!(text, "false" | "0") {
+                    continue;
+                }
+            }
+            let mut hit = self.plain_hit(0, &frame["id"])?;
+            if self.plan.include_stack {
+                hit.stack = Some(stack_of(&frames));
+            }
+            self.pending.push_back(hit);
+        }
+        Ok(())
+    }
+
+    /// The next hit held in `pending`; the program goes on after the last.
+    fn next_pending(&mut self) -> Result<Step, Failure> {
+        let Some(hit) = self.pending.pop_front() else { return Ok(Step::Go) };
+        let hit = self.tag(0, hit);
+        if self.pending.is_empty() {
+            if let Some(thread) = self.resume.take() {
+                let resumed = self.client.send("continue", json!({"threadId": thread}));
+                self.answer(&resumed)?;
+            }
+        }
+        Ok(Step::Hit(hit))
     }
 
     /// A hit read at its stop through the adapter's own `evaluate` (no probe). The first one
@@ -464,6 +539,15 @@ impl<F: Flavour> Run<'_, F> {
     }
 }
 
+/// A hit's `stack` with `includeStack`: each frame's function, file and line.
+fn stack_of(frames: &[Value]) -> Vec<Value> {
+    let frame = |f: &Value| {
+        let file = f.pointer("/source/path").cloned().unwrap_or(Value::Null);
+        json!({"function": f["name"], "file": file, "line": f["line"]})
+    };
+    frames.iter().map(frame).collect()
+}
+
 /// One hit: the probe's marker and payload, or (when the message itself failed) the exception
 /// text the adapter put in its place.
 fn hit<F: Flavour>(flavour: &F, text: &str) -> Hit {
@@ -486,7 +570,12 @@ impl<F: Flavour> Collector for Run<'_, F> {
     type Event = Value;
 
     fn inputs(&self) -> Inputs<Value> {
-        let (exited, tick) = (crossbeam_channel::never(), crossbeam_channel::never());
+        let exited = crossbeam_channel::never();
+        // Hits held back are due at once.
+        let tick = match self.pending.is_empty() {
+            true => crossbeam_channel::never(),
+            false => crossbeam_channel::after(Duration::ZERO),
+        };
         Inputs { events: self.client.events().clone(), exited, tick, more: self.more.clone() }
     }
 
@@ -494,7 +583,8 @@ impl<F: Flavour> Collector for Run<'_, F> {
         match input {
             Input::Event(event) => self.handle_event(event),
             Input::Closed => Ok(Step::Finished),
-            Input::Exited(_) | Input::Tick => Ok(Step::Go),
+            Input::Tick => self.next_pending(),
+            Input::Exited(_) => Ok(Step::Go),
         }
     }
 
