@@ -304,13 +304,11 @@ impl<F: Flavour> Run<'_, F> {
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
-            "output" if self.flavour.exit_said(body).is_some() => {
-                self.exit_code = self.flavour.exit_said(body);
-                if self.terminated {
-                    return Ok(Step::Finished);
-                }
-            }
             "output" => {
+                if let Some(code) = self.flavour.exit_said(body) {
+                    self.exit_code = Some(code);
+                    return Ok(if self.terminated { Step::Finished } else { Step::Go });
+                }
                 if let Some(message) = dap::route_output(&self.flavour, body, &mut self.output) {
                     let hit = match &self.logged {
                         Some(kind) => self.logged_hit(kind, message),

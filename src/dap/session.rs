@@ -486,10 +486,11 @@ impl<F: Flavour> Dap<F> {
         }
         let body = &event["body"];
         match event["event"].as_str().unwrap_or_default() {
-            "output" if self.flavour.exit_said(body).is_some() => {
-                self.exit_code = self.flavour.exit_said(body);
-            }
             "output" => {
+                if let Some(code) = self.flavour.exit_said(body) {
+                    self.exit_code = Some(code);
+                    return None;
+                }
                 let message = dap::route_output(&self.flavour, body, &mut self.output)?;
                 // debugpy sends a logpoint's message with `"source": {}`, no path or line,
                 // so its owner is found by the message's shape: the one logpoint whose

@@ -79,15 +79,22 @@ impl Configured {
 }
 
 fn fits(spec: &Value, command: &CommandLine, files: &[&str]) -> bool {
-    let strings = |key: &str| -> Vec<&str> {
-        spec["match"][key].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
-    };
-    let program = command.words.first().map(|w| basename(w)).unwrap_or_default();
-    let extensions = strings("extensions");
+    let extensions = matches(spec, "extensions");
     let ends = |f: &str| extensions.iter().any(|e| f.ends_with(e));
-    strings("commands").contains(&program)
+    runs_it(spec, command)
         || files.iter().any(|f| ends(f))
         || command.words.first().is_some_and(|w| ends(w))
+}
+
+/// The strings of the adapter's `match.KEY` list.
+fn matches<'s>(spec: &'s Value, key: &str) -> Vec<&'s str> {
+    spec["match"][key].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+/// Whether the command starts with one of the adapter's `match.commands` (`ruby app.rb`).
+fn runs_it(spec: &Value, command: &CommandLine) -> bool {
+    let program = command.words.first().map(|w| basename(w)).unwrap_or_default();
+    matches(spec, "commands").contains(&program)
 }
 
 fn basename(word: &str) -> &str {
@@ -120,12 +127,7 @@ impl Adapter<'_> {
         }
         // `ruby app.rb args`: the program is the script when the command is the runtime.
         let words = &command.words;
-        let runtime = self.spec["match"]["commands"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c.as_str() == Some(basename(&words[0])));
-        let (program_word, args) = match runtime {
+        let (program_word, args) = match runs_it(self.spec, command) {
             true if words.len() > 1 => (words[1].clone(), words[2..].to_vec()),
             _ => (words[0].clone(), words[1..].to_vec()),
         };

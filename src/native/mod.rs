@@ -81,7 +81,9 @@ impl Native {
         if configured.as_ref().is_some_and(|c| c.find(command, language, files).is_some()) {
             return true;
         }
-        builtin_for(command, language, files).is_some()
+        // An ELF file is enough to claim it; which adapter is `resolve`'s to read.
+        let elf = |path: &Path| is_elf(path).then_some(Binary::Other);
+        builtin_for(command, language, files, elf).is_some()
     }
 
     /// The adapter for `command` ([`Native::claims`]), ready to start.
@@ -95,7 +97,8 @@ impl Native {
         if let Some(adapter) = configured.as_ref().and_then(|c| c.find(command, language, files)) {
             return adapter.profile(command).map(|p| Native(Arc::new(p)));
         }
-        let builtin = builtin_for(command, language, files).ok_or_else(|| match language {
+        let found = builtin_for(command, language, files, binary_kind);
+        let (builtin, binary) = found.ok_or_else(|| match language {
             Some(language) => Failure::new(
                 Code::InvalidArguments,
                 format!(
@@ -115,7 +118,7 @@ impl Native {
             Builtin::Delve => delve(command)?,
             Builtin::Gdb => gdb(command, language)?,
             Builtin::Lldb => match lldb_dap() {
-                Some(adapter) => lldb(command, adapter, language, files)?,
+                Some(adapter) => lldb(command, adapter, language, files, binary)?,
                 None if gdb_version().is_some_and(|v| v >= 14) => gdb(command, language)?,
                 None => return Err(not_installed("lldb-dap", "apt-get install lldb-19")),
             },
@@ -124,12 +127,18 @@ impl Native {
     }
 }
 
-/// The built-in adapter a command needs, if any.
-fn builtin_for(command: &CommandLine, language: Option<&str>, files: &[&str]) -> Option<Builtin> {
+/// The built-in adapter a command needs, if any, and what `classify` made of its program when
+/// it was read (an ELF file: Go's or not).
+fn builtin_for(
+    command: &CommandLine,
+    language: Option<&str>,
+    files: &[&str],
+    classify: fn(&Path) -> Option<Binary>,
+) -> Option<(Builtin, Option<Binary>)> {
     match language {
-        Some("go") => return Some(Builtin::Delve),
-        Some("gdb") => return Some(Builtin::Gdb),
-        Some(l) if LANGUAGES.contains(&l) => return Some(Builtin::Lldb),
+        Some("go") => return Some((Builtin::Delve, None)),
+        Some("gdb") => return Some((Builtin::Gdb, None)),
+        Some(l) if LANGUAGES.contains(&l) => return Some((Builtin::Lldb, None)),
         Some(_) => return None,
         None => {}
     }
@@ -139,10 +148,10 @@ fn builtin_for(command: &CommandLine, language: Option<&str>, files: &[&str]) ->
     const NATIVE: &[&str] = &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "rs", "zig"];
     const SCRIPT: &[&str] = &["js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx", "py", "rb"];
     if files.iter().any(|f| extension(f) == "go") {
-        return Some(Builtin::Delve);
+        return Some((Builtin::Delve, None));
     }
     if files.iter().any(|f| NATIVE.contains(&extension(f))) {
-        return Some(Builtin::Lldb);
+        return Some((Builtin::Lldb, None));
     }
     if files.iter().any(|f| SCRIPT.contains(&extension(f))) {
         return None;
@@ -150,7 +159,7 @@ fn builtin_for(command: &CommandLine, language: Option<&str>, files: &[&str]) ->
     let first = command.words.first()?;
     let name = Path::new(first).file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if name == "go" {
-        return Some(Builtin::Delve);
+        return Some((Builtin::Delve, None));
     }
     // Interpreters and launchers are programs too: what they run is not theirs to debug.
     const LAUNCHERS: &[&str] = &[
@@ -160,30 +169,38 @@ fn builtin_for(command: &CommandLine, language: Option<&str>, files: &[&str]) ->
     if LAUNCHERS.contains(&name) {
         return None;
     }
-    match executable_kind(&in_cwd(command, first)) {
-        Some(Binary::Go) => Some(Builtin::Delve),
-        Some(Binary::Native) => Some(Builtin::Lldb),
-        None => None,
-    }
+    let binary = classify(&in_cwd(command, first))?;
+    let builtin = if binary == Binary::Go { Builtin::Delve } else { Builtin::Lldb };
+    Some((builtin, Some(binary)))
 }
 
+#[derive(Clone, Copy, PartialEq)]
 enum Binary {
     Go,
-    Native,
+    Rust,
+    Other,
 }
 
-/// An ELF executable, and whether Go built it.
-fn executable_kind(path: &Path) -> Option<Binary> {
+fn is_elf(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 4];
-    let mut file = std::fs::File::open(path).ok()?;
-    file.read_exact(&mut head).ok()?;
-    if &head != b"\x7fELF" {
+    let file = std::fs::File::open(path);
+    file.and_then(|mut f| f.read_exact(&mut head)).is_ok() && &head == b"\x7fELF"
+}
+
+/// An ELF executable, and what built it: Go (its build info) or Rust (its panic machinery),
+/// read in one pass over the file.
+fn binary_kind(path: &Path) -> Option<Binary> {
+    if !is_elf(path) {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
-    let go = bytes.windows(13).any(|w| w == b"\xff Go buildinf");
-    Some(if go { Binary::Go } else { Binary::Native })
+    let has = |marker: &[u8]| bytes.windows(marker.len()).any(|w| w == marker);
+    Some(match () {
+        () if has(b"\xff Go buildinf") => Binary::Go,
+        () if has(b"rust_panic") => Binary::Rust,
+        () => Binary::Other,
+    })
 }
 
 /// A word of the command as a path, against the command's working directory.
@@ -267,11 +284,13 @@ fn lldb(
     adapter: String,
     language: Option<String>,
     files: &[&str],
+    binary: Option<Binary>,
 ) -> Result<Profile, Failure> {
     let program = program_path(command, &command.words[0])?;
+    // The program is read only when choosing the adapter did not read it already.
     let rust = language.as_deref() == Some("rust")
         || files.iter().any(|f| f.ends_with(".rs"))
-        || std::fs::read(&program).is_ok_and(|b| b.windows(10).any(|w| w == b"rust_panic"));
+        || binary.or_else(|| binary_kind(Path::new(&program))) == Some(Binary::Rust);
     let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap", "request": "launch",
         "program": program, "args": command.words[1..], "cwd": cwd_of(command),
         "env": env_list(command), "stopOnEntry": false});
@@ -435,6 +454,12 @@ fn delve(command: &CommandLine) -> Result<Profile, Failure> {
     })
 }
 
+/// What an adapter printed (its stdout and stderr), for the words of a failure.
+fn said(adapter: &Debuggee) -> String {
+    let (out, err, ..) = adapter.output().since(0, 0);
+    crate::debugger::session::clip(format!("{out}{err}").trim(), 2000)
+}
+
 static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Native {
@@ -466,8 +491,7 @@ impl Native {
                 }
             }
             if let Some(exit) = adapter.try_exit() {
-                let (out, err, ..) = adapter.output().since(0, 0);
-                let said = crate::debugger::session::clip(format!("{out}{err}").trim(), 2000);
+                let said = said(adapter);
                 return Err(Failure::new(
                     Code::AdapterFailed,
                     format!(
@@ -561,8 +585,7 @@ impl Flavour for Native {
     }
 
     fn adapter_failed(&self, adapter: &mut Debuggee, _: &Client, label: &str) -> Failure {
-        let (out, err, ..) = adapter.output().since(0, 0);
-        let said = crate::debugger::session::clip(format!("{out}{err}").trim(), 2000);
+        let said = said(adapter);
         let exit = adapter.try_exit().map_or("still running".into(), |e| e.describe());
         Failure::new(
             Code::AdapterFailed,
