@@ -65,6 +65,7 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         plain: flavour_has_no_probe,
         pending: std::collections::VecDeque::new(),
         resume: None,
+        configured: false,
     };
     let started = run.setup(request, arguments);
     script::drive(&mut run, started, plan, call, deadline)
@@ -106,8 +107,11 @@ struct Run<'a, F> {
     /// Hits of other threads stopped at the breakpoint at the same moment, reported one by
     /// one before the program goes on.
     pending: std::collections::VecDeque<Hit>,
-    /// The stopped thread to continue once `pending` is reported.
+    /// The stopped thread to continue once `pending` is reported, or once configuration is
+    /// done.
     resume: Option<Value>,
+    /// `configurationDone` was answered.
+    configured: bool,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -173,6 +177,11 @@ impl<F: Flavour> Run<'_, F> {
         self.answer(&exceptions)?;
         let done = self.client.send("configurationDone", json!({}));
         self.answer(&done)?;
+        self.configured = true;
+        if let Some(thread) = self.resume.take() {
+            let resumed = self.client.send("continue", json!({"threadId": thread}));
+            self.answer(&resumed)?;
+        }
         self.answer(&launch)?;
         Ok(())
     }
@@ -385,7 +394,9 @@ impl<F: Flavour> Run<'_, F> {
             }
             step = Step::Hit(self.tag(connection, hit));
         }
-        if !self.pending.is_empty() {
+        // A stop before `configurationDone` (rdbg's as it loads the program) goes on after it,
+        // once the breakpoint is set; one with hits held back, after they are reported.
+        if !self.pending.is_empty() || (!self.configured && connection == 0) {
             self.resume = Some(thread);
             return Ok(step);
         }

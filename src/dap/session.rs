@@ -229,6 +229,10 @@ pub(crate) struct Dap<F> {
     exit_code: Option<i32>,
     /// The program's first `pause` stop is the adapter's, as it loads: passed over.
     load_pause: bool,
+    /// A load pause that came before `configurationDone`: it goes on after it, once the
+    /// breakpoints are set.
+    load_paused: Option<Value>,
+    configured: bool,
 }
 
 impl<F: Flavour> Dap<F> {
@@ -258,6 +262,8 @@ impl<F: Flavour> Dap<F> {
             done: false,
             exit_code: None,
             load_pause: false,
+            load_paused: None,
+            configured: false,
         }
     }
 
@@ -564,7 +570,12 @@ impl<F: Flavour> Dap<F> {
         self.on = connection;
         let thread = body["threadId"].clone();
         if std::mem::take(&mut self.load_pause) && body["reason"] == "pause" {
-            drop(self.session(connection).send("continue", json!({"threadId": thread})));
+            match self.configured {
+                true => {
+                    drop(self.session(connection).send("continue", json!({"threadId": thread})))
+                }
+                false => self.load_paused = Some(thread),
+            }
             return None;
         }
         let frames = self.frames(&thread);
@@ -877,8 +888,12 @@ impl<F: Flavour> Backend for Dap<F> {
         let filters = self.flavour.exception_filters(&self.pause_on_exceptions);
         self.request("setExceptionBreakpoints", json!({"filters": filters}))?;
         self.request("configurationDone", json!({}))?;
+        self.configured = true;
         if let Some((_, started)) = self.started.take() {
             wait(&started, self.flavour.adapter())?;
+        }
+        if let Some(thread) = self.load_paused.take() {
+            self.request("continue", json!({"threadId": thread}))?;
         }
         Ok(())
     }
