@@ -116,6 +116,16 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     /// An expression listing the program's loaded source files; `None`: ask the adapter
     /// (`loadedSources`).
     fn loaded_files(&self) -> Option<&'static str>;
+    /// The path a breakpoint's file is sent as: by default with every symlink resolved (what
+    /// Python imports); `named` is the path as the agent gave it.
+    fn breakpoint_path<'p>(
+        &self,
+        named: &'p std::path::Path,
+        real: &'p std::path::Path,
+    ) -> &'p std::path::Path {
+        let _ = named;
+        real
+    }
     /// A frame's function name as the program's source spells it (Rust's hash suffixes
     /// left out).
     fn function_name<'n>(&self, name: &'n str) -> &'n str {

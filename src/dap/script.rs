@@ -251,7 +251,7 @@ impl<F: Flavour> Run<'_, F> {
                 None => {}
             }
         }
-        json!({"source": {"path": self.plan.real_file.display().to_string()},
+        json!({"source": {"path": self.source_path()},
                "breakpoints": [breakpoint]})
     }
 
@@ -469,6 +469,12 @@ impl<F: Flavour> Run<'_, F> {
         Ok(Step::Hit(hit))
     }
 
+    /// The breakpoint's file as the adapter knows it ([`Flavour::breakpoint_path`]).
+    fn source_path(&self) -> String {
+        let path = self.flavour.breakpoint_path(&self.plan.file, &self.plan.real_file);
+        path.display().to_string()
+    }
+
     /// A hit read at its stop through the adapter's own `evaluate` (no probe). The first one
     /// whose text says the whole value turns the breakpoint into a logpoint
     /// ([`Run::logged`]): the type of an expression at one line does not change in a
@@ -598,7 +604,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
     }
 
     fn stop_hits(&mut self) {
-        let source = json!({"path": self.plan.real_file.display().to_string()});
+        let source = json!({"path": self.source_path()});
         drop(self.client.send("setBreakpoints", json!({"source": source, "breakpoints": []})));
     }
 

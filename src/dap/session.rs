@@ -139,6 +139,8 @@ pub(crate) fn attach<F: Flavour>(
 struct Placed {
     id: String,
     spec: BreakpointSpec,
+    /// Its file as the adapter knows it ([`Flavour::breakpoint_path`]).
+    path: PathBuf,
     /// The adapter's id, to match `hitBreakpointIds` and `breakpoint` events.
     dap_id: Option<i64>,
     verified: bool,
@@ -302,7 +304,7 @@ impl<F: Flavour> Dap<F> {
 
     /// Every breakpoint of every file, as `setBreakpoints` arguments.
     fn breakpoint_lists(&self) -> Vec<Value> {
-        let mut files: Vec<&PathBuf> = self.placed.iter().map(|b| &b.spec.real_file).collect();
+        let mut files: Vec<&PathBuf> = self.placed.iter().map(|b| &b.path).collect();
         files.sort();
         files.dedup();
         files.into_iter().map(|file| self.breakpoint_list(file)).collect()
@@ -313,7 +315,7 @@ impl<F: Flavour> Dap<F> {
         let list: Vec<Value> = self
             .placed
             .iter()
-            .filter(|b| &b.spec.real_file == file)
+            .filter(|b| &b.path == file)
             .map(|Placed { id, spec, .. }| {
                 let mut bp = json!({"line": spec.line});
                 if let Some(c) = &spec.condition {
@@ -464,7 +466,7 @@ impl<F: Flavour> Dap<F> {
     /// Sends a file's whole breakpoint list and records what the adapter made of each.
     fn sync_file(&mut self, file: &PathBuf) -> Result<(), Failure> {
         let indices: Vec<usize> =
-            (0..self.placed.len()).filter(|&i| &self.placed[i].spec.real_file == file).collect();
+            (0..self.placed.len()).filter(|&i| &self.placed[i].path == file).collect();
         let list = self.breakpoint_list(file);
         // The children's answers are not waited for: where breakpoints land is the program's.
         for child in self.children.iter_mut().filter(|c| c.open) {
@@ -609,7 +611,7 @@ impl<F: Flavour> Dap<F> {
                 .filter(|b| {
                     b.verified
                         && b.line == top["line"].as_u64()
-                        && b.spec.real_file.display().to_string() == file
+                        && b.path.display().to_string() == file
                 })
                 .map(|b| b.id.clone())
                 .collect();
@@ -915,16 +917,18 @@ impl<F: Flavour> Backend for Dap<F> {
                 ),
             ));
         }
+        let path = self.flavour.breakpoint_path(&spec.file, &spec.real_file).to_path_buf();
         self.placed.push(Placed {
             id: id.to_string(),
             spec: spec.clone(),
+            path: path.clone(),
             dap_id: None,
             verified: false,
             line: None,
             column: None,
             message: None,
         });
-        if let Err(failure) = self.sync_file(&spec.real_file) {
+        if let Err(failure) = self.sync_file(&path) {
             self.placed.pop();
             return Err(failure);
         }
@@ -935,7 +939,7 @@ impl<F: Flavour> Backend for Dap<F> {
         self.on = 0;
         let Some(index) = self.placed.iter().position(|b| b.id == id) else { return Ok(()) };
         let removed = self.placed.remove(index);
-        self.sync_file(&removed.spec.real_file)
+        self.sync_file(&removed.path)
     }
 
     fn resolution(&self, id: &str) -> Resolution {

@@ -729,6 +729,13 @@ impl Flavour for Native {
         false
     }
 
+    /// As named: debug information keeps the path the compiler was given, symlinks and all
+    /// (Debian's Go standard library is `/usr/lib/go-1.19/src/…`, a link to `/usr/share/…`;
+    /// Delve does not know the resolved one).
+    fn breakpoint_path<'p>(&self, named: &'p Path, _: &'p Path) -> &'p Path {
+        named
+    }
+
     /// `orders::total::h26ca…` → `orders::total`.
     fn function_name<'n>(&self, name: &'n str) -> &'n str {
         match name.rsplit_once("::h") {

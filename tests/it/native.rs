@@ -142,6 +142,18 @@ fn go_run_values_and_goroutines() {
     let mut seen: Vec<i64> = values(s).iter().map(|v| v.as_i64().unwrap()).collect();
     seen.sort();
     assert_eq!(seen, vec![0, 1], "{s}");
+
+    // In the standard library, by its GOROOT path (Debian's is a symlink into /usr/share,
+    // and the debug information keeps the link).
+    let goroot = Command::new("go").args(["env", "GOROOT"]).output().unwrap().stdout;
+    let print = PathBuf::from(String::from_utf8(goroot).unwrap().trim()).join("src/fmt/print.go");
+    let text = std::fs::read_to_string(&print).unwrap();
+    let line = text.lines().position(|l| l.starts_with("func Println(")).unwrap() + 2;
+    let result = server.debug_script(json!({"command": "go run .", "cwd": dir,
+        "breakpoint": {"file": print.display().to_string(), "line": line},
+        "expression": "len(a)", "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(2), json!(2)], "{s}");
 }
 
 #[test]
