@@ -187,6 +187,15 @@ pub(crate) fn strip_ansi(text: &str) -> String {
                     }
                 }
             }
+            // nF (a character set: `ESC ( B`, which terminfo's sgr0 sends): intermediates in
+            // ' '..'/', then one final character.
+            Some(' '..='/') => {
+                for c in chars.by_ref() {
+                    if !(' '..='/').contains(&c) {
+                        break;
+                    }
+                }
+            }
             // Any other escape is two characters long.
             _ => {}
         }
@@ -704,6 +713,7 @@ fn drain_stderr(
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
 
     #[test]
@@ -714,6 +724,8 @@ mod tests {
             ("\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{7}", "link"),
             ("\u{1b}]0;title\u{1b}\\text", "text"),
             ("\u{1b}[2K\rprogress", "\rprogress"),
+            // libtest on a pty (lldb-dap runs programs on one): sgr0 is `ESC ( B ESC [m`.
+            ("ok\u{1b}(B\u{1b}[m\n", "ok\n"),
             ("plain", "plain"),
         ] {
             assert_eq!(strip_ansi(raw), plain, "{raw:?}");
