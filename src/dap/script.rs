@@ -66,6 +66,7 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         pending: std::collections::VecDeque::new(),
         resume: None,
         configured: false,
+        read_ahead: Vec::new(),
     };
     let started = run.setup(request, arguments);
     script::drive(&mut run, started, plan, call, deadline)
@@ -112,6 +113,8 @@ struct Run<'a, F> {
     resume: Option<Value>,
     /// `configurationDone` was answered.
     configured: bool,
+    /// The threads `simultaneous` read at the last stop, and where (their instruction).
+    read_ahead: Vec<(Value, Option<Value>)>,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -364,6 +367,16 @@ impl<F: Flavour> Run<'_, F> {
                 .send("stackTrace", json!({"threadId": thread, "levels": levels}));
             let trace = self.answer(&trace)?;
             let frames = dap::program_frames(&self.flavour, &trace);
+            // A thread read at the last stop (`simultaneous`) that Delve reports now, at the
+            // same instruction, had not run past the breakpoint: the same hit, read already.
+            let at =
+                (thread.clone(), frames.first().map(|f| f["instructionPointerReference"].clone()));
+            if let Some(read) = self.read_ahead.iter().position(|r| r == &at && at.1.is_some()) {
+                self.read_ahead.remove(read);
+                let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
+                self.answer(&resumed)?;
+                return Ok(Step::Go);
+            }
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
             let mut hit = match self.flavour.probe(&self.plan.expression, self.importable, None) {
                 Some(expression) => {
@@ -407,8 +420,10 @@ impl<F: Flavour> Run<'_, F> {
     }
 
     /// The hits of other threads stopped at the same line as `top`, the hit just read (at
-    /// `thread`). Delve reports one goroutine per stop and steps the others that stand on the
-    /// breakpoint past it when the program goes on: their hits would be lost. Only threads whose
+    /// `thread`). Delve reports one goroutine per stop and, most often, steps the others that
+    /// stand on the breakpoint past it when the program goes on: their hits would be lost.
+    /// When it does report one of them next, at the same instruction, that stop is passed
+    /// over (`read_ahead`). Only threads whose
     /// name says the same function are looked at (Delve names goroutines by where they are);
     /// with a condition, it must hold for them too.
     fn simultaneous(&mut self, thread: &Value, top: &Value) -> Result<(), Failure> {
@@ -427,6 +442,7 @@ impl<F: Flavour> Run<'_, F> {
             .map(|t| t["id"].clone())
             .collect();
         let levels = if self.plan.include_stack { STACK_FRAMES } else { 1 };
+        self.read_ahead.clear();
         for other in others {
             let trace =
                 self.client.send("stackTrace", json!({"threadId": other, "levels": levels}));
@@ -434,7 +450,8 @@ impl<F: Flavour> Run<'_, F> {
             let frames = dap::program_frames(&self.flavour, &trace);
             let Some(frame) = frames.first() else { continue };
             let same = |key: &str| frame.pointer(key) == top.pointer(key);
-            if !(same("/source/path") && same("/line")) {
+            // At the breakpoint's own instruction: one further on the line has run past it.
+            if !(same("/source/path") && same("/line") && same("/instructionPointerReference")) {
                 continue;
             }
             if let Some(condition) = self.plan.condition.clone() {
@@ -452,6 +469,7 @@ impl<F: Flavour> Run<'_, F> {
                 hit.stack = Some(stack_of(&frames));
             }
             self.pending.push_back(hit);
+            self.read_ahead.push((other, Some(frame["instructionPointerReference"].clone())));
         }
         Ok(())
     }
