@@ -8,6 +8,7 @@
 //! write them among their own console lines (lldb-dap) or the program's (Delve, with a `> [Go
 //! 1]: ` prefix).
 
+mod cargo;
 mod config;
 
 use std::borrow::Cow;
@@ -161,6 +162,9 @@ fn builtin_for(
     if name == "go" {
         return Some((Builtin::Delve, None));
     }
+    if cargo::is_cargo(command) {
+        return Some((Builtin::Lldb, Some(Binary::Rust)));
+    }
     // Interpreters and launchers are programs too: what they run is not theirs to debug.
     const LAUNCHERS: &[&str] = &[
         "node", "nodejs", "deno", "bun", "sh", "bash", "dash", "zsh", "env", "make", "time",
@@ -286,13 +290,16 @@ fn lldb(
     files: &[&str],
     binary: Option<Binary>,
 ) -> Result<Profile, Failure> {
-    let program = program_path(command, &command.words[0])?;
+    let (program, args) = match cargo::is_cargo(command) {
+        true => cargo::build(command, files.first().copied())?,
+        false => (program_path(command, &command.words[0])?, command.words[1..].to_vec()),
+    };
     // The program is read only when choosing the adapter did not read it already.
     let rust = language.as_deref() == Some("rust")
         || files.iter().any(|f| f.ends_with(".rs"))
         || binary.or_else(|| binary_kind(Path::new(&program))) == Some(Binary::Rust);
     let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap", "request": "launch",
-        "program": program, "args": command.words[1..], "cwd": cwd_of(command),
+        "program": program, "args": args, "cwd": cwd_of(command),
         "env": env_list(command), "stopOnEntry": false});
     if rust {
         arguments["initCommands"] = rust_formatters().into();

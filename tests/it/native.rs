@@ -254,3 +254,26 @@ fn a_rust_session_reads_names_and_collections_as_written() {
     assert_eq!(names, vec!["orders::total", "orders::main"], "{stack}");
     tool(&mut server, "debug-stop", json!({}));
 }
+
+/// `cargo run` and `cargo test`: cargo builds, lldb-dap runs what it built.
+#[test]
+fn cargo_run_and_cargo_test_debug_what_cargo_builds() {
+    let mut server = Server::initialized();
+    let dir = fixture("native/rust");
+    let file = fixture("native/rust/src/main.rs");
+    let target = out_dir().join("rust-cargo");
+    let cargo = |verb: &str| format!("CARGO_TARGET_DIR={} cargo {verb} -q", target.display());
+    let result = server.debug_script(json!({"command": cargo("run"), "cwd": dir,
+        "breakpoint": {"file": file, "line": 13}, "expression": "*item", "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(1), json!(2), json!(3)], "{s}");
+    assert!(s["output"]["stdout"].as_str().unwrap().ends_with("grand total 42\n"), "{s}");
+
+    let result = server.debug_script(json!({"command": cargo("test"), "cwd": dir,
+        "breakpoint": {"file": file, "line": 13}, "expression": "*item", "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(1), json!(2), json!(2)], "{s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    let stdout = s["output"]["stdout"].as_str().unwrap();
+    assert!(stdout.contains("test tests::totals_by_price ... ok\n"), "no terminal codes: {s}");
+}
