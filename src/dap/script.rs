@@ -165,7 +165,7 @@ impl<F: Flavour> Run<'_, F> {
     fn setup(&mut self, request: &str, arguments: Value) -> Result<(), Failure> {
         let initialize =
             self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
-        self.answer(&initialize)?;
+        self.logpoints = self.answer(&initialize)?["supportsLogPoints"] == true;
         // debugpy answers `launch` only after `configurationDone`.
         let mut launch = self.client.send(request, arguments);
         self.until_initialized(&mut launch)?;
