@@ -231,6 +231,10 @@ pub(crate) struct Dap<F> {
     exit_code: Option<i32>,
     /// The program's first `pause` stop is the adapter's, as it loads: passed over.
     load_pause: bool,
+    /// Whether the adapter has data breakpoints (`supportsDataBreakpoints`).
+    data_breakpoints: bool,
+    /// The armed watchpoints: the session's id, the adapter's `dataId`, the access.
+    watching: Vec<(String, Value, String)>,
     /// A load pause that came before `configurationDone`: it goes on after it, once the
     /// breakpoints are set.
     load_paused: Option<Value>,
@@ -266,6 +270,8 @@ impl<F: Flavour> Dap<F> {
             load_pause: false,
             load_paused: None,
             configured: false,
+            data_breakpoints: false,
+            watching: Vec::new(),
         }
     }
 
@@ -402,7 +408,10 @@ impl<F: Flavour> Dap<F> {
         let initialize =
             self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
         match wait(&initialize, self.flavour.adapter()) {
-            Ok(_) => Ok(()),
+            Ok(capabilities) => {
+                self.data_breakpoints = capabilities["supportsDataBreakpoints"] == true;
+                Ok(())
+            }
             Err(failure) => Err(self.adapter_failure(failure)),
         }
     }
@@ -587,7 +596,11 @@ impl<F: Flavour> Dap<F> {
             .filter(|_| connection == 0)
             .map(|ids| ids.iter().filter_map(Value::as_i64).collect())
             .unwrap_or_default();
+        // lldb-dap says a watchpoint's stop is a breakpoint's, `watchpoint N` in words.
+        let watchpoint = body["description"].as_str().is_some_and(|d| d.starts_with("watchpoint"));
         let reason = match body["reason"].as_str().unwrap_or_default() {
+            "data breakpoint" => Reason::Watchpoint,
+            "breakpoint" if watchpoint => Reason::Watchpoint,
             "breakpoint" => Reason::Breakpoint,
             "exception" => Reason::Exception,
             "entry" => Reason::Entry,
@@ -757,6 +770,38 @@ impl<F: Flavour> Dap<F> {
         Ok(answer["variables"].as_array().cloned().unwrap_or_default())
     }
 
+    /// Sends every armed watchpoint; an adapter that refuses one (the hardware has a few
+    /// watch registers) says why.
+    fn sync_watchpoints(&mut self) -> Result<(), Failure> {
+        self.on = 0;
+        let breakpoints: Vec<Value> = self
+            .watching
+            .iter()
+            .map(|(_, data_id, access)| json!({"dataId": data_id, "accessType": access}))
+            .collect();
+        let answer = self.request("setDataBreakpoints", json!({"breakpoints": breakpoints}))?;
+        let refused = answer["breakpoints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .position(|b| b["verified"] != true);
+        match refused {
+            Some(at) => {
+                let why =
+                    answer["breakpoints"][at]["message"].as_str().unwrap_or("no reason given");
+                Err(Failure::new(
+                    Code::Unsupported,
+                    format!(
+                        "{} could not arm watchpoint {}: {why}",
+                        self.flavour.adapter(),
+                        self.watching[at].0
+                    ),
+                ))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The adapter's `loadedSources`, when it answers them.
     fn adapter_sources(&mut self) -> Result<Vec<Source>, Failure> {
         self.on = 0;
@@ -807,10 +852,16 @@ impl<F: Flavour> Dap<F> {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
+
         for child in &mut self.children {
             child.client.close_input();
         }
         let Some(adapter) = &mut self.adapter else {
+            // lldb-dap kills a program it detaches from with a watchpoint armed: cleared first
+            // (answered before the `disconnect`, which is awaited).
+            if !std::mem::take(&mut self.watching).is_empty() {
+                drop(self.client.send("setDataBreakpoints", json!({"breakpoints": []})));
+            }
             // Not ours: detach. debugpy drops our breakpoints and lets the program run on.
             self.client.disconnect(false);
             self.client.close_input();
@@ -961,6 +1012,74 @@ impl<F: Flavour> Backend for Dap<F> {
                 }
             }
         }
+    }
+
+    /// `dataBreakpointInfo` on the expression's address (lldb-dap reads a bare name as an
+    /// address), then every armed watchpoint in one `setDataBreakpoints`. The value is read
+    /// back through the address, typed: `*((double *)0x7ffc…)`.
+    fn set_watchpoint(
+        &mut self,
+        id: &str,
+        expression: &str,
+        access: &str,
+        paused: &Paused,
+    ) -> Result<String, Failure> {
+        if !self.data_breakpoints {
+            return Err(Failure::new(
+                Code::Unsupported,
+                format!(
+                    "{} has no data breakpoints (`supportsDataBreakpoints`): it cannot watch \
+                     `{expression}`; set a breakpoint with a condition on the lines that change \
+                     it, or debug-watch the expression",
+                    self.flavour.adapter()
+                ),
+            ));
+        }
+        self.on = paused.connection;
+        let frame = paused.frame_id(0);
+        let address = format!("&({expression})");
+        let pointer = self.request(
+            "evaluate",
+            json!({"expression": address, "frameId": frame, "context": "watch"}),
+        );
+        let pointer = pointer.map_err(|f| {
+            Failure::new(
+                Code::InvalidExpression,
+                format!("`{expression}` has no address: {}", f.message()),
+            )
+            .with("field", "data".into())
+        })?;
+        let kind = pointer["type"].as_str().unwrap_or_default();
+        let at =
+            pointer["result"].as_str().unwrap_or_default().split(' ').next().unwrap_or_default();
+        if kind.is_empty() || !at.starts_with("0x") {
+            return Err(Failure::new(
+                Code::InvalidExpression,
+                format!("`{expression}` is not a variable or field with an address ({kind} {at})"),
+            )
+            .with("field", "data".into()));
+        }
+        let info =
+            self.request("dataBreakpointInfo", json!({"name": address, "frameId": frame}))?;
+        let Some(data_id) = info.get("dataId").filter(|d| !d.is_null()).cloned() else {
+            let why = info["description"].as_str().unwrap_or("no reason given");
+            return Err(Failure::new(
+                Code::InvalidExpression,
+                format!("{} cannot watch `{expression}`: {why}", self.flavour.adapter()),
+            )
+            .with("field", "data".into()));
+        };
+        self.watching.push((id.to_string(), data_id, access.to_string()));
+        if let Err(failure) = self.sync_watchpoints() {
+            self.watching.pop();
+            return Err(failure);
+        }
+        Ok(format!("*(({kind}){at})"))
+    }
+
+    fn remove_watchpoint(&mut self, id: &str) -> Result<(), Failure> {
+        self.watching.retain(|(watched, ..)| watched != id);
+        self.sync_watchpoints()
     }
 
     fn resume(&mut self, action: Action, paused: Option<&Paused>) -> Result<(), Failure> {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::debugger::model::{Action, BreakpointSpec, Resolution, Source, Stop, Thread};
 use crate::debugger::model::{Frame, Variable, VariablesQuery};
 use crate::debugger::script::Undebugged;
-use crate::debugger::Failure;
+use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Output};
 
 /// What the actor selects on for a backend, besides its own commands and clocks. Each may be
@@ -78,6 +78,30 @@ pub(crate) trait Backend: Send + 'static {
     fn remove_breakpoint(&mut self, id: &str) -> Result<(), Failure>;
     /// Where breakpoint `id` is bound now.
     fn resolution(&self, id: &str) -> Resolution;
+    /// Arms watchpoint `id` on what `expression` names in the paused top frame, stopping on
+    /// `access` (`write`, `read` or `readWrite`); answers an expression that reads the
+    /// watched value wherever the program stops next (its address, typed).
+    fn set_watchpoint(
+        &mut self,
+        id: &str,
+        expression: &str,
+        access: &str,
+        paused: &Self::Paused,
+    ) -> Result<String, Failure> {
+        let _ = (id, expression, access, paused);
+        Err(Failure::new(
+            Code::Unsupported,
+            format!(
+                "{}'s debugger has no watchpoints (data breakpoints): set a breakpoint with a \
+                 condition on the lines that change it, or debug-watch the expression",
+                self.language()
+            ),
+        ))
+    }
+    fn remove_watchpoint(&mut self, id: &str) -> Result<(), Failure> {
+        let _ = id;
+        Ok(())
+    }
 
     /// Tells the program to go on (`paused` is `None` while it runs: only `Continue` and
     /// `Pause` come then).

@@ -170,6 +170,8 @@ pub(crate) enum Reason {
     Entry,
     Pause,
     Step,
+    /// A watchpoint (data breakpoint): what it watches was accessed.
+    Watchpoint,
     /// Nothing said: the actor names it after the last [`Action`].
     Unsaid,
 }

@@ -165,6 +165,12 @@ pub(crate) enum Command {
         spec: BreakpointSpec,
         reply: Sender<Reply>,
     },
+    /// A watchpoint on what `expression` names in the paused top frame.
+    SetWatchpoint {
+        expression: String,
+        access: String,
+        reply: Sender<Reply>,
+    },
     RemoveBreakpoint {
         id: String,
         reply: Sender<Reply>,
@@ -319,6 +325,17 @@ struct UserBreakpoint {
     hits: u64,
 }
 
+/// A watchpoint of the session (numbered with the breakpoints): what it watches, the
+/// expression that reads it anywhere, and its value when last seen.
+struct Watchpoint {
+    id: String,
+    expression: String,
+    access: String,
+    read: String,
+    value: Value,
+    hits: u64,
+}
+
 /// One turn's reason to act.
 enum Event<E> {
     Command(Command),
@@ -340,6 +357,9 @@ pub(crate) struct Actor<B: Backend> {
     last_action: Action,
     breakpoints: Vec<UserBreakpoint>,
     next_breakpoint: u32,
+    watchpoints: Vec<Watchpoint>,
+    /// At a watchpoint stop: `{breakpointId, expression, old, new}` of each that changed.
+    watched: Vec<Value>,
     console: Console,
     output: Output,
     clocks: Clocks,
@@ -382,6 +402,8 @@ impl<B: Backend> Actor<B> {
             last_action: Action::Continue,
             breakpoints: Vec::new(),
             next_breakpoint: 0,
+            watchpoints: Vec::new(),
+            watched: Vec::new(),
             console: Console::default(),
             output,
             clocks,
@@ -517,7 +539,12 @@ impl<B: Backend> Actor<B> {
         for user in self.breakpoints.iter_mut().filter(|b| stop.hits.contains(&b.id)) {
             user.hits += 1;
         }
+        self.watched.clear();
+        if stop.reason == Reason::Watchpoint {
+            self.watchpoints_hit(&mut stop);
+        }
         let reason = match stop.reason {
+            Reason::Watchpoint => "watchpoint",
             _ if !stop.hits.is_empty() => "breakpoint",
             _ if reached => "runTo",
             Reason::Breakpoint => "breakpoint",
@@ -591,6 +618,9 @@ impl<B: Backend> Actor<B> {
                 });
                 (reply, answer)
             }
+            Command::SetWatchpoint { expression, access, reply } => {
+                (reply, self.add_watchpoint(expression, access))
+            }
             Command::RemoveBreakpoint { id, reply } => (reply, self.remove_breakpoint(&id)),
             Command::ListBreakpoints { reply } => {
                 (reply, Ok(json!({"sessionId": self.id, "breakpoints": self.breakpoints_json()})))
@@ -638,9 +668,56 @@ impl<B: Backend> Actor<B> {
         Ok(self.breakpoint_json(user, self.backend.undebugged().describe().as_deref()))
     }
 
+    /// Watches what `expression` names in the paused top frame: the backend arms a data
+    /// breakpoint on its address, and each stop it causes says the old and new value.
+    fn add_watchpoint(&mut self, expression: String, access: String) -> Reply {
+        let State::Paused { stop, .. } = &self.state else {
+            return Err(Failure::new(
+                Code::Running,
+                format!(
+                    "a watchpoint is set while the program is paused (the expression is read in \
+                     the paused frame): stop session {} at a breakpoint or with debug-pause first",
+                    self.id
+                ),
+            ));
+        };
+        let id = (self.next_breakpoint + 1).to_string();
+        let read = self.backend.set_watchpoint(&id, &expression, &access, &stop.paused)?;
+        let value = self.backend.evaluate(Some(&stop.paused), &read, 0, WATCH_CHARS)?;
+        self.next_breakpoint += 1;
+        let answer = json!({"sessionId": self.id, "breakpointId": id, "data": expression,
+                            "access": access, "verified": true, "value": value});
+        self.watchpoints.push(Watchpoint { id, expression, access, read, value, hits: 0 });
+        Ok(answer)
+    }
+
+    /// At a watchpoint stop: which watchpoints saw their value change (or, reading, were
+    /// read), with the old and new values; their ids become the stop's hits.
+    fn watchpoints_hit(&mut self, stop: &mut Stop<B::Paused>) {
+        self.watched.clear();
+        for watch in &mut self.watchpoints {
+            let now = self.backend.evaluate(Some(&stop.paused), &watch.read, 0, WATCH_CHARS);
+            let now = now.unwrap_or_else(|f| json!({"type": "error", "value": f.message()}));
+            if now == watch.value && watch.access == "write" {
+                continue;
+            }
+            watch.hits += 1;
+            stop.hits.push(watch.id.clone());
+            let old = std::mem::replace(&mut watch.value, now.clone());
+            self.watched.push(json!({"breakpointId": watch.id, "expression": watch.expression,
+                                     "old": old, "new": now}));
+        }
+    }
+
     fn remove_breakpoint(&mut self, id: &str) -> Reply {
+        if let Some(index) = self.watchpoints.iter().position(|w| w.id == id) {
+            self.backend.remove_watchpoint(id)?;
+            self.watchpoints.remove(index);
+            return Ok(json!({"sessionId": self.id, "removed": id}));
+        }
         let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
-            let known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
+            let mut known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
+            known.extend(self.watchpoints.iter().map(|w| w.id.as_str()));
             return Err(Failure::new(
                 Code::NoBreakpoint,
                 format!(
@@ -689,7 +766,13 @@ impl<B: Backend> Actor<B> {
 
     fn breakpoints_json(&self) -> Vec<Value> {
         let undebugged = self.backend.undebugged().describe();
-        self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref())).collect()
+        let breakpoints =
+            self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref()));
+        let watchpoints = self.watchpoints.iter().map(|w| {
+            json!({"breakpointId": w.id, "data": w.expression, "access": w.access,
+                   "verified": true, "hits": w.hits, "value": w.value})
+        });
+        breakpoints.chain(watchpoints).collect()
     }
 
     /// `debug-threads`: the threads, which one the stop is in; `select` moves the stop's view
@@ -975,6 +1058,9 @@ impl<B: Backend> Actor<B> {
                 state["locals"] = locals.iter().map(|v| v.to_json(false, VALUE_PREVIEW)).collect();
                 if !stop.hits.is_empty() {
                     state["hitBreakpoints"] = json!(stop.hits);
+                }
+                if !self.watched.is_empty() {
+                    state["watchpoints"] = self.watched.clone().into();
                 }
                 if let Some(Exception { class, message, stack, uncaught }) = &stop.exception {
                     state["exception"] = json!({"class": class, "message": message,

@@ -11,21 +11,59 @@ use crate::debugger::session::Command;
 use crate::debugger::Failure;
 use crate::tools::script::check_file;
 use crate::tools::{
-    answer, any_object, ask, in_dir, session_cwd, session_id, with_session, Args, Tool,
+    answer, any_object, ask, in_dir, session_cwd, session_id, with_session, ArgError, Args, Tool,
 };
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-set-breakpoint",
-        title: "Set a breakpoint",
+        title: "Set a breakpoint or a watchpoint",
         description: "Sets a breakpoint (or, with `logMessage`, a logpoint) in a running or \
             paused session. A breakpoint in a script not loaded yet binds when it loads; \
-            `verified` and `resolved` say whether and where it is bound.",
-        properties: || with_session(breakpoint_properties()),
-        required: &["file", "line"],
+            `verified` and `resolved` say whether and where it is bound. With `data` instead of \
+            `file` and `line`, a watchpoint: the program stops whenever what `data` names (a \
+            variable or field of the paused frame, e.g. `total` or `order->total`) is written \
+            (`access`: `write`, or `read`, `readWrite`), and the stop says the old and new value \
+            under `watchpoints`. Watchpoints need a paused program and an adapter with data \
+            breakpoints (lldb-dap: C, C++, Rust).",
+        properties: || {
+            let mut properties = with_session(breakpoint_properties());
+            properties["data"] = json!({"type": "string", "description": "A watchpoint on this variable or field of the paused top frame (instead of file and line)."});
+            properties["access"] = json!({"type": "string", "enum": ["write", "read", "readWrite"], "default": "write"});
+            properties
+        },
+        required: &[],
         read_only: false,
         output: any_object,
         run: |args, call| {
+            if let Some(expression) = args.optional_string("data")? {
+                for field in ["file", "line", "column", "condition", "logMessage"] {
+                    if args.has(field) {
+                        return Err(ArgError {
+                            field: field.into(),
+                            problem:
+                                "a watchpoint (`data`) takes no file, line, condition or logMessage"
+                                    .into(),
+                        }
+                        .into());
+                    }
+                }
+                let expression = expression.to_string();
+                let access =
+                    args.choice("access", &["write", "read", "readWrite"], Some("write"))?;
+                let access = access.to_string();
+                let set = |reply| Command::SetWatchpoint { expression, access, reply };
+                return answer(ask(args, call, Duration::ZERO, set));
+            }
+            if !args.has("file") || !args.has("line") {
+                let field = if args.has("file") { "line" } else { "file" };
+                return Err(ArgError {
+                    field: field.into(),
+                    problem: "give `file` and `line` for a breakpoint, or `data` for a watchpoint"
+                        .into(),
+                }
+                .into());
+            }
             let spec = breakpoint_spec(args, session_cwd(args, call)?.as_deref())?;
             answer(ask(args, call, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply }))
         },

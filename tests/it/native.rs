@@ -277,3 +277,57 @@ fn cargo_run_and_cargo_test_debug_what_cargo_builds() {
     let stdout = s["output"]["stdout"].as_str().unwrap();
     assert!(stdout.contains("test tests::totals_by_price ... ok\n"), "no terminal codes: {s}");
 }
+
+/// Watchpoints: `debug-set-breakpoint {"data": …}` stops where the value changes, with the
+/// old and new value; adapters without data breakpoints say so.
+#[test]
+fn watchpoints_stop_where_a_value_changes() {
+    let mut server = Server::initialized();
+    let file = fixture("native/c/loop.c");
+    let state = launch(&mut server, &format!("{} 3", c_loop()), &file, 24);
+    assert_eq!(state["location"]["function"], "main", "{state}");
+    let set = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum"}));
+    assert_eq!(set["verified"], true, "{set}");
+    assert_eq!(set["value"], json!({"type": "double", "value": 0.0}), "{set}");
+    let id = set["breakpointId"].as_str().unwrap().to_string();
+    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    assert!(removed.get("error").is_none(), "{removed}");
+
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["reason"], "watchpoint", "{state}");
+    assert_eq!(state["location"]["function"], "main", "{state}");
+    assert_eq!(state["hitBreakpoints"], json!([id]), "{state}");
+    let change = &state["watchpoints"][0];
+    assert_eq!(change["expression"], "sum", "{state}");
+    assert_eq!(change["old"]["value"], 0.0, "{state}");
+    assert_eq!(change["new"]["value"], 9.5, "{state}");
+
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["watchpoints"][0]["old"]["value"], 9.5, "{state}");
+    assert_eq!(state["watchpoints"][0]["new"]["value"], 29.75, "{state}");
+    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    assert_eq!(listed["breakpoints"][0]["hits"], 2, "{listed}");
+    assert_eq!(listed["breakpoints"][0]["data"], "sum", "{listed}");
+
+    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": id}));
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["exitCode"], 0, "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    // Running: refused with what to do. Delve: no data breakpoints, said so.
+    let dir = fixture("native/go");
+    let breakpoints = json!([{"file": fixture("native/go/main.go"), "line": 16}]);
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "go run .", "cwd": dir, "breakpoints": breakpoints, "timeout": 120000}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    let refused = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum"}));
+    assert_eq!(refused["code"], "unsupported", "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("delve"), "{refused}");
+    let refused = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum", "line": 3}));
+    assert_eq!(refused["code"], "invalid_arguments", "{refused}");
+    tool(&mut server, "debug-stop", json!({}));
+}
