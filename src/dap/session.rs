@@ -67,7 +67,7 @@ fn start<F: Flavour>(
     backend.pause_on_exceptions = pause_on_exceptions.into();
     backend.output = output.unwrap_or_default();
     // An adapter that runs the program itself and is attached to (rdbg) stops it as it loads.
-    backend.load_pause = request == "attach" && !stop_on_entry;
+    backend.load_pause = backend.flavour.adapter_is_program() && !stop_on_entry;
     let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
     backend.ready(prepared)?;
     Ok(backend)
@@ -536,6 +536,9 @@ impl<F: Flavour> Dap<F> {
                 };
                 return Some(Happening::Logpoint { breakpoint, text: text.into() });
             }
+            // A process our adapter attached to (a core file's, whose pid may be another's by
+            // now) is not ours to kill.
+            "process" if body["startMethod"] == "attach" && self.adapter.is_some() => {}
             "process" => {
                 self.debuggee = dap::process_group(body);
                 let process = self.debuggee.and_then(|group| sys::Process::now(group.pid()));

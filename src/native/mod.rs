@@ -128,6 +128,51 @@ impl Native {
     }
 }
 
+impl Native {
+    /// A core file's adapter: lldb-dap (or gdb 14 and newer), reading `core` with the
+    /// `program` that dumped it. Nothing runs: the session stops where the program crashed.
+    pub(crate) fn for_core(
+        core: &Path,
+        program: &Path,
+        language: Option<&str>,
+    ) -> Result<Native, Failure> {
+        let arguments = json!({"name": "debug-mcp", "request": "attach",
+            "program": program.display().to_string(), "coreFile": core.display().to_string()});
+        let (name, adapter, args) = match (language, lldb_dap()) {
+            (Some("gdb"), _) | (_, None) if gdb_version().is_some_and(|v| v >= 14) => {
+                let args = ["-q", "-nx", "-iex", "set style enabled off", "-i", "dap"];
+                ("gdb", "gdb".to_string(), args.map(String::from).to_vec())
+            }
+            (_, Some(adapter)) => ("lldb-dap", adapter, Vec::new()),
+            (_, None) => return Err(not_installed("lldb-dap", "apt-get install lldb-19")),
+        };
+        let kind = binary_kind(program);
+        let language = match (language, kind) {
+            (Some(l), _) if l != "gdb" && l != "lldb" => l.to_string(),
+            (_, Some(Binary::Rust)) => "rust".into(),
+            (_, Some(Binary::Go)) => "go".into(),
+            _ => "c".into(),
+        };
+        let mut arguments = arguments;
+        if kind == Some(Binary::Rust) && name == "lldb-dap" {
+            arguments["initCommands"] = rust_formatters().into();
+        }
+        Ok(Native(Arc::new(Profile {
+            name: name.into(),
+            language,
+            program: adapter,
+            args,
+            cwd: program.parent().map(Path::to_path_buf),
+            env: Vec::new(),
+            connect: Connect::Stdio,
+            request: "attach",
+            arguments,
+            output_is_adapters: false,
+            stop_on_entry: None,
+        })))
+    }
+}
+
 /// The built-in adapter a command needs, if any, and what `classify` made of its program when
 /// it was read (an ELF file: Go's or not).
 fn builtin_for(
@@ -798,7 +843,9 @@ pub(crate) fn typed_text(kind: &str, text: &str) -> Value {
         _ => {}
     }
     if kind.contains('*') || text.starts_with("0x") {
-        return text.into();
+        // A null pointer is JSON's null; any other address is its text.
+        let null = text.strip_prefix("0x").is_some_and(|hex| hex.bytes().all(|b| b == b'0'));
+        return if null { Value::Null } else { text.into() };
     }
     let floating = ["double", "float", "f32", "f64"].iter().any(|f| kind.contains(f));
     if let (true, Ok(f)) = (floating, text.parse::<f64>()) {
@@ -841,6 +888,7 @@ mod tests {
         assert_eq!(typed_text("string", "\"tea\""), json!("tea"));
         assert_eq!(typed_text("char", "97 'a'"), json!("a"));
         assert_eq!(typed_text("int *", "0x00007fffffffe4d0"), json!("0x00007fffffffe4d0"));
+        assert_eq!(typed_text("int *", "0x0000000000000000"), Value::Null);
         assert_eq!(typed_text("main.Order", "main.Order {ID: 1}"), json!("main.Order {ID: 1}"));
     }
 

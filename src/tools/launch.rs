@@ -2,6 +2,7 @@
 //! `debug-stop`. Each session is a thread running the session actor (`debugger/session.rs`)
 //! over a runtime's backend; the registry is `sessions.rs`.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crossbeam_channel::select;
@@ -17,8 +18,8 @@ use crate::python::Debugpy;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::script::{self, MAX_TIMEOUT_MS};
 use crate::tools::{
-    answer, any_object, ask, ask_session, command_arg, cwd_arg, open_session, run_properties,
-    session_id, timeout, timeout_arg, ArgError, Args, Call, Tool, ToolResult,
+    answer, any_object, ask, ask_session, command_arg, cwd_arg, in_dir, open_session,
+    run_properties, session_id, timeout, timeout_arg, ArgError, Args, Call, Tool, ToolResult,
 };
 
 pub(crate) const TOOLS: &[Tool] = &[
@@ -30,10 +31,15 @@ pub(crate) const TOOLS: &[Tool] = &[
             stop: where it stopped, the source around it and the local variables. Every \
             process the program starts (and every Node worker thread) is debugged too: a stop \
             says which (`process`). Returns `sessionId` for the other debug-* tools. If nothing \
-            stops it within `timeout`, the state is `running`.",
+            stops it within `timeout`, the state is `running`. C, C++, Rust and Go programs \
+            run under their debug adapters (lldb-dap, Delve). With `core` (a core file) and \
+            `program` (the executable that dumped it) instead of `command`: the crash's stop, \
+            its stack, frames and variables (lldb-dap).",
         properties: || {
             let mut properties = json!({
-                "command": {"type": "string", "description": "e.g. `node app.js` or `python3 app.py`; no inspector flag needed."},
+                "command": {"type": "string", "description": "e.g. `node app.js`, `python3 app.py`, `./a.out 5`, `go run .`; no inspector flag needed."},
+                "core": {"type": "string", "description": "A core file to read instead of running `command` (with `program`)."},
+                "program": {"type": "string", "description": "With `core`: the executable that dumped it."},
                 "breakpoints": breakpoints_schema(),
                 "stopOnEntry": {"type": "boolean", "default": false},
                 "pauseOnExceptions": pause_on_exceptions_schema(),
@@ -47,7 +53,7 @@ pub(crate) const TOOLS: &[Tool] = &[
             }
             properties
         },
-        required: &["command"],
+        required: &[],
         read_only: false,
         output: any_object,
         run: |args, call| answer(launch(args, call)),
@@ -145,6 +151,9 @@ fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
 }
 
 fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
+    if args.has("core") || args.has("program") {
+        return core(args, call);
+    }
     let command = command_arg(args)?;
     let breakpoints = breakpoints_arg(args, command.cwd.as_deref())?;
     let files: Vec<String> = breakpoints.iter().map(|b| b.file.display().to_string()).collect();
@@ -171,6 +180,49 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
             crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel)
         }
         _ => crate::cdp::session::launch::<Node>(id, spec, watch, &call.cancel),
+    })?;
+    Ok(state)
+}
+
+/// A core file's session: lldb-dap reads it (`attach {program, coreFile}`) and stops where the
+/// program crashed.
+fn core(args: &Args, call: &Call) -> Result<Value, Failure> {
+    let cwd = cwd_arg(args)?;
+    let path = |field: &str| -> Result<PathBuf, Failure> {
+        let given = args.string(field)?;
+        let path = in_dir(given, cwd.as_deref());
+        if !path.is_file() {
+            return Err(Failure::new(
+                Code::FileNotFound,
+                format!("`{field}`: {} is not a file", path.display()),
+            )
+            .with("field", field.into()));
+        }
+        Ok(path)
+    };
+    let (core, program) = (path("core")?, path("program")?);
+    if args.has("command") {
+        return Err(ArgError {
+            field: "command".into(),
+            problem: "a core file's session runs nothing: give `core` and `program` only".into(),
+        }
+        .into());
+    }
+    let flavour = Native::for_core(&core, &program, args.optional_string("language")?)?;
+    let command = crate::shell::CommandLine {
+        words: vec![program.display().to_string()],
+        cwd: cwd.clone(),
+        ..crate::shell::CommandLine::default()
+    };
+    let spec = LaunchSpec {
+        command,
+        breakpoints: Vec::new(),
+        stop_on_entry: false,
+        pause_on_exceptions: "none".into(),
+        timeout: timeout_arg(args)?,
+    };
+    let (_, state) = open_session(call, |id, watch| {
+        crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
     })?;
     Ok(state)
 }

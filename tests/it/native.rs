@@ -331,3 +331,58 @@ fn watchpoints_stop_where_a_value_changes() {
     assert_eq!(refused["code"], "invalid_arguments", "{refused}");
     tool(&mut server, "debug-stop", json!({}));
 }
+
+/// A core file of `crash` (fixtures/native/c/crash.c): the kernel's when it writes one in the
+/// working directory, else lldb's own (`process save-core` as it crashes).
+fn crash_core() -> (String, String) {
+    let program = build("gcc", "native/c/crash.c", "crash");
+    let dir = out_dir().join("cores");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let _ = Command::new("sh")
+        .args(["-c", &format!("ulimit -c unlimited; exec {program}")])
+        .current_dir(&dir)
+        .output();
+    let kernel =
+        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).find(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("core"))
+        });
+    let core = kernel.unwrap_or_else(|| {
+        let core = dir.join("core.lldb");
+        let save = format!("process save-core {}", core.display());
+        let lldb = Command::new("lldb-19")
+            .args(["-b", "-o", "run", "-k", &save, "-k", "quit", "--", &program])
+            .output()
+            .unwrap();
+        assert!(core.is_file(), "no core file: {}", String::from_utf8_lossy(&lldb.stderr));
+        core
+    });
+    (core.display().to_string(), program)
+}
+
+#[test]
+fn a_core_file_shows_the_crash() {
+    let mut server = Server::initialized();
+    let (core, program) = crash_core();
+    let state = tool(&mut server, "debug-launch", json!({"core": core, "program": program}));
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["reason"], "exception", "{state}");
+    assert_eq!(state["location"]["function"], "parse", "{state}");
+    assert_eq!(state["location"]["line"], 11, "{state}");
+    assert!(state["exception"]["message"].to_string().contains("SIGSEGV"), "{state}");
+    assert_eq!(local(&state, "depth")["value"], 7, "{state}");
+    // The null pointer it dereferenced. (Strings in the executable's read-only data are not
+    // in a core file: lldb reads `c->name` as "".)
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "c->limit"}));
+    assert_eq!(value, json!({"type": "int *", "value": null}), "{value}");
+    eprintln!("VALUE {value}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let names: Vec<&Value> =
+        stack["frames"].as_array().unwrap().iter().map(|f| &f["function"]).collect();
+    assert_eq!(names, vec!["parse", "main"], "{stack}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    let missing =
+        tool(&mut server, "debug-launch", json!({"core": "no-such-core", "program": program}));
+    assert_eq!(missing["code"], "file_not_found", "{missing}");
+}
