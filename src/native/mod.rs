@@ -162,7 +162,7 @@ impl Native {
             language,
             program: adapter,
             args,
-            cwd: program.parent().map(Path::to_path_buf),
+            cwd: program.parent().filter(|d| d.is_dir()).map(Path::to_path_buf),
             env: Vec::new(),
             connect: Connect::Stdio,
             request: "attach",

@@ -191,6 +191,7 @@ fn core(args: &Args, call: &Call) -> Result<Value, Failure> {
     let path = |field: &str| -> Result<PathBuf, Failure> {
         let given = args.string(field)?;
         let path = in_dir(given, cwd.as_deref());
+        let path = path.canonicalize().unwrap_or(path);
         if !path.is_file() {
             return Err(Failure::new(
                 Code::FileNotFound,
