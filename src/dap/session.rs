@@ -68,6 +68,8 @@ fn start<F: Flavour>(
     backend.output = output.unwrap_or_default();
     // An adapter that runs the program itself and is attached to (rdbg) stops it as it loads.
     backend.load_pause = backend.flavour.adapter_is_program() && !stop_on_entry;
+    // Attached by our adapter (a pid, a core file), the program is not ours: we detach.
+    backend.owns_program = request == "launch" || backend.flavour.adapter_is_program();
     let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
     backend.ready(prepared)?;
     Ok(backend)
@@ -233,6 +235,8 @@ pub(crate) struct Dap<F> {
     load_pause: bool,
     /// Whether the adapter has data breakpoints (`supportsDataBreakpoints`).
     data_breakpoints: bool,
+    /// Whether the program is ours to end (launched), or only to let go (attached).
+    owns_program: bool,
     /// The armed watchpoints: the session's id, the adapter's `dataId`, the access.
     watching: Vec<(String, Value, String)>,
     /// A load pause that came before `configurationDone`: it goes on after it, once the
@@ -271,6 +275,7 @@ impl<F: Flavour> Dap<F> {
             load_paused: None,
             configured: false,
             data_breakpoints: false,
+            owns_program: false,
             watching: Vec::new(),
         }
     }
@@ -859,7 +864,7 @@ impl<F: Flavour> Dap<F> {
         for child in &mut self.children {
             child.client.close_input();
         }
-        let Some(adapter) = &mut self.adapter else {
+        if !self.owns_program {
             // lldb-dap kills a program it detaches from with a watchpoint armed: cleared first
             // (answered before the `disconnect`, which is awaited).
             if !std::mem::take(&mut self.watching).is_empty() {
@@ -868,8 +873,12 @@ impl<F: Flavour> Dap<F> {
             // Not ours: detach. debugpy drops our breakpoints and lets the program run on.
             self.client.disconnect(false);
             self.client.close_input();
+            if let Some(adapter) = &mut self.adapter {
+                adapter.process.kill();
+            }
             return;
-        };
+        }
+        let Some(adapter) = &mut self.adapter else { return };
         match self.debuggee {
             Some(group) => group.kill(),
             // Started, perhaps, but not yet said: the adapter knows and ends it.
@@ -1439,12 +1448,15 @@ impl<F: Flavour> Backend for Dap<F> {
         for child in &mut self.children {
             child.client.close_input();
         }
-        if let Some(adapter) = &mut self.adapter {
+        match &mut self.adapter {
             // Our adapter exits when its input closes.
-            self.client.close_input();
-            let _ = adapter.process.finish(Duration::from_secs(2));
+            Some(adapter) if self.owns_program => {
+                self.client.close_input();
+                let _ = adapter.process.finish(Duration::from_secs(2));
+            }
+            // Attached, this detaches first (an idle end), then closes the connection.
+            _ => {}
         }
-        // Attached, this detaches first (an idle end), then closes the connection.
         self.kill_all();
         Exit { code, signal: None }
     }

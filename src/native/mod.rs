@@ -173,6 +173,76 @@ impl Native {
     }
 }
 
+impl Native {
+    /// The adapter to attach to process `pid` with, by what its executable is: Delve for a Go
+    /// program, lldb-dap for another native one; `None` for Node (its own inspector) or when
+    /// `language` names Node or Python.
+    pub(crate) fn for_pid(pid: u32, language: Option<&str>) -> Result<Option<Native>, Failure> {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| {
+            Failure::new(
+                Code::NoProcess,
+                format!("cannot read process {pid}: {e} (is it running, and yours?)"),
+            )
+        })?;
+        let name = exe.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if matches!(language, Some("node" | "python")) || name.starts_with("node") {
+            return Ok(None);
+        }
+        if crate::python::is_python(name) {
+            return Err(Failure::new(
+                Code::InvalidArguments,
+                format!(
+                    "process {pid} is Python ({}): attach to it by the port of `python -m \
+                     debugpy --listen 127.0.0.1:5678 app.py` (`port`)",
+                    exe.display()
+                ),
+            )
+            .with("field", "pid".into()));
+        }
+        let program = exe.display().to_string();
+        let go = language == Some("go") || binary_kind(&exe) == Some(Binary::Go);
+        let profile = if go {
+            if which("dlv").is_none() {
+                return Err(not_installed("delve", "apt-get install delve golang-go"));
+            }
+            let arguments = json!({"name": "debug-mcp", "type": "go", "request": "attach",
+                "mode": "local", "processId": pid});
+            Profile {
+                name: "delve".into(),
+                language: "go".into(),
+                program: "dlv".into(),
+                args: ["dap", "--listen", "127.0.0.1:0"].map(String::from).into(),
+                cwd: None,
+                env: Vec::new(),
+                connect: Connect::TcpSaid,
+                request: "attach",
+                arguments,
+                output_is_adapters: false,
+                stop_on_entry: None,
+            }
+        } else {
+            let Some(adapter) = lldb_dap() else {
+                return Err(not_installed("lldb-dap", "apt-get install lldb-19"));
+            };
+            let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap",
+                "request": "attach", "pid": pid, "program": program});
+            let rust = binary_kind(&exe) == Some(Binary::Rust);
+            if rust {
+                arguments["initCommands"] = rust_formatters().into();
+            }
+            let language = language.map(String::from);
+            let language = language.unwrap_or_else(|| if rust { "rust" } else { "c" }.into());
+            let command = CommandLine { words: vec![program], ..CommandLine::default() };
+            let mut profile =
+                Profile::stdio("lldb-dap", language, adapter, Vec::new(), &command, arguments, "");
+            profile.request = "attach";
+            profile.stop_on_entry = None;
+            profile
+        };
+        Ok(Some(Native(Arc::new(profile))))
+    }
+}
+
 /// The built-in adapter a command needs, if any, and what `classify` made of its program when
 /// it was read (an ELF file: Go's or not).
 fn builtin_for(

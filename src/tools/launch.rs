@@ -60,11 +60,12 @@ pub(crate) const TOOLS: &[Tool] = &[
     },
     Tool {
         name: "debug-attach",
-        title: "Attach to a running Node or Python process",
+        title: "Attach to a running process",
         description: "Attaches to a program that is already running. Node: by inspector \
             WebSocket `url`, by inspector `port` (started with --inspect), or by `pid` (its \
             inspector is opened with SIGUSR1, on port 9229). Python: by the `port` of `python \
-            -m debugpy --listen PORT app.py`. What listens on `port` is found out unless \
+            -m debugpy --listen PORT app.py`. C, C++, Rust and Go: by `pid` (lldb-dap, Delve; \
+            ptrace rights needed). What listens on `port` is found out unless \
             `language` says. Only this machine unless the host is in DEBUG_MCP_ALLOWED_HOSTS. \
             `breakpoints` are set before the program goes on (one started with --inspect-brk or \
             debugpy's --wait-for-client waits for that), and the answer is the first stop, as \
@@ -72,10 +73,10 @@ pub(crate) const TOOLS: &[Tool] = &[
         properties: || {
             json!({"url": {"type": "string", "description": "ws://127.0.0.1:9229/<id>"},
                    "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                   "pid": {"type": "integer", "minimum": 1},
+                   "pid": {"type": "integer", "minimum": 1, "description": "A Node process (through SIGUSR1) or a native one (C, C++, Rust, Go), told apart by its executable."},
                    "host": {"type": "string", "default": "127.0.0.1"},
-                   "language": {"type": "string", "enum": ["node", "python"],
-                                "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it."},
+                   "language": {"type": "string", "enum": ["node", "python", "c", "cpp", "rust", "zig", "go", "lldb", "gdb"],
+                                "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it. With `pid`: `go` attaches Delve, another native language lldb-dap; by default told by the executable."},
                    "breakpoints": breakpoints_schema(),
                    "cwd": run_properties(false)["cwd"],
                    "pauseOnExceptions": pause_on_exceptions_schema(),
@@ -322,6 +323,14 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
             }
         }
     }
+    if pid != 0 && language != Some(Language::Node) {
+        // Before any SIGUSR1 (Node's way in), which ends a program that does not handle it.
+        let pid = u32::try_from(pid).expect("bounded by the range check");
+        let given = args.optional_string("language")?;
+        if let Some(flavour) = Native::for_pid(pid, given)? {
+            return attach_native(flavour, pid, start, call);
+        }
+    }
     let ws_url = if let Some(url) = url {
         let authority =
             url.strip_prefix("ws://").and_then(|r| r.split('/').next()).ok_or_else(|| {
@@ -365,6 +374,33 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
     }
     state["attached"] = json!({"url": ws_url});
+    Ok(state)
+}
+
+/// A native program attached to by pid through its debug adapter (lldb-dap, Delve): the
+/// session lets it go at the end.
+fn attach_native(
+    flavour: Native,
+    pid: u32,
+    start: AttachSpec,
+    call: &Call,
+) -> Result<Value, Failure> {
+    let program = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    let spec = LaunchSpec {
+        command: crate::shell::CommandLine {
+            words: vec![program.display().to_string()],
+            cwd: start.cwd.clone(),
+            ..crate::shell::CommandLine::default()
+        },
+        breakpoints: start.breakpoints,
+        stop_on_entry: false,
+        pause_on_exceptions: start.pause_on_exceptions,
+        timeout: start.timeout,
+    };
+    let (_, mut state) = open_session(call, |id, watch| {
+        crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
+    })?;
+    state["attached"] = json!({"pid": pid});
     Ok(state)
 }
 

@@ -386,3 +386,30 @@ fn a_core_file_shows_the_crash() {
         tool(&mut server, "debug-launch", json!({"core": "no-such-core", "program": program}));
     assert_eq!(missing["code"], "file_not_found", "{missing}");
 }
+
+/// `debug-attach {"pid"}` to a running C program: lldb-dap attaches (no SIGUSR1, which would
+/// end it), stops at a breakpoint, and at the end lets it run on.
+#[test]
+fn a_running_c_program_is_attached_by_pid_and_let_go() {
+    let program = build("gcc", "native/c/ticker.c", "ticker");
+    let mut ticker =
+        crate::Program::spawn(Command::new(&program).stdout(std::process::Stdio::null()));
+    let pid = ticker.0.id();
+    let mut server = Server::initialized();
+    let breakpoints = json!([{"file": fixture("native/c/ticker.c"), "line": 8}]);
+    let state = tool(&mut server, "debug-attach", json!({"pid": pid, "breakpoints": breakpoints}));
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["function"], "tick", "{state}");
+    assert_eq!(state["attached"], json!({"pid": pid}), "{state}");
+    let n = tool(&mut server, "debug-evaluate", json!({"expression": "n"}));
+    assert!(n["value"].as_i64().is_some_and(|n| n > 0), "{n}");
+    let set = tool(&mut server, "debug-set-breakpoint", json!({"data": "ticks"}));
+    assert_eq!(set["verified"], true, "{set}");
+    tool(&mut server, "debug-stop", json!({}));
+    // Detached, watchpoint cleared first: it runs on.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(ticker.0.try_wait().unwrap().is_none(), "the attached program was ended");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let state = stat.rsplit(')').next().unwrap().split_whitespace().next().unwrap().to_string();
+    assert!(state == "S" || state == "R", "left stopped ({state}): {stat}");
+}
