@@ -1021,6 +1021,14 @@ impl<R: Runtime> Backend for Cdp<R> {
         paused: &Paused,
         query: &VariablesQuery,
     ) -> Result<Vec<Variable>, Failure> {
+        if query.scope == "registers" {
+            let why = "JavaScript frames have no registers: use local, closure, module or global";
+            return Err(Failure::new(
+                Code::InvalidArguments,
+                format!("invalid argument `scope`: {why}"),
+            )
+            .with("field", "scope".into()));
+        }
         let wanted = |kind: &str| match query.scope.as_str() {
             "all" => true,
             "local" => matches!(kind, "local" | "block" | "catch"),

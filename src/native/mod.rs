@@ -785,8 +785,15 @@ impl Flavour for Native {
         }
     }
 
-    fn group(&self, _: &str, _: bool) -> Option<bool> {
-        None
+    /// lldb-dap lists registers in groups: the general-purpose ones are listed in their
+    /// place, the floating-point and vector sets left out (evaluate `$xmm0` for one).
+    fn group(&self, name: &str, _: bool) -> Option<bool> {
+        match name {
+            "General Purpose Registers" => Some(true),
+            "Advanced Vector Extensions" => Some(false),
+            _ if name.ends_with(" Registers") => Some(false),
+            _ => None,
+        }
     }
 
     fn value(&self, kind: &str, text: &str) -> Value {

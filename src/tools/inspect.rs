@@ -63,7 +63,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         properties: || {
             json!({"sessionId": session_id(),
                    "frame": {"type": "integer", "minimum": 0, "default": 0},
-                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "all"], "default": "local"},
+                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "registers", "all"], "default": "local", "description": "`registers`: a native frame's CPU registers (lldb-dap, gdb)."},
                    "path": {"type": "string", "description": "An expression whose members to list, e.g. `order.items[2]`; a Map's or Set's entries are `[0]`, `[1]`... (open one with `[...m][3]` or `m.get(key)`)."},
                    "start": {"type": "integer", "minimum": 0, "default": 0, "description": "The first member to list, to page through a long one."},
                    "maxChars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "default": VARIABLE_CHARS,
@@ -194,7 +194,7 @@ fn max_chars_schema() -> Value {
 }
 
 fn variables(args: &Args, call: &Call) -> Reply {
-    let scopes = ["local", "closure", "module", "global", "all"];
+    let scopes = ["local", "closure", "module", "global", "registers", "all"];
     let query = VariablesQuery {
         frame: args.integer("frame", 0, 10_000, Some(0))? as usize,
         scope: args.choice("scope", &scopes, Some("local"))?.to_string(),

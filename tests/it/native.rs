@@ -177,6 +177,10 @@ fn a_c_session_from_breakpoint_to_exit() {
         members["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
     assert_eq!(names, vec!["id", "total", "customer"], "{members}");
 
+    let registers = tool(&mut server, "debug-variables", json!({"scope": "registers"}));
+    let names: Vec<&Value> =
+        registers["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
+    assert!(names.contains(&&json!("rip")), "{registers}");
     let stack = tool(&mut server, "debug-stack", json!({}));
     assert_eq!(stack["totalFrames"], 2, "libc's start-up is not the program's: {stack}");
     assert_eq!(stack["frames"][1]["function"], "main", "{stack}");
