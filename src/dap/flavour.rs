@@ -135,6 +135,11 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn exit_said(&self, _body: &Value) -> Option<i32> {
         None
     }
+    /// Whether an `output` event's text is the adapter's own message that it sends as the
+    /// program's `stdout` (gdb: "Breakpoint 2 at 0x…: file …, line 15.").
+    fn is_adapter_message(&self, _text: &str) -> bool {
+        false
+    }
     /// Whether the adapter's process is the program's (rdbg runs the script in itself): its
     /// exit is then the program's.
     fn adapter_is_program(&self) -> bool {

@@ -29,7 +29,8 @@ use crate::log;
 use crate::thread::JoinOnDrop;
 
 /// Routes an `output` event: the program's stdout and stderr go to `output`; a logpoint's
-/// message (as the flavour tells them apart) is returned.
+/// message (as the flavour tells them apart) is returned; the adapter's own messages among
+/// the program's output are left out.
 pub(crate) fn route_output<'a, F: flavour::Flavour>(
     flavour: &F,
     body: &'a Value,
@@ -38,6 +39,7 @@ pub(crate) fn route_output<'a, F: flavour::Flavour>(
     let text = body["output"].as_str().unwrap_or_default();
     match body["category"].as_str().unwrap_or("console") {
         _ if flavour.is_logpoint_output(body) => return Some(text),
+        _ if flavour.is_adapter_message(text) => {}
         "stdout" => output.push(false, &flavour.program_text(text)),
         "stderr" => output.push(true, &flavour.program_text(text)),
         _ => {}

@@ -179,14 +179,36 @@ impl<F: Flavour> Run<'_, F> {
         let exceptions = self.client.send("setExceptionBreakpoints", json!({"filters": []}));
         self.answer(&exceptions)?;
         let done = self.client.send("configurationDone", json!({}));
-        self.answer(&done)?;
+        let done = self.answer(&done);
+        // gdb answers a failed `launch` only after `initialized`: that failure is the one
+        // that explains a refused configurationDone.
+        match launch.try_recv() {
+            Ok(Err(message)) => return Err(self.launch_failed(&message)),
+            Ok(Ok(body)) => launch = dap::answered(body),
+            Err(_) => {}
+        }
+        done?;
         self.configured = true;
         if let Some(thread) = self.resume.take() {
             let resumed = self.client.send("continue", json!({"threadId": thread}));
             self.answer(&resumed)?;
         }
-        self.answer(&launch)?;
-        Ok(())
+        match self.answer(&launch) {
+            Err(Failure::Error { code: Code::AdapterFailed, message, .. })
+                if !self.adapter_ended() =>
+            {
+                let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m);
+                Err(self.launch_failed(message))
+            }
+            other => other.map(drop),
+        }
+    }
+
+    fn launch_failed(&self, message: &str) -> Failure {
+        Failure::new(
+            Code::LaunchFailed,
+            format!("{} could not launch the program: {message}", self.flavour.adapter()),
+        )
     }
 
     /// Waits for the `initialized` event; a failed `launch` answer before it aborts.
@@ -212,7 +234,7 @@ impl<F: Flavour> Run<'_, F> {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
                     };
-                    return Err(Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", self.flavour.adapter())));
+                    return Err(self.launch_failed(&message));
                 },
                 recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", self.flavour.adapter()))),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),

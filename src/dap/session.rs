@@ -952,7 +952,25 @@ impl<F: Flavour> Backend for Dap<F> {
         self.on = 0;
         let filters = self.flavour.exception_filters(&self.pause_on_exceptions);
         self.request("setExceptionBreakpoints", json!({"filters": filters}))?;
-        self.request("configurationDone", json!({}))?;
+        let done = self.request("configurationDone", json!({}));
+        // gdb answers a failed `launch` only after `initialized`: that failure is the one
+        // that explains a refused configurationDone.
+        if let Some((request, started)) = &mut self.started {
+            match started.try_recv() {
+                Ok(Err(message)) => {
+                    return Err(Failure::new(
+                        Code::LaunchFailed,
+                        format!(
+                            "{} could not {request} the program: {message}",
+                            self.flavour.adapter()
+                        ),
+                    ))
+                }
+                Ok(Ok(body)) => *started = dap::answered(body),
+                Err(_) => {}
+            }
+        }
+        done?;
         self.configured = true;
         if let Some((_, started)) = self.started.take() {
             wait(&started, self.flavour.adapter())?;

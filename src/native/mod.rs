@@ -490,9 +490,11 @@ fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failu
         None => return Err(not_installed("gdb", "apt-get install gdb")),
     }
     let program = program_path(command, &command.words[0])?;
+    // gdb takes `env` as an object (lldb-dap as a list of NAME=value).
+    let env: serde_json::Map<String, Value> =
+        command.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
     let arguments = json!({"name": "debug-mcp", "type": "gdb", "request": "launch",
-        "program": program, "args": command.words[1..], "cwd": cwd_of(command),
-        "env": env_list(command)});
+        "program": program, "args": command.words[1..], "cwd": cwd_of(command), "env": env});
     let language = language.filter(|l| l != "gdb").unwrap_or_else(|| "c".into());
     let args = ["-q", "-nx", "-iex", "set style enabled off", "-i", "dap"].map(String::from);
     let stop = "stopAtBeginningOfMainSubprogram";
@@ -882,6 +884,17 @@ impl Flavour for Native {
         let text = body["output"].as_str()?;
         let (_, status) = text.strip_prefix("Process ")?.split_once(" has exited with status ")?;
         status.trim().parse().ok()
+    }
+
+    /// gdb sends what its breakpoint commands print as `stdout`, one message an event.
+    fn is_adapter_message(&self, text: &str) -> bool {
+        if self.0.name != "gdb" {
+            return false;
+        }
+        let breakpoint = text
+            .strip_prefix("Breakpoint ")
+            .is_some_and(|rest| rest.contains(" at 0x") || rest.trim_end().ends_with("pending."));
+        breakpoint || text.starts_with("No source file named ")
     }
 
     /// A configured adapter on a port we chose runs the program in itself (rdbg).

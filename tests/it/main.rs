@@ -181,7 +181,11 @@ impl Server {
     }
 
     pub fn initialized_in(dir: &std::path::Path) -> Server {
-        let mut server = Server::start_in(dir, &[]);
+        Server::initialized_with(dir, &[])
+    }
+
+    pub fn initialized_with(dir: &std::path::Path, env: &[(&str, &str)]) -> Server {
+        let mut server = Server::start_in(dir, env);
         let result = server.request(
             "initialize",
             json!({

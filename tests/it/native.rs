@@ -417,3 +417,49 @@ fn a_running_c_program_is_attached_by_pid_and_let_go() {
     let state = stat.rsplit(')').next().unwrap().split_whitespace().next().unwrap().to_string();
     assert!(state == "S" || state == "R", "left stopped ({state}): {stat}");
 }
+
+/// gdb's DAP mode (gdb 14 and newer: the venv's `gdb-for-pwndbg`, GDB 18), named by
+/// `language`: debug-script, a session, a core file.
+#[test]
+fn gdb_serves_debug_script_sessions_and_core_files() {
+    let python = std::path::PathBuf::from(crate::python::python());
+    let bin = python.parent().unwrap();
+    assert!(bin.join("gdb").is_file(), "no gdb in {}: pip install gdb-for-pwndbg", bin.display());
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut server = Server::initialized_with(&root(), &[("PATH", &path)]);
+    let file = fixture("native/c/loop.c");
+    let result = server.debug_script(json!({"command": format!("{} 3", c_loop()),
+        "breakpoint": {"file": file, "line": 15}, "expression": "o->total", "language": "gdb"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(9.5), json!(20.25), json!(5.0)], "{s}");
+    assert_eq!(
+        s["output"]["stdout"], "sum 34.75 after 3 orders\n",
+        "gdb's own lines left out: {s}"
+    );
+
+    let breakpoints = json!([{"file": file, "line": 15}]);
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": format!("{} 2", c_loop()), "breakpoints": breakpoints, "language": "gdb"}),
+    );
+    assert_eq!(state["location"]["function"], "add_order", "{state}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "*o"}));
+    assert_eq!(value["value"], json!({"id": 1, "total": 9.5, "customer": "ada"}), "{value}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!(state["location"]["line"], 16, "{state}");
+    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    let (core, program) = crash_core();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"core": core, "program": program, "language": "gdb"}),
+    );
+    assert_eq!(state["location"]["function"], "parse", "{state}");
+    assert_eq!(local(&state, "depth")["value"], 7, "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+}
