@@ -74,9 +74,9 @@ enum Connect {
 }
 
 impl Native {
-    /// The adapter for `command`: a configured one whose `match` fits (or whose name
-    /// `language` gives), else the built-in one the command, `language` or breakpoint files
-    /// point to. `None`: not a native program (Node's, then).
+    /// Whether an adapter serves `command`: a configured one whose `match` fits (or whose
+    /// name `language` gives), or the built-in one the command, `language` or breakpoint
+    /// files point to. False: not a native program (Node's, then).
     pub(crate) fn claims(command: &CommandLine, language: Option<&str>, files: &[&str]) -> bool {
         let configured = Configured::load(command.cwd.as_deref()).ok().flatten();
         if configured.as_ref().is_some_and(|c| c.find(command, language, files).is_some()) {
@@ -126,9 +126,7 @@ impl Native {
         };
         Ok(Native(Arc::new(profile)))
     }
-}
 
-impl Native {
     /// A core file's adapter: lldb-dap (or gdb 14 and newer), reading `core` with the
     /// `program` that dumped it. Nothing runs: the session stops where the program crashed.
     pub(crate) fn for_core(
@@ -138,12 +136,10 @@ impl Native {
     ) -> Result<Native, Failure> {
         let arguments = json!({"name": "debug-mcp", "request": "attach",
             "program": program.display().to_string(), "coreFile": core.display().to_string()});
-        let (name, adapter, args) = match (language, lldb_dap()) {
-            (Some("gdb"), _) | (_, None) if gdb_version().is_some_and(|v| v >= 14) => {
-                let args = ["-q", "-nx", "-iex", "set style enabled off", "-i", "dap"];
-                ("gdb", "gdb".to_string(), args.map(String::from).to_vec())
-            }
-            (_, Some(adapter)) => ("lldb-dap", adapter, Vec::new()),
+        let gdb = gdb_version().is_some_and(|v| v >= 14);
+        let lldb = match (language, lldb_dap()) {
+            (Some("gdb"), _) | (_, None) if gdb => None,
+            (_, Some(adapter)) => Some(adapter),
             (_, None) => return Err(not_installed("lldb-dap", "apt-get install lldb-19")),
         };
         let kind = binary_kind(program);
@@ -154,26 +150,18 @@ impl Native {
             _ => "c".into(),
         };
         let mut arguments = arguments;
-        if kind == Some(Binary::Rust) && name == "lldb-dap" {
+        if kind == Some(Binary::Rust) && lldb.is_some() {
             arguments["initCommands"] = rust_formatters().into();
         }
-        Ok(Native(Arc::new(Profile {
-            name: name.into(),
-            language,
-            program: adapter,
-            args,
-            cwd: program.parent().filter(|d| d.is_dir()).map(Path::to_path_buf),
-            env: Vec::new(),
-            connect: Connect::Stdio,
-            request: "attach",
-            arguments,
-            output_is_adapters: false,
-            stop_on_entry: None,
-        })))
+        let adapter = match &lldb {
+            Some(lldb) => Profile::lldb(lldb, arguments),
+            None => Profile::gdb(arguments),
+        };
+        let cwd = program.parent().filter(|d| d.is_dir()).map(Path::to_path_buf);
+        let profile = Profile { language, cwd, request: "attach", stop_on_entry: None, ..adapter };
+        Ok(Native(Arc::new(profile)))
     }
-}
 
-impl Native {
     /// The adapter to attach to process `pid` with, by what its executable is: Delve for a Go
     /// program, lldb-dap for another native one; `None` for Node (its own inspector) or when
     /// `language` names Node or Python.
@@ -207,19 +195,7 @@ impl Native {
             }
             let arguments = json!({"name": "debug-mcp", "type": "go", "request": "attach",
                 "mode": "local", "processId": pid});
-            Profile {
-                name: "delve".into(),
-                language: "go".into(),
-                program: "dlv".into(),
-                args: ["dap", "--listen", "127.0.0.1:0"].map(String::from).into(),
-                cwd: None,
-                env: Vec::new(),
-                connect: Connect::TcpSaid,
-                request: "attach",
-                arguments,
-                output_is_adapters: false,
-                stop_on_entry: None,
-            }
+            Profile::delve(arguments)
         } else {
             let Some(adapter) = lldb_dap() else {
                 return Err(not_installed("lldb-dap", "apt-get install lldb-19"));
@@ -232,13 +208,9 @@ impl Native {
             }
             let language = language.map(String::from);
             let language = language.unwrap_or_else(|| if rust { "rust" } else { "c" }.into());
-            let command = CommandLine { words: vec![program], ..CommandLine::default() };
-            let mut profile =
-                Profile::stdio("lldb-dap", language, adapter, Vec::new(), &command, arguments, "");
-            profile.request = "attach";
-            profile.stop_on_entry = None;
-            profile
+            Profile { language, ..Profile::lldb(&adapter, arguments) }
         };
+        let profile = Profile { request: "attach", stop_on_entry: None, ..profile };
         Ok(Some(Native(Arc::new(profile))))
     }
 }
@@ -388,7 +360,12 @@ fn gdb_version() -> Option<u32> {
     version.split('.').next()?.parse().ok()
 }
 
-/// `NAME=value` words of the command, as lldb-dap and gdb take them.
+/// The command's `NAME=value` words as an object, as gdb and Delve take them.
+fn env_object(command: &CommandLine) -> serde_json::Map<String, Value> {
+    command.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect()
+}
+
+/// `NAME=value` words of the command, as lldb-dap takes them.
 fn env_list(command: &CommandLine) -> Vec<String> {
     command.env.iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
@@ -428,32 +405,61 @@ fn lldb(
         });
         by_file.unwrap_or(if rust { "rust" } else { "c" }).into()
     });
-    Ok(Profile::stdio("lldb-dap", language, adapter, Vec::new(), command, arguments, "stopOnEntry"))
+    Ok(Profile { language, cwd: command.cwd.clone(), ..Profile::lldb(&adapter, arguments) })
 }
 
 impl Profile {
-    /// An adapter on stdin and stdout, run where the command runs, that launches the program.
-    fn stdio(
+    /// An adapter that launches the program as a C program's, from the server's directory;
+    /// callers change what differs with struct update syntax.
+    fn adapter(
         name: &str,
-        language: String,
-        program: String,
-        args: Vec<String>,
-        command: &CommandLine,
+        program: &str,
+        args: &[&str],
+        connect: Connect,
         arguments: Value,
-        stop_key: &'static str,
     ) -> Profile {
         Profile {
             name: name.into(),
-            language,
-            program,
-            args,
-            cwd: command.cwd.clone(),
+            language: "c".into(),
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            cwd: None,
             env: Vec::new(),
-            connect: Connect::Stdio,
+            connect,
             request: "launch",
             arguments,
             output_is_adapters: false,
-            stop_on_entry: Some((stop_key, true.into())),
+            stop_on_entry: None,
+        }
+    }
+
+    /// lldb-dap (`program`: the `lldb-dap` or `lldb-dap-NN` found), on stdin and stdout.
+    fn lldb(program: &str, arguments: Value) -> Profile {
+        let stop_on_entry = Some(("stopOnEntry", true.into()));
+        Profile {
+            stop_on_entry,
+            ..Profile::adapter("lldb-dap", program, &[], Connect::Stdio, arguments)
+        }
+    }
+
+    /// gdb's DAP mode, on stdin and stdout (without styling: its errors would carry escapes).
+    fn gdb(arguments: Value) -> Profile {
+        let args = ["-q", "-nx", "-iex", "set style enabled off", "-i", "dap"];
+        let stop_on_entry = Some(("stopAtBeginningOfMainSubprogram", true.into()));
+        Profile {
+            stop_on_entry,
+            ..Profile::adapter("gdb", "gdb", &args, Connect::Stdio, arguments)
+        }
+    }
+
+    /// Delve on a loopback port it picks and says on stdout.
+    fn delve(arguments: Value) -> Profile {
+        let args = ["dap", "--listen", "127.0.0.1:0"];
+        let stop_on_entry = Some(("stopOnEntry", true.into()));
+        Profile {
+            language: "go".into(),
+            stop_on_entry,
+            ..Profile::adapter("delve", "dlv", &args, Connect::TcpSaid, arguments)
         }
     }
 }
@@ -491,14 +497,11 @@ fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failu
     }
     let program = program_path(command, &command.words[0])?;
     // gdb takes `env` as an object (lldb-dap as a list of NAME=value).
-    let env: serde_json::Map<String, Value> =
-        command.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
     let arguments = json!({"name": "debug-mcp", "type": "gdb", "request": "launch",
-        "program": program, "args": command.words[1..], "cwd": cwd_of(command), "env": env});
+        "program": program, "args": command.words[1..], "cwd": cwd_of(command),
+        "env": env_object(command)});
     let language = language.filter(|l| l != "gdb").unwrap_or_else(|| "c".into());
-    let args = ["-q", "-nx", "-iex", "set style enabled off", "-i", "dap"].map(String::from);
-    let stop = "stopAtBeginningOfMainSubprogram";
-    Ok(Profile::stdio("gdb", language, "gdb".into(), args.into(), command, arguments, stop))
+    Ok(Profile { language, cwd: command.cwd.clone(), ..Profile::gdb(arguments) })
 }
 
 /// `go run [flags] PKG args`, `go test [flags] [PKG] [-args …]` or a built Go binary.
@@ -558,23 +561,15 @@ fn delve(command: &CommandLine) -> Result<Profile, Failure> {
     let mut arguments = json!({"name": "debug-mcp", "type": "go", "request": "launch",
         "mode": mode, "program": program.display().to_string(), "args": args,
         "cwd": cwd.display().to_string(), "output": output.display().to_string(),
-        "env": command.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-            .collect::<serde_json::Map<String, Value>>()});
+        "env": env_object(command)});
     if !build_flags.is_empty() {
         arguments["buildFlags"] = build_flags.into();
     }
     Ok(Profile {
-        name: "delve".into(),
-        language: "go".into(),
-        program: "dlv".into(),
-        args: ["dap", "--listen", "127.0.0.1:0"].map(String::from).into(),
         cwd: Some(module),
         env: command.env.clone(),
-        connect: Connect::TcpSaid,
-        request: "launch",
-        arguments,
         output_is_adapters: true,
-        stop_on_entry: Some(("stopOnEntry", true.into())),
+        ..Profile::delve(arguments)
     })
 }
 
@@ -984,19 +979,7 @@ mod tests {
 
     #[test]
     fn rust_hashes_leave_function_names() {
-        let native = Native(Arc::new(Profile {
-            name: "lldb-dap".into(),
-            language: "rust".into(),
-            program: String::new(),
-            args: Vec::new(),
-            cwd: None,
-            env: Vec::new(),
-            connect: Connect::Stdio,
-            request: "launch",
-            arguments: Value::Null,
-            output_is_adapters: false,
-            stop_on_entry: None,
-        }));
+        let native = Native(Arc::new(Profile::lldb("lldb-dap", Value::Null)));
         assert_eq!(native.function_name("orders::total::hdc7604ba955b3d93"), "orders::total");
         assert_eq!(native.function_name("main"), "main");
         let marked = native.logpoint_message("bp1", "x={x}", true);
