@@ -416,10 +416,10 @@ impl<F: Flavour> Run<'_, F> {
                     }
                 }
                 None => {
-                    let hit = self.plain_hit(connection, &frame_id)?;
-                    if connection == 0 && self.logged.is_none() {
+                    let (hit, whole) = self.plain_hit(connection, &frame_id)?;
+                    if connection == 0 {
                         let top = frames.first().cloned().unwrap_or_default();
-                        self.simultaneous(&thread, &top)?;
+                        self.after_plain_hit(&thread, &top, whole)?;
                     }
                     hit
                 }
@@ -448,17 +448,18 @@ impl<F: Flavour> Run<'_, F> {
     /// over (`read_ahead`). Only threads whose
     /// name says the same function are looked at (Delve names goroutines by where they are);
     /// with a condition, it must hold for them too.
-    fn simultaneous(&mut self, thread: &Value, top: &Value) -> Result<(), Failure> {
+    fn simultaneous(
+        &mut self,
+        thread: &Value,
+        top: &Value,
+        threads: &[Value],
+    ) -> Result<(), Failure> {
         let function = top["name"].as_str().unwrap_or_default();
         if function.is_empty() {
             return Ok(());
         }
-        let threads = self.client.send("threads", json!({}));
-        let threads = self.answer(&threads)?;
-        let others: Vec<Value> = threads["threads"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let others: Vec<Value> = threads
+            .iter()
             .filter(|t| &t["id"] != thread)
             .filter(|t| t["name"].as_str().is_some_and(|n| n.contains(function)))
             .map(|t| t["id"].clone())
@@ -486,7 +487,7 @@ impl<F: Flavour> Run<'_, F> {
                     continue;
                 }
             }
-            let mut hit = self.plain_hit(0, &frame["id"])?;
+            let (mut hit, _) = self.plain_hit(0, &frame["id"])?;
             if self.plan.include_stack {
                 hit.stack = Some(stack_of(&frames));
             }
@@ -515,11 +516,13 @@ impl<F: Flavour> Run<'_, F> {
         path.display().to_string()
     }
 
-    /// A hit read at its stop through the adapter's own `evaluate` (no probe). The first one
-    /// whose text says the whole value turns the breakpoint into a logpoint
-    /// ([`Run::logged`]): the type of an expression at one line does not change in a
-    /// compiled language, and a logpoint does not stop the program for us.
-    fn plain_hit(&mut self, connection: usize, frame_id: &Value) -> Result<Hit, Failure> {
+    /// A hit read at its stop through the adapter's own `evaluate` (no probe), and its type
+    /// when its text says the whole value (nothing was read one level down).
+    fn plain_hit(
+        &mut self,
+        connection: usize,
+        frame_id: &Value,
+    ) -> Result<(Hit, Option<String>), Failure> {
         let arguments =
             json!({"expression": self.plan.expression, "frameId": frame_id, "context": "watch"});
         let evaluated = self.client(connection).send("evaluate", arguments);
@@ -527,7 +530,7 @@ impl<F: Flavour> Run<'_, F> {
             Ok(answer) => answer,
             Err(Failure::Error { message, .. }) => {
                 let result = dap::evaluation_error(&message).to_string();
-                return Ok(Hit { result, truncated: false, stack: None, from: None });
+                return Ok((Hit { result, truncated: false, stack: None, from: None }, None));
             }
             Err(other) => return Err(other),
         };
@@ -540,24 +543,38 @@ impl<F: Flavour> Run<'_, F> {
             let listed = self.answer(&listed).unwrap_or_default();
             listed["variables"].as_array().cloned().unwrap_or_default()
         });
-        let whole = !expanded && typed["type"].as_str().is_some_and(|t| !t.is_empty());
-        // Another thread may be stopped at the breakpoint too: changing it would lose that
-        // hit. So only a program with one thread (Go has several from the start) switches.
-        let switch = whole && connection == 0 && self.logpoints && !self.plan.include_stack;
-        if switch && self.thread_count(connection)? == 1 {
-            self.logged = typed["type"].as_str().map(String::from);
-            let set = self.client.send("setBreakpoints", self.breakpoints());
-            let set = self.answer(&set)?;
-            self.breakpoint_changed(&set["breakpoints"][0]);
-        }
+        let kind = typed["type"].as_str().filter(|t| !t.is_empty() && !expanded);
+        let whole = kind.map(String::from);
         let truncated = typed["truncated"] == true;
-        Ok(Hit { result: typed.to_string(), truncated, stack: None, from: None })
+        Ok((Hit { result: typed.to_string(), truncated, stack: None, from: None }, whole))
     }
 
-    fn thread_count(&mut self, connection: usize) -> Result<usize, Failure> {
-        let threads = self.client(connection).send("threads", json!({}));
+    /// After a hit read at its stop, one `threads` answer decides what comes next. A program
+    /// with one thread turns the breakpoint into a logpoint once a value's text says it whole
+    /// ([`Run::logged`]): the type of an expression at one line does not change in a compiled
+    /// language, and a logpoint does not stop the program for us. With several threads the
+    /// breakpoint stays (changing it could lose another thread's hit at it), and the other
+    /// threads at it are read now ([`Run::simultaneous`]).
+    fn after_plain_hit(
+        &mut self,
+        thread: &Value,
+        top: &Value,
+        whole: Option<String>,
+    ) -> Result<(), Failure> {
+        let threads = self.client.send("threads", json!({}));
         let threads = self.answer(&threads)?;
-        Ok(threads["threads"].as_array().map_or(0, Vec::len))
+        let threads = threads["threads"].as_array().cloned().unwrap_or_default();
+        match whole {
+            Some(kind) if threads.len() == 1 && self.logpoints && !self.plan.include_stack => {
+                self.logged = Some(kind);
+                let set = self.client.send("setBreakpoints", self.breakpoints());
+                let set = self.answer(&set)?;
+                self.breakpoint_changed(&set["breakpoints"][0]);
+            }
+            _ if threads.len() > 1 => self.simultaneous(thread, top, &threads)?,
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A hit a logpoint reported as text: typed as the first hit's value was.
