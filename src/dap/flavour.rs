@@ -135,6 +135,10 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn exit_said(&self, _body: &Value) -> Option<i32> {
         None
     }
+    /// What the adapter does first that takes a while, for progress (Delve: "building").
+    fn preparing(&self) -> Option<String> {
+        None
+    }
     /// Whether an `output` event's text is the adapter's own message that it sends as the
     /// program's `stdout` (gdb: "Breakpoint 2 at 0x…: file …, line 15.").
     fn is_adapter_message(&self, _text: &str) -> bool {

@@ -36,6 +36,9 @@ const STACK_FRAMES: usize = 10;
 
 pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
+    if let Some(preparing) = flavour.preparing() {
+        call.progress.report(0, || preparing);
+    }
     let Launched { client, adapter, mut arguments, importable, label, request, output, .. } =
         flavour.start(&plan.command, false)?;
     flavour.follow_children(&mut arguments);

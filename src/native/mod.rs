@@ -881,6 +881,13 @@ impl Flavour for Native {
         status.trim().parse().ok()
     }
 
+    /// Delve builds `go run` and `go test` programs before they start (seconds on a cold
+    /// build cache, within the call's `timeout`).
+    fn preparing(&self) -> Option<String> {
+        let mode = self.0.arguments["mode"].as_str();
+        matches!(mode, Some("debug" | "test")).then(|| "building the program (delve)".into())
+    }
+
     /// gdb sends what its breakpoint commands print as `stdout`, one message an event.
     fn is_adapter_message(&self, text: &str) -> bool {
         if self.0.name != "gdb" {

@@ -126,8 +126,14 @@ fn go_run_values_and_goroutines() {
     let mut server = Server::initialized();
     let dir = fixture("native/go");
     let file = fixture("native/go/main.go");
-    let result = server.debug_script(json!({"command": "go run .", "cwd": dir,
-        "breakpoint": {"file": file, "line": 16}, "expression": "o", "timeout": 120000}));
+    let id = server.start_request("tools/call", json!({"name": "debug-script",
+        "_meta": {"progressToken": "go"},
+        "arguments": {"command": "go run .", "cwd": dir,
+                      "breakpoint": {"file": file, "line": 16}, "expression": "o", "timeout": 120000}}));
+    let result = server.response(&json!(id))["result"].clone();
+    let progress: Vec<&Value> =
+        server.notifications.iter().filter(|n| n["method"] == "notifications/progress").collect();
+    assert_eq!(progress[0]["params"]["message"], "building the program (delve)", "{progress:?}");
     let s = ok(&result);
     assert_eq!(s["results"][0]["type"], "main.Order", "{s}");
     assert_eq!(s["results"][0]["value"]["Total"], 9.5, "{s}");
