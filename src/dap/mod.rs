@@ -206,6 +206,22 @@ pub(crate) fn initialize_arguments(adapter_id: &str) -> Value {
 /// A response: its `body` when `success`, else the adapter's message.
 pub(crate) type Reply = Result<Value, String>;
 
+/// The exit code an adapter says only as it answers `disconnect` (Delve: `Process N has
+/// exited with status S`, after `terminated`): disconnects, then reads the events that came.
+pub(crate) fn exit_said_at_disconnect<F: flavour::Flavour>(
+    flavour: &F,
+    client: &mut Client,
+) -> Option<i32> {
+    client.disconnect(false);
+    let mut code = None;
+    while let Ok(event) = client.events().try_recv() {
+        if event["event"] == "output" {
+            code = code.or(flavour.exit_said(&event["body"]));
+        }
+    }
+    code
+}
+
 /// A reply channel that holds an answer already received.
 pub(crate) fn answered(body: Value) -> Receiver<Reply> {
     let (tx, rx) = crossbeam_channel::bounded(1);

@@ -673,13 +673,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
         if timed_out {
             self.client.disconnect(true);
         } else if self.terminated && self.exit_code.is_none() {
-            // Delve says the exit code as it answers `disconnect`.
-            self.client.disconnect(false);
-            while let Ok(event) = self.client.events().try_recv() {
-                if event["event"] == "output" {
-                    self.exit_code = self.exit_code.or(self.flavour.exit_said(&event["body"]));
-                }
-            }
+            self.exit_code = dap::exit_said_at_disconnect(&self.flavour, &mut self.client);
         }
         // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
         for child in &mut self.children {

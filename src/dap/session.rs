@@ -571,7 +571,12 @@ impl<F: Flavour> Dap<F> {
                 let code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok());
                 return Some(Happening::Ended(code));
             }
-            "terminated" => return Some(Happening::Ended(self.exit_code)),
+            "terminated" => {
+                if self.exit_code.is_none() && self.owns_program && self.adapter.is_some() {
+                    self.exit_code = dap::exit_said_at_disconnect(&self.flavour, &mut self.client);
+                }
+                return Some(Happening::Ended(self.exit_code));
+            }
             _ => {}
         }
         None

@@ -888,15 +888,22 @@ impl Flavour for Native {
         matches!(mode, Some("debug" | "test")).then(|| "building the program (delve)".into())
     }
 
-    /// gdb sends what its breakpoint commands print as `stdout`, one message an event.
+    /// gdb sends what its breakpoint commands print as `stdout`, one message an event;
+    /// lldb-dap its watchpoint reports ("\nWatchpoint 1 hit:\nold value: 0\nnew value: 1\n").
     fn is_adapter_message(&self, text: &str) -> bool {
-        if self.0.name != "gdb" {
-            return false;
+        match self.0.name.as_str() {
+            "gdb" => {
+                let breakpoint = text.strip_prefix("Breakpoint ").is_some_and(|rest| {
+                    rest.contains(" at 0x") || rest.trim_end().ends_with("pending.")
+                });
+                breakpoint || text.starts_with("No source file named ")
+            }
+            "lldb-dap" => text
+                .trim_start()
+                .strip_prefix("Watchpoint ")
+                .is_some_and(|rest| rest.contains(" hit:\nold value: ")),
+            _ => false,
         }
-        let breakpoint = text
-            .strip_prefix("Breakpoint ")
-            .is_some_and(|rest| rest.contains(" at 0x") || rest.trim_end().ends_with("pending."));
-        breakpoint || text.starts_with("No source file named ")
     }
 
     /// A configured adapter on a port we chose runs the program in itself (rdbg).
