@@ -7,7 +7,8 @@
 //!                         "attach": {"localfs": true}}}}
 //! ```
 //! `launch` (or `attach`, for an adapter that starts the program itself) holds the request's
-//! arguments. Strings may hold `${workspaceFolder}` (the command's working directory),
+//! arguments. `ready` (optional) is text the adapter prints once it waits for its client: it
+//! is connected to only then. Strings may hold `${workspaceFolder}` (the command's working directory),
 //! `${env:NAME}`, `${port}` (a free loopback port, chosen once per start), `${program}` and
 //! `${args}` (a string that is only `${args}` becomes the program's arguments, one each).
 
@@ -163,6 +164,7 @@ impl Adapter<'_> {
             arguments,
             output_is_adapters: matches!(connect, Connect::Tcp(_)),
             stop_on_entry: Some(("stopOnEntry", true.into())),
+            ready: self.spec["ready"].as_str().map(String::from),
         })
     }
 }

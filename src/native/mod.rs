@@ -62,6 +62,8 @@ struct Profile {
     output_is_adapters: bool,
     /// Added to `launch` to stop at the first line.
     stop_on_entry: Option<(&'static str, Value)>,
+    /// Text the adapter prints (stdout or stderr) once it waits for its client (`ready`).
+    ready: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -430,6 +432,7 @@ impl Profile {
             arguments,
             output_is_adapters: false,
             stop_on_entry: None,
+            ready: None,
         }
     }
 
@@ -603,7 +606,13 @@ impl Native {
                     .find_line("DAP server listening at: ")
                     .and_then(|line| line.rsplit(':').next().and_then(|p| p.trim().parse().ok())),
             };
-            if let Some(port) = port {
+            // A configured adapter may say when it is ready for its client (rdbg 1.4 runs the
+            // whole script when one connects before it waits for one).
+            let ready = self.0.ready.as_deref().is_none_or(|ready| {
+                let (out, err, ..) = adapter.output().since(0, 0);
+                out.contains(ready) || err.contains(ready)
+            });
+            if let (Some(port), true) = (port, ready) {
                 let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
                 if let Ok(client) = Client::connect(address, Duration::from_secs(2)) {
                     return Ok(client);
