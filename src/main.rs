@@ -8,6 +8,7 @@ mod call;
 mod cdp;
 mod dap;
 mod debugger;
+mod deno;
 mod jsonrpc;
 mod log;
 mod mcp;

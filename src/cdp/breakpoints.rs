@@ -213,7 +213,7 @@ impl Breakpoint {
         if self.file != self.real_file {
             paths.push(self.file.as_path());
         }
-        (self.urls.regex)(&paths)
+        self.urls.regex(&paths)
     }
 
     fn params(&self, url_regex: String, position: Position, column: bool) -> Value {
@@ -247,7 +247,7 @@ impl Breakpoint {
             requests.push((params, Request::Placed(None)));
         }
         for (generated, t) in &self.targets {
-            let regex = (self.urls.regex)(&[generated.as_path()]);
+            let regex = self.urls.regex(&[generated.as_path()]);
             let map = Some((t.map.clone(), t.source));
             requests.push((self.params(regex, t.position, true), Request::Placed(map)));
         }
@@ -442,8 +442,7 @@ impl Breakpoint {
         if self.probe_id().is_none() && self.probe != Probe::Watching {
             return false;
         }
-        let path = Path::new(&(self.urls.to_path)(url)).to_path_buf();
-        path == self.real_file || path == self.file
+        self.urls.names(url, &self.real_file) || self.urls.names(url, &self.file)
     }
 
     /// Not JavaScript, no map on disk, and the file was never compiled while loading: nothing

@@ -21,6 +21,7 @@ pub(crate) mod runtime;
 pub(crate) mod script;
 pub(crate) mod scripts;
 pub(crate) mod session;
+pub(crate) mod urls;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -3,27 +3,18 @@
 //! breakpoints, source maps) and one runtime. Node (`node/`) is the first implementation; Deno
 //! and browser pages are to follow, each as one file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
 
 use crate::cdp::follow::Channel;
+pub(crate) use crate::cdp::urls::UrlForm;
 use crate::cdp::{Client, Event, Relay};
 use crate::debugger::Failure;
 use crate::process::Debuggee;
 use crate::shell::CommandLine;
-
-/// How a runtime's script URLs name files.
-#[derive(Clone, Copy)]
-pub(crate) struct UrlForm {
-    /// The file a script URL names (`file:///a%20b.js` is `/a b.js`).
-    pub(crate) to_path: fn(&str) -> String,
-    /// A `urlRegex` for `Debugger.setBreakpointByUrl` that matches every URL the files load
-    /// under.
-    pub(crate) regex: fn(&[&Path]) -> String,
-}
 
 /// A program started under a runtime's inspector and connected to.
 pub(crate) struct Started {
@@ -57,9 +48,9 @@ pub(crate) struct Following {
 }
 
 impl Following {
-    pub(crate) fn open<R: Runtime>() -> Result<Following, Failure> {
+    pub(crate) fn open<R: Runtime>(runtime: &R) -> Result<Following, Failure> {
         let (events_tx, events) = crossbeam_channel::unbounded();
-        let channel = match R::BOOT {
+        let channel = match runtime.boot() {
             Some((name, boot)) => Some(
                 Channel::open(name, boot, events_tx.clone())
                     .map_err(|message| Failure::new(crate::debugger::Code::Internal, message))?,
@@ -77,6 +68,15 @@ impl Following {
     }
 }
 
+/// Names the program's first pause as Node does (`Break on start`), whatever the runtime
+/// calls it, so that the shared code tells it from a pause asked for later. `began`: a pause
+/// came already.
+pub(crate) fn name_start_pause<R: Runtime>(runtime: &R, began: &mut bool, params: &mut Value) {
+    if !std::mem::replace(began, true) && params["reason"] == runtime.start_pause_reason() {
+        params["reason"] = "Break on start".into();
+    }
+}
+
 /// A target inside another (a Node worker thread) that started and waits for the debugger.
 pub(crate) struct Inner {
     pub(crate) session: String,
@@ -84,27 +84,51 @@ pub(crate) struct Inner {
     pub(crate) name: String,
 }
 
-/// One JavaScript runtime spoken to over CDP.
-pub(crate) trait Runtime: Send + 'static {
+/// One JavaScript runtime spoken to over CDP. A value: a page's runtime carries its URL, its
+/// browser and its web root.
+pub(crate) trait Runtime: Clone + Send + 'static {
     /// `language` in answers.
-    const LANGUAGE: &'static str;
-    /// The event that says the program waits for the debugger to let it run.
-    const READY_EVENT: &'static str;
-    /// The event that says the program finished and waits for the debugger to let go.
-    const END_EVENT: &'static str;
-    const URLS: UrlForm;
-
+    fn language(&self) -> &'static str;
+    /// How its script URLs name files.
+    fn urls(&self) -> UrlForm;
+    /// The event that says the program waits for the debugger to let it run, when the runtime
+    /// has one (Node's `NodeRuntime.waitingForDebugger`).
+    fn ready_event(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether an event of the started process shows that it runs (no more
+    /// `runIfWaitingForDebugger` nudges are due). Any event, for Node.
+    fn shows_running(&self, _event: &Event) -> bool {
+        true
+    }
+    /// Whether an event says the program finished (and waits for the debugger to let go).
+    fn is_end(&self, event: &Event) -> bool;
+    /// The reason of the pause `--inspect-brk` makes before the first statement (Node's
+    /// `Break on start`; Deno says `debugCommand`).
+    fn start_pause_reason(&self) -> &'static str {
+        "Break on start"
+    }
+    /// Whether [`Runtime::is_end`] needs the `Runtime` domain left enabled during a run
+    /// (`debug-script` turns it off otherwise: console calls would all become events).
+    fn end_needs_runtime_domain(&self) -> bool {
+        false
+    }
     /// The bootloader every process of a followed program loads first (its file name and text),
     /// when the runtime can follow child processes.
-    const BOOT: Option<(&'static str, &'static str)>;
+    fn boot(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
     /// How requests reach inner targets (worker threads), when the runtime has them.
-    const RELAY: Option<Relay>;
+    fn relay(&self) -> Option<Relay> {
+        None
+    }
 
     /// Starts `command` under the inspector (stopped before its first line when
     /// `stop_at_entry`) and connects to it, within `deadline`; `timeout` is the caller's, for
     /// the words of a failure. With `follow`, every process of the program loads the
     /// bootloader and reports on its channel.
     fn start(
+        &self,
         command: &CommandLine,
         stop_at_entry: bool,
         follow: Option<Follow>,
@@ -114,14 +138,26 @@ pub(crate) trait Runtime: Send + 'static {
     ) -> Result<Started, Failure>;
     /// The runtime's own requests when a debugger starts (its domains, settings); `own` when
     /// the program is one debug-mcp started; `follow` when inner targets (workers) are to wait
-    /// for the debugger and be debugged too.
-    fn setup_requests(own: bool, follow: bool) -> Vec<(&'static str, Value)>;
+    /// for the debugger and be debugged too; `probe`, the expression that installs the probe
+    /// (which a page must install again in every document it loads).
+    fn setup_requests(&self, own: bool, follow: bool, probe: &str) -> Vec<(&'static str, Value)>;
+    /// What lets the program run once it is set up, besides `Runtime.runIfWaitingForDebugger`
+    /// (a page navigates to its URL).
+    fn go_requests(&self) -> Vec<(&'static str, Value)> {
+        Vec::new()
+    }
     /// The event that says an inner target started and waits for the debugger.
-    fn inner_started(event: &Event) -> Option<Inner>;
+    fn inner_started(&self, _event: &Event) -> Option<Inner> {
+        None
+    }
     /// The event that says an inner target ended: its session.
-    fn inner_ended(event: &Event) -> Option<&str>;
+    fn inner_ended<'e>(&self, _event: &'e Event) -> Option<&'e str> {
+        None
+    }
     /// An event of the runtime's own domains, before the shared code looks at it, when inner
     /// targets are not followed; true when it says the program started a worker that runs
     /// undebugged.
-    fn on_event(client: &mut Client, event: &Event) -> bool;
+    fn on_event(&self, _client: &mut Client, _event: &Event) -> bool {
+        false
+    }
 }

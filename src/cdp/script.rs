@@ -19,7 +19,6 @@
 //! cancel signal; every request has a deadline.
 
 use std::collections::BTreeMap;
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,7 @@ use crate::call::Call;
 use crate::cdp::breakpoints::{Breakpoint, Resolution};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
-use crate::cdp::runtime::{Following, Runtime, Started};
+use crate::cdp::runtime::{name_start_pause, Following, Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
@@ -55,12 +54,18 @@ const NUDGE_EVERY: Duration = Duration::from_millis(500);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
-pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+pub(crate) fn run<R: Runtime>(runtime: R, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
     // Every connection, and the channel followed processes report on, feed one event channel.
-    let following = Following::open::<R>()?;
-    let Started { debuggee, client, entry, program } =
-        R::start(&plan.command, false, following.follow(), plan.timeout, deadline, &call.cancel)?;
+    let following = Following::open(&runtime)?;
+    let Started { debuggee, client, entry, program } = runtime.start(
+        &plan.command,
+        false,
+        following.follow(),
+        plan.timeout,
+        deadline,
+        &call.cancel,
+    )?;
     let Following { channel, events_tx, events } = following;
     // The condition is filled in by setup(), once the binding's name is known.
     let (mut breakpoint, search) = Breakpoint::plan(
@@ -70,7 +75,7 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         None,
         String::new(),
         entry.as_deref(),
-        R::URLS,
+        runtime.urls(),
     )
     .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
     let watch_load = breakpoint.watch_load();
@@ -80,8 +85,8 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         format!("started {program} (pid {}), inspector at {inspector}", debuggee.pid()),
     );
     let top = debuggee.pid();
-    let mut run = Run::<R> {
-        runtime: PhantomData,
+    let mut run = Run {
+        runtime,
         plan,
         call,
         events,
@@ -102,6 +107,7 @@ pub(crate) fn run<R: Runtime>(plan: &Plan, call: &Call) -> Result<Outcome, Failu
         placed_at_load: false,
         watch_load,
         timed_out: false,
+        began: false,
     };
     let started = run.setup(client, top, program);
     script::drive(&mut run, started, plan, call, deadline)
@@ -151,7 +157,7 @@ struct Target {
 }
 
 struct Run<'a, R> {
-    runtime: PhantomData<R>,
+    runtime: R,
     plan: &'a Plan,
     call: &'a Call,
     /// Every connection's events, and the reports of followed processes.
@@ -185,6 +191,8 @@ struct Run<'a, R> {
     watch_load: bool,
     /// The run outlived its timeout (for the failure's words).
     timed_out: bool,
+    /// The started process paused once already (its start pause is behind it).
+    began: bool,
 }
 
 impl<R: Runtime> Run<'_, R> {
@@ -225,7 +233,7 @@ impl<R: Runtime> Run<'_, R> {
         params: Value,
     ) -> Receiver<Result<Value, cdp::Error>> {
         let client = &mut self.processes[to.connection].client;
-        match (&to.session, R::RELAY) {
+        match (&to.session, self.runtime.relay()) {
             (Some(session), Some(relay)) => client.send_to(Some((relay, session)), method, params),
             _ => client.send(method, params),
         }
@@ -265,8 +273,10 @@ impl<R: Runtime> Run<'_, R> {
         ];
         // The started process's own requests include undoing what our inspector flag would
         // hand its children; a followed process opened its inspector without a flag.
-        let own_requests =
-            if to.session.is_none() { R::setup_requests(is_top, true) } else { Vec::new() };
+        let own_requests = match to.session {
+            None => self.runtime.setup_requests(is_top, true, &install),
+            Some(_) => Vec::new(),
+        };
         let runtime: Vec<_> = own_requests
             .into_iter()
             .map(|(method, params)| self.send(&to, method, params))
@@ -293,7 +303,9 @@ impl<R: Runtime> Run<'_, R> {
         let watch = json!({"instrumentation": "beforeScriptWithSourceMapExecution"});
         let watching =
             self.watch_load.then(|| self.send(&to, "Debugger.setInstrumentationBreakpoint", watch));
-        let disabled = self.send(&to, "Runtime.disable", json!({}));
+        // Console calls would all become events; a runtime whose end is a Runtime event keeps it.
+        let disabled = (!self.runtime.end_needs_runtime_domain())
+            .then(|| self.send(&to, "Runtime.disable", json!({})));
         let early_run =
             (!is_top).then(|| self.send(&to, "Runtime.runIfWaitingForDebugger", json!({})));
 
@@ -314,12 +326,14 @@ impl<R: Runtime> Run<'_, R> {
             }
         }
         self.checked = true;
-        let scripts = Scripts::new(R::URLS);
+        let scripts = Scripts::new(self.runtime.urls());
         for (reply, request) in sets {
             let answer = self.answer(&reply)?;
             breakpoint.set(request, &answer, &scripts);
         }
-        self.answer(&disabled)?;
+        if let Some(disabled) = disabled {
+            self.answer(&disabled)?;
+        }
         if let Some(watching) = watching {
             // Older V8 lacks it: such a file then keeps its breakpoint by its own URL.
             if let Err(failure) = self.answer(&watching) {
@@ -339,6 +353,12 @@ impl<R: Runtime> Run<'_, R> {
                 self.until_waiting()?;
                 let running = self.send(&to, "Runtime.runIfWaitingForDebugger", json!({}));
                 self.answer(&running)?;
+                let going: Vec<_> = (self.runtime.go_requests().into_iter())
+                    .map(|(method, params)| self.send(&to, method, params))
+                    .collect();
+                for reply in going {
+                    self.answer(&reply)?;
+                }
             }
         }
         log::debug(format_args!("breakpoint set in {to:?}; running"));
@@ -465,12 +485,13 @@ impl<R: Runtime> Run<'_, R> {
     /// waits for ever. Seen about once in a hundred runs under load. Nothing else runs yet, so
     /// the other events read meanwhile have no hit to lose.
     fn until_waiting(&mut self) -> Result<(), Failure> {
+        let Some(ready) = self.runtime.ready_event() else { return Ok(()) };
         let events = self.events.clone();
         let gate = crossbeam_channel::at(self.deadline.min(Instant::now() + WAIT_GATE));
         loop {
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event.method == R::READY_EVENT && event.origin == Origin::default() => return Ok(()),
+                    Ok(event) if event.method == ready && event.origin == Origin::default() => return Ok(()),
                     Ok(event) => {
                         self.handle_event(event)?;
                     }
@@ -478,7 +499,7 @@ impl<R: Runtime> Run<'_, R> {
                 },
                 recv(gate) -> _ => {
                     // Older Node versions lack the event; the driver nudges until it runs.
-                    log::warn(format_args!("no {} within {} ms", R::READY_EVENT, WAIT_GATE.as_millis()));
+                    log::warn(format_args!("no {ready} within {} ms", WAIT_GATE.as_millis()));
                     return Ok(());
                 },
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),
@@ -494,7 +515,7 @@ impl<R: Runtime> Run<'_, R> {
             }
             return Ok(Step::Go);
         }
-        if let Some(inner) = R::inner_started(&event) {
+        if let Some(inner) = self.runtime.inner_started(&event) {
             let origin =
                 Origin { connection: event.origin.connection, session: Some(inner.session) };
             if let Err(failure) = self.attach(origin.clone(), Some(&inner.name)) {
@@ -503,7 +524,7 @@ impl<R: Runtime> Run<'_, R> {
             }
             return Ok(Step::Go);
         }
-        if let Some(session) = R::inner_ended(&event) {
+        if let Some(session) = self.runtime.inner_ended(&event) {
             let origin =
                 Origin { connection: event.origin.connection, session: Some(session.to_string()) };
             self.retire(|o| *o == origin);
@@ -533,6 +554,9 @@ impl<R: Runtime> Run<'_, R> {
                 return Ok(Step::Hit(hit));
             }
             "Debugger.paused" => {
+                if self.top && origin == Origin::default() {
+                    name_start_pause(&self.runtime, &mut self.began, &mut event.params);
+                }
                 let hit = |id: &str| {
                     event.params["hitBreakpoints"]
                         .as_array()
@@ -551,6 +575,15 @@ impl<R: Runtime> Run<'_, R> {
                         .transpose()?;
                     if let Some(steps) = steps {
                         self.send_steps(&origin, steps)?;
+                    }
+                }
+                // Before the first statement runs, with every module of the program parsed
+                // (Deno compiles its whole module graph first): a file already compiled is
+                // placed through its map now, before its load-time probe could fire late.
+                if event.params["reason"] == "Break on start" {
+                    let target = self.targets.get_mut(&origin).expect("looked up above");
+                    if let Some(steps) = target.breakpoint.in_loaded_script(&target.scripts) {
+                        self.send_steps(&origin, steps?)?;
                     }
                 }
                 let Some(target) = self.targets.get_mut(&origin) else { return Ok(Step::Go) };
@@ -573,10 +606,13 @@ impl<R: Runtime> Run<'_, R> {
                 target.breakpoint.resolved(id, &event.params["location"], &target.scripts);
             }
             "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
-            method if method == R::READY_EVENT && !(self.top && origin == Origin::default()) => {
+            method
+                if Some(method) == self.runtime.ready_event()
+                    && !(self.top && origin == Origin::default()) =>
+            {
                 drop(self.send(&origin, "Runtime.runIfWaitingForDebugger", json!({})));
             }
-            method if method == R::END_EVENT && origin.session.is_none() => {
+            _ if self.runtime.is_end(&event) && origin.session.is_none() => {
                 if self.top && origin.connection == 0 {
                     // Others may still be sending what they did before it ended.
                     let others = self.processes.iter().skip(1).any(|p| p.open);
@@ -675,7 +711,10 @@ impl<R: Runtime> Collector for Run<'_, R> {
         match input {
             Input::Event(event) => {
                 // Any event of the started process shows it started: no more nudges.
-                if event.origin == Origin::default() && event.method != follow::REPORTED {
+                if event.origin == Origin::default()
+                    && event.method != follow::REPORTED
+                    && self.runtime.shows_running(&event)
+                {
                     self.nudge = crossbeam_channel::never();
                 }
                 self.handle_event(event)
@@ -784,7 +823,7 @@ impl<R: Runtime> Collector for Run<'_, R> {
              node itself (`node app.js`), or a command that starts node (`npm test`, `npx jest`, \
              a script with a node shebang); a program that clears NODE_OPTIONS for its children \
              cannot be followed",
-            R::LANGUAGE
+            self.runtime.language()
         )
     }
 }

@@ -54,17 +54,14 @@ impl Scripts {
     pub(crate) fn find_file(&self, paths: &[&std::path::Path]) -> Option<String> {
         self.parsed
             .iter()
-            .filter(|(_, (url, _))| {
-                url.starts_with("file://")
-                    && paths.iter().any(|p| (self.urls.to_path)(url) == p.to_string_lossy())
-            })
+            .filter(|(_, (url, _))| paths.iter().any(|p| self.urls.names(url, p)))
             .max_by_key(|(id, _)| id.parse::<u64>().unwrap_or(0))
             .map(|(id, _)| id.clone())
     }
 
     /// The path (or URL, for `node:` scripts) of a script.
     pub(crate) fn file(&self, script_id: &str) -> String {
-        (self.urls.to_path)(&self.get(script_id).0)
+        self.urls.to_path(&self.get(script_id).0)
     }
 
     fn map(&mut self, script_id: &str) -> Option<Arc<SourceMap>> {
@@ -105,16 +102,16 @@ impl Scripts {
                     .unwrap_or_default();
                 (map, sources)
             });
-            out.push(Source { file: (self.urls.to_path)(&url), url, source_map });
+            out.push(Source { file: self.urls.to_path(&url), url, source_map });
         }
         out
     }
 
-    /// The id of a loaded script whose file is `path`.
+    /// The id of a loaded script whose file (or URL) is `path`.
     pub(crate) fn find(&self, path: &str) -> Option<String> {
         self.parsed
             .iter()
-            .find(|(_, (url, _))| (self.urls.to_path)(url) == path)
+            .find(|(_, (url, _))| url == path || self.urls.to_path(url) == path)
             .map(|(id, _)| id.clone())
     }
 
@@ -142,7 +139,7 @@ impl Scripts {
         let script_id =
             frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
         let file = match frame["url"].as_str().filter(|u| !u.is_empty()) {
-            Some(url) => (self.urls.to_path)(url),
+            Some(url) => self.urls.to_path(url),
             None => self.file(script_id),
         };
         let generated = position(&frame["location"]);

@@ -7,7 +7,6 @@
 //! `debug-script`, locations through source maps (`cdp/scripts.rs`).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::marker::PhantomData;
 use std::path::PathBuf;
 
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ use serde_json::{json, Value};
 use crate::cdp::breakpoints::{Breakpoint, Step};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::preview::compact;
-use crate::cdp::runtime::{Following, Runtime, Started};
+use crate::cdp::runtime::{name_start_pause, Following, Runtime, Started, UrlForm};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
@@ -46,6 +45,7 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Starts a session: spawns the program, sets the breakpoints, lets it run to its first stop
 /// (or `timeout`), and returns the handle with that first state.
 pub(crate) fn launch<R: Runtime>(
+    runtime: R,
     id: &str,
     spec: LaunchSpec,
     on_change: OnChange,
@@ -54,13 +54,14 @@ pub(crate) fn launch<R: Runtime>(
     let binding = binding(id);
     actor::start(id, on_change, cancel, move |abandon| {
         Begin::launched(spec, abandon, move |command, stop_on_entry, pause, abandon| {
-            start::<R>(command, stop_on_entry, &binding, pause, abandon)
+            start(runtime.clone(), command, stop_on_entry, &binding, pause, abandon)
         })
     })
 }
 
 /// Spawns the program under the runtime's inspector, connects and prepares the connection.
 fn start<R: Runtime>(
+    runtime: R,
     command: &CommandLine,
     stop_on_entry: bool,
     binding: &str,
@@ -71,9 +72,10 @@ fn start<R: Runtime>(
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     // Every process of the program reports on the channel; every connection shares one event
     // channel.
-    let following = Following::open::<R>()?;
+    let following = Following::open(&runtime)?;
+    let follow = following.follow();
     let Started { debuggee, client, entry, .. } =
-        R::start(command, stop_on_entry, following.follow(), STARTUP_TIMEOUT, deadline, abandon)?;
+        runtime.start(command, stop_on_entry, follow, STARTUP_TIMEOUT, deadline, abandon)?;
     let Some(client) = client else {
         return Err(Failure::new(
             Code::NoInspector,
@@ -82,7 +84,7 @@ fn start<R: Runtime>(
              (a shell, `node --test`): use debug-script, which follows every process",
         ));
     };
-    let mut backend = Cdp::<R>::new(client, Some(debuggee), binding.into(), stop_on_entry);
+    let mut backend = Cdp::new(runtime, client, Some(debuggee), binding.into(), stop_on_entry);
     backend.conns[0].command = command.words.join(" ");
     backend.events = following.events;
     backend.events_tx = Some(following.events_tx);
@@ -94,6 +96,7 @@ fn start<R: Runtime>(
 
 /// Attaches to a running program's inspector (`ws://...`). The session never kills it.
 pub(crate) fn attach<R: Runtime>(
+    runtime: R,
     id: &str,
     url: String,
     start: AttachSpec,
@@ -104,10 +107,10 @@ pub(crate) fn attach<R: Runtime>(
     actor::start(id, on_change, cancel, move |_| {
         let client = Client::connect(&url, REQUEST_TIMEOUT)
             .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
-        let mut node = Cdp::<R>::new(client, None, binding, false);
-        node.prepare(&start.pause_on_exceptions)?;
+        let mut backend = Cdp::new(runtime, client, None, binding, false);
+        backend.prepare(&start.pause_on_exceptions)?;
         Ok(Begin {
-            backend: node,
+            backend,
             command_line: format!("attached to {url}"),
             breakpoints: start.breakpoints,
             timeout: start.timeout,
@@ -165,8 +168,8 @@ struct Target {
 }
 
 impl Target {
-    fn new<R: Runtime>(pid: u32, worker: Option<String>) -> Target {
-        Target { pid, worker, scripts: Scripts::new(R::URLS), placed: Vec::new() }
+    fn new(pid: u32, worker: Option<String>, urls: UrlForm) -> Target {
+        Target { pid, worker, scripts: Scripts::new(urls), placed: Vec::new() }
     }
 
     fn breakpoint(&self, id: &str) -> Option<&Breakpoint> {
@@ -175,7 +178,7 @@ impl Target {
 }
 
 pub(crate) struct Cdp<R> {
-    runtime: PhantomData<R>,
+    runtime: R,
     /// By connection number; 0 is the program's own process.
     conns: Vec<Conn>,
     /// Every thread debugged, by where its events come from.
@@ -214,10 +217,13 @@ pub(crate) struct Cdp<R> {
     held: VecDeque<Happening<Paused>>,
     /// The current thread was stepped: it keeps its turn until it stops again.
     stepping: bool,
+    /// The program's own thread paused once already (its start pause is behind it).
+    began: bool,
 }
 
 impl<R: Runtime> Cdp<R> {
     fn new(
+        runtime: R,
         client: Client,
         debuggee: Option<Debuggee>,
         binding: String,
@@ -225,9 +231,9 @@ impl<R: Runtime> Cdp<R> {
     ) -> Cdp<R> {
         let pid = debuggee.as_ref().map_or(0, Debuggee::pid);
         let mut targets = BTreeMap::new();
-        targets.insert(Origin::default(), Target::new::<R>(pid, None));
+        targets.insert(Origin::default(), Target::new(pid, None, runtime.urls()));
         Cdp {
-            runtime: PhantomData,
+            runtime,
             events: client.events().clone(),
             events_tx: None,
             channel: None,
@@ -248,6 +254,7 @@ impl<R: Runtime> Cdp<R> {
             current: None,
             held: VecDeque::new(),
             stepping: false,
+            began: false,
         }
     }
 
@@ -259,7 +266,7 @@ impl<R: Runtime> Cdp<R> {
     /// Sends a request to a thread: a process's, or a worker's through its process.
     fn send(&mut self, at: &Origin, method: &str, params: Value) -> Receiver<Reply> {
         let client = &mut self.conns[at.connection].client;
-        match (&at.session, R::RELAY) {
+        match (&at.session, self.runtime.relay()) {
             (Some(session), Some(relay)) => client.send_to(Some((relay, session)), method, params),
             _ => client.send(method, params),
         }
@@ -296,7 +303,7 @@ impl<R: Runtime> Cdp<R> {
         ];
         // The runtime's own last (Node's worker domain among them), as they always went.
         let runtime = match at.session {
-            None => R::setup_requests(own, self.follows()),
+            None => self.runtime.setup_requests(own, self.follows(), &install),
             Some(_) => Vec::new(),
         };
         let runtime: Vec<_> =
@@ -317,7 +324,7 @@ impl<R: Runtime> Cdp<R> {
     /// the probe, every session breakpoint; then lets it run. One that cannot be set up is let
     /// go undebugged.
     fn adopt(&mut self, at: Origin, pid: u32, worker: Option<String>) {
-        self.targets.insert(at.clone(), Target::new::<R>(pid, worker));
+        self.targets.insert(at.clone(), Target::new(pid, worker, self.runtime.urls()));
         let mut placed = self.prepare_target(&at, false);
         for (id, spec) in self.specs.clone() {
             placed = placed.and_then(|()| self.place(&at, &id, &spec));
@@ -379,7 +386,7 @@ impl<R: Runtime> Cdp<R> {
             spec.column,
             condition,
             self.entry.as_deref(),
-            R::URLS,
+            self.runtime.urls(),
         )
         .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
         breakpoint.set_unique(id);
@@ -415,14 +422,35 @@ impl<R: Runtime> Cdp<R> {
         Ok(())
     }
 
+    /// Before the first statement runs, with every module of the program parsed (Deno
+    /// compiles its whole module graph first): breakpoints in files already compiled are placed
+    /// through their maps now, before their load-time probes could fire late.
+    fn place_in_loaded(&mut self, at: &Origin) {
+        let count = self.targets.get(at).map_or(0, |t| t.placed.len());
+        for index in 0..count {
+            let Some(target) = self.targets.get_mut(at) else { return };
+            let (id, mut breakpoint) = target.placed.remove(index);
+            let placed = match breakpoint.in_loaded_script(&target.scripts) {
+                Some(steps) => steps.and_then(|steps| self.send_steps(at, &mut breakpoint, steps)),
+                None => Ok(()),
+            };
+            if let Err(failure) = placed {
+                log::warn(format_args!("breakpoint {id} at start: {failure:?}"));
+            }
+            let Some(target) = self.targets.get_mut(at) else { return };
+            target.placed.insert(index, (id, breakpoint));
+        }
+    }
+
     /// Waits for the runtime's ready event (see `script.rs` for the start-up race).
     fn until_waiting(&mut self) {
+        let Some(ready) = self.runtime.ready_event() else { return };
         let events = self.events.clone();
         let gate = crossbeam_channel::after(Duration::from_secs(2));
         loop {
             select! {
                 recv(events) -> event => match event {
-                    Ok(event) if event.method == R::READY_EVENT && event.origin == Origin::default() => return,
+                    Ok(event) if event.method == ready && event.origin == Origin::default() => return,
                     Ok(event) => {
                         if let Some(happening) = self.take(event) {
                             self.early.push(happening);
@@ -468,14 +496,14 @@ impl<R: Runtime> Cdp<R> {
             return None;
         }
         if self.follows() {
-            if let Some(inner) = R::inner_started(&event) {
+            if let Some(inner) = self.runtime.inner_started(&event) {
                 let at =
                     Origin { connection: event.origin.connection, session: Some(inner.session) };
                 let pid = self.conns[at.connection].pid;
                 self.adopt(at, pid, Some(inner.name));
                 return None;
             }
-            if let Some(session) = R::inner_ended(&event) {
+            if let Some(session) = self.runtime.inner_ended(&event) {
                 let at =
                     Origin { connection: event.origin.connection, session: Some(session.into()) };
                 self.targets.remove(&at);
@@ -486,14 +514,19 @@ impl<R: Runtime> Cdp<R> {
                 }
                 return None;
             }
-        } else if R::on_event(&mut self.conns[0].client, &event) {
+        } else if self.runtime.on_event(&mut self.conns[0].client, &event) {
             self.workers += 1;
         }
         let at = std::mem::take(&mut event.origin);
         let top = at == Origin::default();
         let target = self.targets.get_mut(&at)?;
         match event.method.as_str() {
-            "Debugger.paused" => return self.paused(at, std::mem::take(&mut event.params)),
+            "Debugger.paused" => {
+                if top {
+                    name_start_pause(&self.runtime, &mut self.began, &mut event.params);
+                }
+                return self.paused(at, std::mem::take(&mut event.params));
+            }
             "Debugger.resumed" if self.current.as_ref() == Some(&at) => {
                 if !self.stepping {
                     self.current = None;
@@ -524,12 +557,12 @@ impl<R: Runtime> Cdp<R> {
                 return Some(Happening::Console(entry));
             }
             "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
-            method if method == R::END_EVENT && top => return Some(Happening::Ended(None)),
-            method if method == R::END_EVENT && at.session.is_none() => {
+            _ if self.runtime.is_end(&event) && top => return Some(Happening::Ended(None)),
+            _ if self.runtime.is_end(&event) && at.session.is_none() => {
                 self.disconnect(at.connection);
             }
             // A followed thread that began to wait only after our first go.
-            method if method == R::READY_EVENT && !top => {
+            method if Some(method) == self.runtime.ready_event() && !top => {
                 drop(self.send(&at, "Runtime.runIfWaitingForDebugger", json!({})));
             }
             _ => {}
@@ -563,6 +596,9 @@ impl<R: Runtime> Cdp<R> {
                 drop(self.send(&at, "Debugger.resume", json!({})));
                 return None;
             }
+        }
+        if params["reason"] == "Break on start" {
+            self.place_in_loaded(&at);
         }
         let target = self.targets.get(&at)?;
         let mut ours: Vec<String> =
@@ -625,7 +661,7 @@ impl<R: Runtime> Cdp<R> {
         });
         let location = match self.targets.get_mut(&paused.at) {
             Some(target) => target.scripts.location(&paused.params["callFrames"][0]),
-            None => Scripts::new(R::URLS).location(&paused.params["callFrames"][0]),
+            None => Scripts::new(self.runtime.urls()).location(&paused.params["callFrames"][0]),
         };
         let frames = paused.params["callFrames"].as_array().map_or(0, Vec::len);
         Stop { reason, hits: paused.hits.clone(), location, exception, frames, paused }
@@ -692,7 +728,7 @@ impl<R: Runtime> Cdp<R> {
     /// Whether a script URL is the command's own script.
     fn is_entry(&self, url: &str) -> bool {
         let Some(entry) = &self.entry else { return false };
-        let file = std::path::PathBuf::from((R::URLS.to_path)(url));
+        let file = std::path::PathBuf::from(self.runtime.urls().to_path(url));
         let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.into());
         real(&file) == real(entry)
     }
@@ -773,7 +809,7 @@ impl<R: Runtime> Backend for Cdp<R> {
     type Event = Event;
     type Paused = Paused;
     fn language(&self) -> &str {
-        R::LANGUAGE
+        self.runtime.language()
     }
     const EVALUATES_RUNNING: bool = true;
 
@@ -792,7 +828,10 @@ impl<R: Runtime> Backend for Cdp<R> {
         match input {
             Input::Event(event) => {
                 // It runs: no more nudges.
-                if event.origin == Origin::default() && event.method != follow::REPORTED {
+                if event.origin == Origin::default()
+                    && event.method != follow::REPORTED
+                    && self.runtime.shows_running(&event)
+                {
                     self.nudge = never();
                 }
                 self.take(event)
@@ -856,6 +895,11 @@ impl<R: Runtime> Backend for Cdp<R> {
             self.until_waiting();
         }
         self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
+        if self.debuggee.is_some() {
+            for (method, params) in self.runtime.go_requests() {
+                self.request(method, params)?;
+            }
+        }
         Ok(())
     }
 

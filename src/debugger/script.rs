@@ -46,6 +46,7 @@ pub(crate) struct Plan {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Language {
     Node,
+    Deno,
     Python,
     /// A debug adapter for a compiled program or a configured runtime (`native::Native`).
     Native,

@@ -228,7 +228,7 @@ fn inspector_flag(arg: &str) -> Option<&str> {
 
 /// Checks `[host:]port` and returns it as `host:port`. Only loopback hosts are accepted: an
 /// inspector lets whoever connects run code as this user.
-fn check_address(value: &str) -> Result<String, String> {
+pub(crate) fn check_address(value: &str) -> Result<String, String> {
     let (host, port) = if value.is_empty() {
         ("127.0.0.1", "9229")
     } else if value.chars().all(|c| c.is_ascii_digit()) {
@@ -349,55 +349,6 @@ fn inspector_failure(line: &str) -> Option<Discovery> {
     } else {
         Discovery::Failed(line.to_string())
     })
-}
-
-/// A `urlRegex` for `Debugger.setBreakpointByUrl` that matches the `file://` URL of any of
-/// `paths`, however Node spells it: it percent-encodes more than WHATWG asks (`[`, `^`, `|`,
-/// `~` included), and not every version the same, so every character that is not plainly safe
-/// matches both its literal and its encoded form.
-pub(crate) fn file_url_regex(paths: &[&Path]) -> String {
-    let alternatives: Vec<String> = paths
-        .iter()
-        .map(|path| {
-            let mut regex = String::new();
-            for c in path.to_string_lossy().chars() {
-                if c.is_ascii_alphanumeric() || c == '/' || c == '-' || c == '_' {
-                    regex.push(c);
-                    continue;
-                }
-                let mut utf8 = [0u8; 4];
-                let encoded: String = c
-                    .encode_utf8(&mut utf8)
-                    .bytes()
-                    .map(|b| format!("%{}{}", hex_digit(b >> 4), hex_digit(b & 15)))
-                    .collect();
-                let literal =
-                    if c.is_ascii() { format!("\\x{:02x}", c as u32) } else { c.to_string() };
-                regex.push_str(&format!("(?:{literal}|{encoded})"));
-            }
-            regex
-        })
-        .collect();
-    format!("^file://(?:{})$", alternatives.join("|"))
-}
-
-/// The path of a `file://` URL, percent-decoded; other URLs (`node:internal/...`) unchanged.
-pub(crate) fn file_url_to_path(url: &str) -> String {
-    match url.strip_prefix("file://") {
-        Some(path) => crate::sourcemap::percent_decode(path),
-        None => url.to_string(),
-    }
-}
-
-/// A regex for one hex digit in either case.
-fn hex_digit(nibble: u8) -> String {
-    match nibble {
-        0..=9 => char::from(b'0' + nibble).to_string(),
-        _ => {
-            let upper = char::from(b'A' + nibble - 10);
-            format!("[{upper}{}]", upper.to_ascii_lowercase())
-        }
-    }
 }
 
 /// Spawns a command under the inspector (`flag` when it has no inspector flag of its own,
@@ -551,20 +502,39 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
 }
 
 /// Node, as a CDP runtime.
+#[derive(Clone, Copy)]
 pub(crate) struct Node;
 
 impl Runtime for Node {
-    const LANGUAGE: &'static str = "node";
-    const READY_EVENT: &'static str = "NodeRuntime.waitingForDebugger";
-    const END_EVENT: &'static str = "NodeRuntime.waitingForDisconnect";
-    const URLS: UrlForm = UrlForm { to_path: file_url_to_path, regex: file_url_regex };
-    const BOOT: Option<(&'static str, &'static str)> = Some((BOOT_NAME, BOOT));
-    const RELAY: Option<Relay> = Some(Relay {
-        send: "NodeWorker.sendMessageToWorker",
-        receive: "NodeWorker.receivedMessageFromWorker",
-    });
+    fn language(&self) -> &'static str {
+        "node"
+    }
+
+    fn urls(&self) -> UrlForm {
+        UrlForm::File
+    }
+
+    fn ready_event(&self) -> Option<&'static str> {
+        Some("NodeRuntime.waitingForDebugger")
+    }
+
+    fn is_end(&self, event: &Event) -> bool {
+        event.method == "NodeRuntime.waitingForDisconnect"
+    }
+
+    fn boot(&self) -> Option<(&'static str, &'static str)> {
+        Some((BOOT_NAME, BOOT))
+    }
+
+    fn relay(&self) -> Option<Relay> {
+        Some(Relay {
+            send: "NodeWorker.sendMessageToWorker",
+            receive: "NodeWorker.receivedMessageFromWorker",
+        })
+    }
 
     fn start(
+        &self,
         command: &CommandLine,
         stop_at_entry: bool,
         follow: Option<Follow>,
@@ -584,7 +554,7 @@ impl Runtime for Node {
         })
     }
 
-    fn setup_requests(own: bool, follow: bool) -> Vec<(&'static str, Value)> {
+    fn setup_requests(&self, own: bool, follow: bool, _probe: &str) -> Vec<(&'static str, Value)> {
         let mut requests = vec![
             ("NodeRuntime.enable", json!({})),
             ("NodeRuntime.notifyWhenWaitingForDisconnect", json!({"enabled": true})),
@@ -598,7 +568,7 @@ impl Runtime for Node {
         requests
     }
 
-    fn inner_started(event: &Event) -> Option<Inner> {
+    fn inner_started(&self, event: &Event) -> Option<Inner> {
         if event.method != "NodeWorker.attachedToWorker" || event.origin.session.is_some() {
             return None;
         }
@@ -608,14 +578,14 @@ impl Runtime for Node {
         Some(Inner { session, name: name.to_string() })
     }
 
-    fn inner_ended(event: &Event) -> Option<&str> {
+    fn inner_ended<'e>(&self, event: &'e Event) -> Option<&'e str> {
         if event.method != "NodeWorker.detachedFromWorker" {
             return None;
         }
         event.params["sessionId"].as_str()
     }
 
-    fn on_event(client: &mut Client, event: &Event) -> bool {
+    fn on_event(&self, client: &mut Client, event: &Event) -> bool {
         if event.method != "NodeWorker.attachedToWorker" {
             return false;
         }
@@ -735,22 +705,6 @@ mod tests {
             "node --inspect-brk=99999 a.js",
             None,
             "error: inspector port `99999` in `99999` is not a port number (0-65535)",
-        );
-    }
-
-    #[test]
-    fn file_urls_decode() {
-        assert_eq!(file_url_to_path("file:///a%20b/%C3%A9%23.js"), "/a b/é#.js");
-        assert_eq!(file_url_to_path("file:///100%"), "/100%");
-        assert_eq!(file_url_to_path("node:internal/main"), "node:internal/main");
-    }
-
-    #[test]
-    fn url_regex_matches_both_spellings() {
-        let regex = file_url_regex(&[Path::new("/a b/é#[x].js")]);
-        assert_eq!(
-            regex,
-            r"^file://(?:/a(?:\x20|%20)b/(?:é|%[Cc]3%[Aa]9)(?:\x23|%23)(?:\x5b|%5[Bb])x(?:\x5d|%5[Dd])(?:\x2e|%2[Ee])js)$"
         );
     }
 }

@@ -177,10 +177,13 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         (Language::Native, Some(flavour)) => {
             crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
         }
+        (Language::Deno, _) => {
+            crate::cdp::session::launch(crate::deno::Deno, id, spec, watch, &call.cancel)
+        }
         (Language::Python, _) => {
             crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel)
         }
-        _ => crate::cdp::session::launch::<Node>(id, spec, watch, &call.cancel),
+        _ => crate::cdp::session::launch(Node, id, spec, watch, &call.cancel),
     })?;
     Ok(state)
 }
@@ -352,7 +355,7 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         inspector_of(pid, call)?
     };
     let (id, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach::<Node>(id, ws_url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach(Node, id, ws_url.clone(), start, watch, &call.cancel)
     })?;
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.

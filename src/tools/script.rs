@@ -35,6 +35,7 @@ pub(crate) fn language_arg(
     Ok(match language_given(args)? {
         Some(language) => language,
         None if is_python(&command.words[0]) => Language::Python,
+        None if crate::deno::is_deno(&command.words[0]) => Language::Deno,
         // A console script (`venv/bin/pytest`) or a script with a Python `#!` line.
         None if shebang().is_some_and(|interpreter| is_python(&interpreter)) => Language::Python,
         // Whatever starts it (`make test`, a wrapper), a `.py` breakpoint is Python code.
@@ -49,6 +50,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
     Ok(match args.optional_string("language")? {
         Some("python") => Some(Language::Python),
         Some("node") => Some(Language::Node),
+        Some("deno") => Some(Language::Deno),
         Some(_) => Some(Language::Native),
         None => None,
     })
@@ -56,7 +58,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "description": "Which debugger: `node`, `python`, `c`, `cpp`, `rust`, `zig` (lldb-dap), `go` (Delve), `gdb`, or the name of an adapter in debug-mcp.json. By default guessed from the command and breakpoint files: Python for python, python3, a venv's bin/python or a script whose #! line names Python, or a `.py` breakpoint; Go for `go run`/`go test`, a Go binary or a `.go` breakpoint; lldb-dap for another built program (ELF) or a C, C++, Rust or Zig breakpoint; an adapter of debug-mcp.json whose `match` fits; else Node."})
+    json!({"type": "string", "description": "Which debugger: `node`, `deno`, `python`, `c`, `cpp`, `rust`, `zig` (lldb-dap), `go` (Delve), `gdb`, or the name of an adapter in debug-mcp.json. By default guessed from the command and breakpoint files: Python for python, python3, a venv's bin/python or a script whose #! line names Python, or a `.py` breakpoint; Go for `go run`/`go test`, a Go binary or a `.go` breakpoint; lldb-dap for another built program (ELF) or a C, C++, Rust or Zig breakpoint; an adapter of debug-mcp.json whose `match` fits; Deno for `deno`; else Node."})
 }
 
 pub(crate) const TOOLS: &[Tool] = &[Tool {
@@ -153,7 +155,8 @@ fn output() -> Value {
 fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
     let plan = plan(args)?;
     let outcome = match plan.language {
-        Language::Node => crate::cdp::script::run::<crate::node::Node>(&plan, call),
+        Language::Node => crate::cdp::script::run(crate::node::Node, &plan, call),
+        Language::Deno => crate::cdp::script::run(crate::deno::Deno, &plan, call),
         Language::Python => crate::dap::script::run(Debugpy, &plan, call),
         Language::Native => {
             let file = plan.file.display().to_string();
@@ -260,7 +263,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         breakpoint["resolvedLine"] = resolved.into();
         if resolved != plan.line {
             let debugger = match plan.language {
-                Language::Node => "V8",
+                Language::Node | Language::Deno => "V8",
                 Language::Python => "debugpy",
                 Language::Native => "the debug adapter",
             };

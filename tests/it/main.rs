@@ -9,6 +9,7 @@
 mod children;
 mod cli;
 mod defects;
+mod deno;
 mod launchers;
 mod native;
 mod protocol;

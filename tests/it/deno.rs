@@ -1,0 +1,110 @@
+//! Deno through its inspector (CDP): `deno run` and `deno test` on TypeScript whose lines move
+//! when Deno compiles it, debug-script and a session. Deno comes from `fixtures/package.json`
+//! (npm's `deno` package).
+
+use serde_json::{json, Value};
+
+use crate::{assert_no_debuggee, fixture, local, ok, tag, tool, values, Server};
+
+fn deno(tag: &str, args: &str) -> String {
+    format!("DMCP_TAG={tag} '{}' {args}", fixture("node_modules/.bin/deno"))
+}
+
+#[test]
+fn deno_run_values_through_typescript_maps() {
+    let tag = tag();
+    let mut server = Server::initialized();
+    let command = deno(&tag, &format!("run '{}'", fixture("deno/orders.ts")));
+    let result = server.debug_script(json!({"command": command,
+        "breakpoint": {"file": fixture("deno/orders.ts"), "line": 14}, "expression": "total"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(9.5), json!(16.2), json!(5)], "{s}");
+    assert_eq!(s["results"][0]["type"], "number", "{s}");
+    assert_eq!(s["breakpoint"]["resolvedLine"], 14, "{s}");
+    assert_eq!(s["breakpoint"]["generated"][0]["line"], 5, "the JavaScript Deno runs: {s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert_eq!(s["output"]["stdout"], "sum 30.7 after 3 orders\n", "{s}");
+    assert_eq!(s["output"]["stderr"], "", "Deno's inspector lines are not the program's: {s}");
+    assert_no_debuggee(&tag);
+
+    // In an imported module, with a condition.
+    let result = server.debug_script(json!({"command": command,
+        "breakpoint": {"file": fixture("deno/pricing.ts"), "line": 6, "condition": "rate > 0"},
+        "expression": "({customer, rate})"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!({"customer": "bob", "rate": 0.2})], "{s}");
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn deno_test_runs_under_the_debugger() {
+    let tag = tag();
+    let mut server = Server::initialized();
+    let command = deno(&tag, &format!("test '{}'", fixture("deno/pricing_test.ts")));
+    let result = server.debug_script(json!({"command": command,
+        "breakpoint": {"file": fixture("deno/pricing.ts"), "line": 7}, "expression": "price"}));
+    let s = ok(&result);
+    assert_eq!(values(s), vec![json!(16), json!(10)], "{s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert!(s["output"]["stdout"].as_str().unwrap().contains("2 passed"), "{s}");
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn a_deno_session_from_breakpoint_to_exit() {
+    let tag = tag();
+    let mut server = Server::initialized();
+    let command = deno(&tag, &format!("run '{}'", fixture("deno/orders.ts")));
+    let file = fixture("deno/orders.ts");
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command,
+        "breakpoints": [{"file": file, "line": 13}]}),
+    );
+    assert_eq!(
+        (&state["state"], &state["reason"]),
+        (&json!("paused"), &json!("breakpoint")),
+        "{state}"
+    );
+    assert_eq!(state["location"]["file"], file, "{state}");
+    assert_eq!(state["location"]["line"], 13, "{state}");
+    assert_eq!(state["location"]["function"], "add", "{state}");
+    assert_eq!(
+        local(&state, "order")["value"],
+        json!("{id: 1, total: 9.5, customer: 'ada'}"),
+        "{state}"
+    );
+
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "order.total * 2"}));
+    assert_eq!(value, json!({"type": "number", "value": 19}));
+    let members = tool(&mut server, "debug-variables", json!({"path": "order"}));
+    let names: Vec<&Value> =
+        members["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
+    assert_eq!(names, vec!["id", "total", "customer"], "{members}");
+
+    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    assert_eq!(state["location"]["function"], "discount", "{state}");
+    assert_eq!(state["location"]["file"], fixture("deno/pricing.ts"), "{state}");
+    assert_eq!(state["location"]["line"], 5, "{state}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!(state["location"]["line"], 6, "{state}");
+    let set = tool(&mut server, "debug-set-variable", json!({"name": "rate", "value": "0.5"}));
+    assert_eq!(set["value"], 0.5, "{set}");
+    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    assert_eq!(state["location"]["function"], "add", "{state}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let functions: Vec<&Value> =
+        stack["frames"].as_array().unwrap().iter().map(|f| &f["function"]).collect();
+    assert_eq!(functions[0], "add", "{stack}");
+    assert_eq!(stack["frames"][1]["line"], 24, "the loop in orders.ts: {stack}");
+
+    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let state = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!(state["exitCode"], 0, "{state}");
+    let output = tool(&mut server, "debug-output", json!({}));
+    assert_eq!(output["stdout"], "sum 25.95 after 3 orders\n", "{output}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}
