@@ -4,6 +4,7 @@
 //! decides the exit code. `debug-mcp` alone serves MCP on stdin/stdout (`server.rs`);
 //! `debug-mcp run ...` runs the `debug-script` tool once and prints its result.
 
+mod browser;
 mod call;
 mod cdp;
 mod dap;

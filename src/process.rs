@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{self, Read};
+use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -402,6 +403,9 @@ pub(crate) struct Debuggee {
     tree: Tree,
     /// The program as spawned (`node`), to tell its own kind among its descendants.
     program: String,
+    /// A directory of the program's own (a browser's throwaway profile), removed once the
+    /// program is gone.
+    scratch: Option<PathBuf>,
 }
 
 impl Debuggee {
@@ -482,8 +486,20 @@ impl Debuggee {
             drains,
             tree,
             program: spec.program.clone(),
+            scratch: None,
         };
         Ok((debuggee, pipes))
+    }
+
+    /// Keeps as the program's output only what is pushed to it ([`Output::push`]): what the
+    /// process itself writes is not the program's (a browser's logs, beside a page's console).
+    pub(crate) fn output_pushed_only(&mut self) {
+        self.output = Output::default();
+    }
+
+    /// Removes `dir` (made by [`private_dir`]) once the program is gone.
+    pub(crate) fn remove_when_gone(&mut self, dir: PathBuf) {
+        self.scratch = Some(dir);
     }
 
     /// Receives the exit once; select on it, then call [`Debuggee::record_exit`].
@@ -622,7 +638,23 @@ impl Drop for Debuggee {
                 thread.detach();
             }
         }
+        if let Some(dir) = self.scratch.take() {
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                crate::log::warn(format_args!("cannot remove {}: {e}", dir.display()));
+            }
+        }
     }
+}
+
+/// A new directory only this user can enter, in the temporary directory:
+/// `debug-mcp-PID-KIND-N`.
+pub(crate) fn private_dir(kind: &str) -> io::Result<PathBuf> {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("debug-mcp-{}-{kind}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700).create(&dir)?;
+    Ok(dir)
 }
 
 fn watch(mut child: Child, exit_tx: &Sender<Exit>) {

@@ -113,6 +113,17 @@ impl SourceMap {
     /// Parses a map. Relative sources resolve against `base`, the directory of the map file
     /// (for an inline map: of the generated file). `sourcesContent` is skipped, not kept.
     pub(crate) fn parse(text: &str, base: Option<&Path>) -> Result<SourceMap, String> {
+        SourceMap::parse_in(text, base.map_or(Base::None, Base::Dir))
+    }
+
+    /// Parses a map a page loaded from `url` (or inline in a script loaded from it): relative
+    /// sources resolve against that URL (`main.ts` next to `http://h/src/main.js.map` is
+    /// `http://h/src/main.ts`), to be matched to files by their path's suffix.
+    pub(crate) fn parse_at_url(text: &str, url: &str) -> Result<SourceMap, String> {
+        SourceMap::parse_in(text, Base::Url(url))
+    }
+
+    fn parse_in(text: &str, base: Base) -> Result<SourceMap, String> {
         let raw: RawMap =
             serde_json::from_str(text).map_err(|e| format!("not a source map: {e}"))?;
         let mut sources = Vec::new();
@@ -209,7 +220,7 @@ fn add(
     sources: &mut Vec<Source>,
     builder: &mut Builder,
     raw: &RawMap,
-    base: Option<&Path>,
+    base: Base,
     offset: Position,
 ) -> Result<(), String> {
     if raw.version != Some(3) {
@@ -426,13 +437,31 @@ fn decode_vlq(bytes: &[u8], out: &mut [i64; 5]) -> Result<usize, &'static str> {
     Ok(count)
 }
 
-fn resolve_source(base: Option<&Path>, root: &str, source: &str) -> Source {
+/// What a map's relative sources are relative to.
+#[derive(Clone, Copy)]
+enum Base<'a> {
+    None,
+    /// The directory of the map file (for an inline map: of the generated file).
+    Dir(&'a Path),
+    /// The URL a page loaded the map (or its script) from.
+    Url(&'a str),
+}
+
+fn resolve_source(base: Base, root: &str, source: &str) -> Source {
     let name = if root.is_empty() || source.contains("://") || source.starts_with('/') {
         source.to_string()
     } else if root.ends_with('/') {
         format!("{root}{source}")
     } else {
         format!("{root}/{source}")
+    };
+    let name = match base {
+        Base::Url(url) if !name.contains("://") => join_url(url, &name),
+        _ => name,
+    };
+    let base = match base {
+        Base::Dir(dir) => Some(dir),
+        _ => None,
     };
     let (path, rest) = if let Some(path) = name.strip_prefix("file://") {
         let path = percent_decode(path);
@@ -453,6 +482,29 @@ fn resolve_source(base: Option<&Path>, root: &str, source: &str) -> Source {
         .collect::<Vec<_>>()
         .join("/");
     Source { name, path, suffix }
+}
+
+/// `reference` resolved against `base`, a URL with a path (`a/../b.ts` against
+/// `http://h/src/x.js` is `http://h/b.ts`; `/b.ts` is `http://h/b.ts`).
+pub(crate) fn join_url(base: &str, reference: &str) -> String {
+    let base = base.split(['?', '#']).next().unwrap_or(base);
+    let Some((scheme, rest)) = base.split_once("://") else { return reference.to_string() };
+    let (host, path) = rest.find('/').map_or((rest, "/"), |at| rest.split_at(at));
+    let joined = match reference.strip_prefix('/') {
+        Some(absolute) => absolute.to_string(),
+        None => format!("{}{reference}", &path[1..path.rfind('/').map_or(0, |at| at + 1)]),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    format!("{scheme}://{host}/{}", parts.join("/"))
 }
 
 /// Resolves `.` and `..` without touching the disk.
@@ -590,7 +642,7 @@ mod tests {
     fn resolves_sources() {
         let base = Path::new("/p/dist");
         let check = |root: &str, source: &str, path: Option<&str>, suffix: &str| {
-            let s = resolve_source(Some(base), root, source);
+            let s = resolve_source(Base::Dir(base), root, source);
             assert_eq!(s.path.as_deref(), path.map(Path::new), "{root} {source}");
             assert_eq!(s.suffix, suffix, "{root} {source}");
         };
@@ -602,6 +654,16 @@ mod tests {
         check("", "webpack://shop/./src/app.ts", None, "src/app.ts");
         check("", "webpack:///src/app.ts", None, "src/app.ts");
         check("webpack://", "shop/./src/app.ts", None, "src/app.ts");
+        let at_url =
+            |source: &str| resolve_source(Base::Url("http://h:1/src/a.js?v=2"), "", source);
+        let s = at_url("main.ts");
+        assert_eq!(
+            (s.name.as_str(), s.path.as_deref(), s.suffix.as_str()),
+            ("http://h:1/src/main.ts", None, "src/main.ts")
+        );
+        assert_eq!(at_url("../lib/./b.ts").name, "http://h:1/lib/b.ts");
+        assert_eq!(at_url("/c.ts").name, "http://h:1/c.ts");
+        assert_eq!(at_url("webpack://app/./src/d.ts").suffix, "src/d.ts");
     }
 
     /// A tiny map by hand: `a.js` line 0 = `a.ts` line 2 (cols 0 and 4), line 1 unmapped at

@@ -244,6 +244,12 @@ pub(crate) fn reap(pid: u32) -> bool {
 }
 
 /// Makes a named pipe (FIFO) at `path` that only this user may open.
+/// Whether this process runs as root (Chromium's sandbox refuses root without `--no-sandbox`).
+pub(crate) fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 pub(crate) fn make_fifo(path: &std::path::Path) -> io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(path.as_os_str().as_bytes())

@@ -23,6 +23,18 @@ use crate::cdp::scripts::{self, Scripts};
 use crate::debugger::{Code, Failure};
 use crate::sourcemap::{Position, SourceMap};
 
+/// A `urlRegex` that matches `url` alone.
+fn exact_url_regex(url: &str) -> String {
+    let escaped: String = url
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || c == '/' || !c.is_ascii() => c.to_string(),
+            c => format!("\\x{:02x}", c as u32),
+        })
+        .collect();
+    format!("^{escaped}$")
+}
+
 /// A breakpoint to set in a generated file (the key of `Breakpoint::targets`).
 #[derive(Clone)]
 struct Target {
@@ -98,6 +110,9 @@ pub(crate) struct Breakpoint {
     /// and column, and a session may hold several on one line.
     unique: String,
     direct: bool,
+    /// Any script with a source map may carry it (a page's bundles and dev servers' modules,
+    /// whose maps are fetched from the page): each is looked at before it runs.
+    any_map: bool,
     /// By generated file: one CDP breakpoint per file, however many ways the search found it
     /// (V8 refuses a second one at the same place).
     targets: BTreeMap<PathBuf, Target>,
@@ -145,6 +160,7 @@ impl Breakpoint {
         }
         let probe = if direct { Probe::Off } else { Probe::Waiting(None) };
         let breakpoint = Breakpoint {
+            any_map: matches!(urls, UrlForm::Web { .. }),
             urls,
             file: file.to_path_buf(),
             real_file: real_file.to_path_buf(),
@@ -187,7 +203,7 @@ impl Breakpoint {
         if watch {
             self.probe = Probe::Watching;
         }
-        watch
+        watch || (self.any_map && self.probe == Probe::Waiting(None))
     }
 
     /// The condition of the breakpoint set by the file's own URL, when it must differ (so that
@@ -327,7 +343,7 @@ impl Breakpoint {
     pub(crate) fn at_load(
         &mut self,
         frame: &Value,
-        scripts: &Scripts,
+        scripts: &mut Scripts,
     ) -> Result<Vec<Step>, Failure> {
         let script_id =
             frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
@@ -339,7 +355,7 @@ impl Breakpoint {
     /// and its map are known, so the requests of [`Breakpoint::at_load`] are due at once.
     pub(crate) fn in_loaded_script(
         &mut self,
-        scripts: &Scripts,
+        scripts: &mut Scripts,
     ) -> Option<Result<Vec<Step>, Failure>> {
         if self.probe_id().is_none() && self.probe != Probe::Watching {
             return None;
@@ -353,7 +369,7 @@ impl Breakpoint {
     pub(crate) fn in_script(
         &mut self,
         script_id: &str,
-        scripts: &Scripts,
+        scripts: &mut Scripts,
     ) -> Option<Result<Vec<Step>, Failure>> {
         if self.probe_id().is_none() && self.probe != Probe::Watching {
             return None;
@@ -365,7 +381,7 @@ impl Breakpoint {
     /// compiled while loading): remove the probe, set the breakpoint from the script's map. A
     /// JavaScript file loaded without a map keeps the breakpoint by its URL; one transformed
     /// with a map has that breakpoint replaced by the mapped one.
-    fn place_in(&mut self, script_id: &str, scripts: &Scripts) -> Result<Vec<Step>, Failure> {
+    fn place_in(&mut self, script_id: &str, scripts: &mut Scripts) -> Result<Vec<Step>, Failure> {
         let probe = match std::mem::replace(&mut self.probe, Probe::Done) {
             Probe::Waiting(Some(probe)) => Some(probe),
             Probe::Watching => None,
@@ -379,15 +395,17 @@ impl Breakpoint {
         };
         let mut steps: Vec<Step> = probe.into_iter().map(remove).collect();
         let line = self.line - 1;
+        // The file itself (compiled or transformed while loading), or a bundle that carries it.
+        let own = self.urls.names(&url, &self.real_file) || self.urls.names(&url, &self.file);
         if map_url.is_empty() {
             if !self.direct {
                 // Compiled without a map (type stripping keeps lines): the source's lines.
                 let position = Position { line, column: 0 };
-                steps.push(self.set_step(position, None));
+                steps.push(self.set_step(self.file_regex(), position, None));
             }
             return Ok(steps);
         }
-        let map = maps::load_for_script(&url, &map_url);
+        let map = scripts.map_of(script_id).unwrap_or_else(|| Err("no map".into()));
         // A JavaScript file whose map does not list it (a bundle's own map) runs as it is.
         let lists =
             |m: &SourceMap| m.find_source(&self.real_file).or_else(|| m.find_source(&self.file));
@@ -409,7 +427,7 @@ impl Breakpoint {
             ));
         };
         let position = positions[0];
-        if self.direct {
+        if self.direct && own {
             // Transformed on the same line (babel-jest keeps lines): the breakpoint by the
             // file's own URL stands. Moved (vite-node, coverage): it goes, the mapped one comes.
             if position.line == line {
@@ -422,15 +440,21 @@ impl Breakpoint {
             self.resolution = Resolution::default();
             self.moved = true;
         }
-        steps.push(self.set_step(position, Some((Arc::new(map), source))));
+        let regex = if own { self.file_regex() } else { exact_url_regex(&url) };
+        steps.push(self.set_step(regex, position, Some((map, source))));
         Ok(steps)
     }
 
-    /// The request that sets the breakpoint at `position` of the file's own URL.
-    fn set_step(&self, position: Position, map: Option<(Arc<SourceMap>, usize)>) -> Step {
+    /// The request that sets the breakpoint at `position` of the scripts `regex` matches.
+    fn set_step(
+        &self,
+        regex: String,
+        position: Position,
+        map: Option<(Arc<SourceMap>, usize)>,
+    ) -> Step {
         Step {
             method: "Debugger.setBreakpointByUrl",
-            params: self.params(self.file_regex(), position, true),
+            params: self.params(regex, position, true),
             request: Some(Request::Placed(map)),
         }
     }
@@ -443,6 +467,23 @@ impl Breakpoint {
             return false;
         }
         self.urls.names(url, &self.real_file) || self.urls.names(url, &self.file)
+    }
+
+    /// Whether a script about to run may carry this breakpoint while it waits for its file: it
+    /// is the file ([`Breakpoint::awaits`]), or (a page's) its map lists the file.
+    pub(crate) fn awaits_script(&self, script_id: &str, scripts: &mut Scripts) -> bool {
+        let (url, _) = scripts.get(script_id);
+        if self.awaits(&url) {
+            return true;
+        }
+        let waiting = self.probe_id().is_some() || self.probe == Probe::Watching;
+        waiting
+            && self.any_map
+            && scripts.map_of(script_id).is_some_and(|map| {
+                map.is_ok_and(|m| {
+                    m.find_source(&self.real_file).or_else(|| m.find_source(&self.file)).is_some()
+                })
+            })
     }
 
     /// Not JavaScript, no map on disk, and the file was never compiled while loading: nothing

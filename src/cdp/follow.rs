@@ -97,14 +97,9 @@ impl Channel {
         boot: &str,
         events: Sender<Event>,
     ) -> Result<Channel, String> {
-        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("debug-mcp-{}-follow-{run}", std::process::id());
-        let dir = std::env::temp_dir().join(name);
+        let dir = crate::process::private_dir("follow")
+            .map_err(|e| format!("cannot make the channel child processes report on: {e}"))?;
         let made = (|| {
-            let _ = fs::remove_dir_all(&dir);
-            std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), 0o700)
-                .create(&dir)?;
             fs::write(dir.join(boot_name), boot)?;
             sys::make_fifo(&dir.join("reports"))?;
             // Read and write: opening a pipe that way never blocks, and the reader never sees

@@ -249,6 +249,9 @@ fn source_mapping_url(text: &str) -> Option<&str> {
 /// The map of a script Node parsed: `source_map_url` from `Debugger.scriptParsed`, relative
 /// to the script's URL when it is not a `data:` URL.
 pub(crate) fn load_for_script(script_url: &str, source_map_url: &str) -> Result<SourceMap, String> {
+    if script_url.starts_with("http://") || script_url.starts_with("https://") {
+        return load_for_served(script_url, source_map_url);
+    }
     let script_path = script_url.strip_prefix("file://").map(sourcemap::percent_decode);
     let dir = script_path.as_deref().map(Path::new).and_then(Path::parent).map(Path::to_path_buf);
     if source_map_url.starts_with("data:") {
@@ -261,6 +264,44 @@ pub(crate) fn load_for_script(script_url: &str, source_map_url: &str) -> Result<
     let json = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     SourceMap::parse(&json, path.parent())
 }
+
+/// The map of a script a page loaded from a server: inline, or fetched from that server as
+/// DevTools would (a dev server keeps its maps in memory, not on disk).
+fn load_for_served(script_url: &str, source_map_url: &str) -> Result<SourceMap, String> {
+    if source_map_url.starts_with("data:") {
+        let json = sourcemap::data_url_text(source_map_url)?;
+        return SourceMap::parse_at_url(&json, script_url);
+    }
+    let map_url = sourcemap::join_url(script_url, source_map_url);
+    // Only from the server that served the script: a map elsewhere is not fetched.
+    if origin(&map_url) != origin(script_url) {
+        return Err(format!("its map {map_url} is on another server than the script; not fetched"));
+    }
+    let rest = map_url.strip_prefix("http://").ok_or_else(|| {
+        format!("its map {map_url} is not fetched: only plain http (a local dev server) is")
+    })?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(':') => {
+            (host, port.parse().map_err(|_| format!("no port in {map_url}"))?)
+        }
+        _ => (authority, 80),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let json = crate::cdp::http_get(host, port, path, MAP_FETCH_TIMEOUT, MAX_MAP_BYTES)
+        .map_err(|e| format!("its map {map_url}: {e}"))?;
+    SourceMap::parse_at_url(&json, &map_url).map_err(|e| format!("its map {map_url}: {e}"))
+}
+
+/// `http://host:port` of a URL.
+fn origin(url: &str) -> Option<&str> {
+    let (scheme, rest) = url.split_once("://")?;
+    Some(&url[..scheme.len() + 3 + rest.find('/').unwrap_or(rest.len())])
+}
+
+/// How long fetching one source map may take, and its size at most.
+const MAP_FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const MAX_MAP_BYTES: u64 = 256 * 1024 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -370,37 +370,66 @@ fn route(text: &str, pending: &mut Pending, events: &Sender<Event>, origin: Orig
     let _ = events.send(Event { method, params, origin });
 }
 
-/// Asks an inspector's HTTP endpoint (`GET /json/list`) for its first target's WebSocket URL.
+/// GETs `path` (`/json/list`) from the HTTP server on `host:port`: an inspector's endpoint, or
+/// the server of a page whose source map is fetched. The body as text, at most `limit` bytes.
 /// Node keeps the connection open after answering; ureq reads the body by its Content-Length.
-pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
+pub(crate) fn http_get(
+    host: &str,
+    port: u16,
+    path: &str,
+    timeout: Duration,
+    limit: u64,
+) -> Result<String, String> {
     let authority = format!("{host}:{port}");
     // The address, not the name, goes to ureq: see `socket_address`.
     let address = crate::net::socket_address(host, port)?;
-    // Never through a proxy from the environment: the inspector is on this machine or on a
-    // host the user allowed by name.
+    // Never through a proxy from the environment: the server is on this machine or on a host
+    // the user allowed by name.
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .proxy(None)
         .max_redirects(0)
         .build()
         .into();
-    let url = format!("http://{address}/json/list");
-    let body = agent
+    let url = format!("http://{address}{path}");
+    agent
         .get(&url)
         .call()
-        .and_then(|mut response| response.body_mut().with_config().limit(1 << 20).read_to_string())
+        .and_then(|mut response| response.body_mut().with_config().limit(limit).read_to_string())
         .map_err(|e| match e {
-            ureq::Error::Io(e) => format!("no inspector answers on {authority} ({e})"),
+            ureq::Error::Io(e) => format!("nothing answers on {authority} ({e})"),
             ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
-                format!("no inspector answers on {authority} ({e})")
+                format!("nothing answers on {authority} ({e})")
             }
-            e => format!("{authority} does not answer like an inspector ({e})"),
+            e => format!("{authority} did not answer GET {path} ({e})"),
+        })
+}
+
+/// An inspector's `/json/list` or `/json/version` answer, as JSON.
+pub(crate) fn inspector_json(
+    host: &str,
+    port: u16,
+    what: &str,
+    timeout: Duration,
+) -> Result<Value, String> {
+    let authority = format!("{host}:{port}");
+    let body =
+        http_get(host, port, &format!("/json/{what}"), timeout, 1 << 20).map_err(|e| {
+            match e.strip_prefix("nothing answers") {
+                Some(rest) => format!("no inspector answers{rest}"),
+                None => format!("{authority} does not answer like an inspector ({e})"),
+            }
         })?;
-    let targets: serde_json::Value = serde_json::from_str(&body)
-        .map_err(|_| format!("{authority} does not answer like an inspector (/json/list)"))?;
+    serde_json::from_str(&body)
+        .map_err(|_| format!("{authority} does not answer like an inspector (/json/{what})"))
+}
+
+/// Asks an inspector's HTTP endpoint (`GET /json/list`) for its first target's WebSocket URL.
+pub(crate) fn websocket_url(host: &str, port: u16, timeout: Duration) -> Result<String, String> {
+    let targets = inspector_json(host, port, "list", timeout)?;
     targets
         .pointer("/0/webSocketDebuggerUrl")
         .and_then(serde_json::Value::as_str)
         .map(String::from)
-        .ok_or_else(|| format!("the inspector on {authority} lists no target"))
+        .ok_or_else(|| format!("the inspector on {host}:{port} lists no target"))
 }

@@ -184,6 +184,48 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// One console argument as text: strings as they are, other values as JSON, objects and
+/// functions by their preview.
+pub(crate) fn console_text(arg: &Value) -> String {
+    match arg.get("value") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None if arg["type"] == "undefined" => "undefined".into(),
+        None => match arg["unserializableValue"].as_str() {
+            Some(text) => text.to_string(),
+            None => crate::cdp::preview::text(arg),
+        },
+    }
+}
+
+/// A console call (`Runtime.consoleAPICalled`) or an uncaught error (`Runtime.exceptionThrown`)
+/// as `(type, text)`: `log`, `error`, `warn`... and the arguments as console shows them.
+pub(crate) fn console_entry(event: &crate::cdp::Event) -> Option<(String, String)> {
+    let params = &event.params;
+    match event.method.as_str() {
+        "Runtime.consoleAPICalled" => {
+            let text: Vec<String> =
+                params["args"].as_array().map(|args| args.iter().map(console_text).collect())?;
+            let kind = params["type"].as_str().unwrap_or("log").to_string();
+            Some((kind, text.join(" ")))
+        }
+        "Runtime.exceptionThrown" => {
+            let details = &params["exceptionDetails"];
+            let text = details
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .or_else(|| details["text"].as_str())
+                .unwrap_or("Uncaught error");
+            let text = match text.starts_with("Uncaught") {
+                true => text.to_string(),
+                false => format!("Uncaught {text}"),
+            };
+            Some(("error".into(), text))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

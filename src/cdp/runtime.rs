@@ -102,7 +102,27 @@ pub(crate) trait Runtime: Clone + Send + 'static {
         true
     }
     /// Whether an event says the program finished (and waits for the debugger to let go).
-    fn is_end(&self, event: &Event) -> bool;
+    fn is_end(&mut self, event: &Event) -> bool;
+    /// How long the program runs before `debug-script` ends it, when it would not end by itself
+    /// (a page's `until` in milliseconds).
+    fn runs_for(&self) -> Option<Duration> {
+        None
+    }
+    /// Whether the program exits by itself once the debugger lets it go at its end (a browser
+    /// does not: it is closed).
+    fn exits_when_let_go(&self) -> bool {
+        true
+    }
+    /// Whether the processes the program starts are the runtime's own machinery (a browser's
+    /// renderers and helpers), never to be reported as code run undebugged.
+    fn children_are_its_own(&self) -> bool {
+        false
+    }
+    /// Whether console calls and uncaught errors are the program's output (a page has no
+    /// stdout; Node's console writes to its own).
+    fn console_is_output(&self) -> bool {
+        false
+    }
     /// The reason of the pause `--inspect-brk` makes before the first statement (Node's
     /// `Break on start`; Deno says `debugCommand`).
     fn start_pause_reason(&self) -> &'static str {

@@ -29,6 +29,7 @@ use crate::call::Call;
 use crate::cdp::breakpoints::{Breakpoint, Resolution};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
+use crate::cdp::preview::console_entry;
 use crate::cdp::runtime::{name_start_pause, Following, Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
@@ -108,8 +109,14 @@ pub(crate) fn run<R: Runtime>(runtime: R, plan: &Plan, call: &Call) -> Result<Ou
         watch_load,
         timed_out: false,
         began: false,
+        limited: false,
     };
     let started = run.setup(client, top, program);
+    // A program that never ends by itself (a page) ends after its time: the tick says when.
+    if let Some(limit) = run.runtime.runs_for() {
+        run.nudge = crossbeam_channel::after(limit);
+        run.limited = true;
+    }
     script::drive(&mut run, started, plan, call, deadline)
 }
 
@@ -193,6 +200,8 @@ struct Run<'a, R> {
     timed_out: bool,
     /// The started process paused once already (its start pause is behind it).
     began: bool,
+    /// The tick ends the run (the runtime's `runs_for`), rather than nudging the program.
+    limited: bool,
 }
 
 impl<R: Runtime> Run<'_, R> {
@@ -434,7 +443,7 @@ impl<R: Runtime> Run<'_, R> {
     /// compile it while it loads): place the real breakpoint from its map; the caller resumes.
     fn place_at_load(&mut self, at: &Origin, frame: &Value) -> Result<(), Failure> {
         let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
-        let steps = target.breakpoint.at_load(frame, &target.scripts)?;
+        let steps = target.breakpoint.at_load(frame, &mut target.scripts)?;
         self.send_steps(at, steps)
     }
 
@@ -564,14 +573,15 @@ impl<R: Runtime> Run<'_, R> {
                 };
                 let at_load = target.breakpoint.probe_id().is_some_and(hit);
                 // Before a script with a source map runs: the breakpoint's own file, transformed
-                // while loading, gets its breakpoint through that map (or keeps it).
-                let url = event.params.pointer("/data/url").and_then(Value::as_str);
+                // while loading, gets its breakpoint through that map (or keeps it); so does a
+                // page's bundle whose map lists the file.
+                let script = event.params.pointer("/data/scriptId").and_then(Value::as_str);
                 let instrumented = event.params["reason"] == "instrumentation"
-                    && url.is_some_and(|url| target.breakpoint.awaits(url));
+                    && script
+                        .is_some_and(|id| target.breakpoint.awaits_script(id, &mut target.scripts));
                 if instrumented {
-                    let script = event.params.pointer("/data/scriptId").and_then(Value::as_str);
                     let steps = script
-                        .and_then(|id| target.breakpoint.in_script(id, &target.scripts))
+                        .and_then(|id| target.breakpoint.in_script(id, &mut target.scripts))
                         .transpose()?;
                     if let Some(steps) = steps {
                         self.send_steps(&origin, steps)?;
@@ -582,7 +592,7 @@ impl<R: Runtime> Run<'_, R> {
                 // placed through its map now, before its load-time probe could fire late.
                 if event.params["reason"] == "Break on start" {
                     let target = self.targets.get_mut(&origin).expect("looked up above");
-                    if let Some(steps) = target.breakpoint.in_loaded_script(&target.scripts) {
+                    if let Some(steps) = target.breakpoint.in_loaded_script(&mut target.scripts) {
                         self.send_steps(&origin, steps?)?;
                     }
                 }
@@ -606,6 +616,14 @@ impl<R: Runtime> Run<'_, R> {
                 target.breakpoint.resolved(id, &event.params["location"], &target.scripts);
             }
             "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
+            "Runtime.consoleAPICalled" | "Runtime.exceptionThrown"
+                if self.runtime.console_is_output() =>
+            {
+                if let Some((kind, text)) = console_entry(&event) {
+                    let stderr = matches!(kind.as_str(), "error" | "warning" | "assert" | "trace");
+                    self.debuggee.output().push(stderr, &format!("{text}\n"));
+                }
+            }
             method
                 if Some(method) == self.runtime.ready_event()
                     && !(self.top && origin == Origin::default()) =>
@@ -714,6 +732,7 @@ impl<R: Runtime> Collector for Run<'_, R> {
                 if event.origin == Origin::default()
                     && event.method != follow::REPORTED
                     && self.runtime.shows_running(&event)
+                    && !self.limited
                 {
                     self.nudge = crossbeam_channel::never();
                 }
@@ -730,6 +749,7 @@ impl<R: Runtime> Collector for Run<'_, R> {
                 let open = self.processes.iter().any(|p| p.open);
                 Ok(if open || self.top { Step::Draining } else { Step::Finished })
             }
+            Input::Tick if self.limited => Ok(Step::Finished),
             Input::Tick => {
                 log::warn(format_args!(
                     "no sign of the program running yet; sending runIfWaitingForDebugger again"
@@ -763,7 +783,11 @@ impl<R: Runtime> Collector for Run<'_, R> {
         for process in self.processes.iter_mut().rev() {
             process.client.close();
         }
-        let exit = if timed_out {
+        let exit = if !self.runtime.exits_when_let_go() {
+            // A browser: its exit says nothing about the page.
+            self.debuggee.kill();
+            Exit { code: None, signal: None }
+        } else if timed_out {
             self.debuggee.kill()
         } else {
             let lingered = self.debuggee.try_exit().is_none();
@@ -799,6 +823,9 @@ impl<R: Runtime> Collector for Run<'_, R> {
         let followed: Vec<u32> = self.processes.iter().map(|p| p.pid).collect();
         let mut processes = self.debuggee.descendants(None);
         processes.retain(|d| !followed.contains(&d.process.pid));
+        if self.runtime.children_are_its_own() {
+            processes.clear();
+        }
         Undebugged { processes, workers: 0 }
     }
 

@@ -19,8 +19,8 @@ pub(crate) struct Scripts {
     urls: UrlForm,
     /// `scriptId` to (URL, sourceMapURL).
     parsed: HashMap<String, (String, String)>,
-    /// Maps of scripts met so far (`None`: no usable map).
-    maps: HashMap<String, Option<Arc<SourceMap>>>,
+    /// Maps of scripts met so far (or why one cannot be read).
+    maps: HashMap<String, Result<Arc<SourceMap>, String>>,
 }
 
 /// A CDP location (`{scriptId, lineNumber, columnNumber}`) as a [`Position`].
@@ -65,14 +65,29 @@ impl Scripts {
     }
 
     fn map(&mut self, script_id: &str) -> Option<Arc<SourceMap>> {
+        self.map_of(script_id)?.ok()
+    }
+
+    /// The source map of a script, loaded (or fetched, for a page's) once: `None` when it has
+    /// none, the error when it cannot be read.
+    pub(crate) fn map_of(&mut self, script_id: &str) -> Option<Result<Arc<SourceMap>, String>> {
         let (url, map_url) = self.get(script_id);
         if map_url.is_empty() {
             return None;
         }
-        self.maps
+        let loaded = self
+            .maps
             .entry(script_id.to_string())
-            .or_insert_with(|| maps::load_for_script(&url, &map_url).ok().map(Arc::new))
-            .clone()
+            .or_insert_with(|| maps::load_for_script(&url, &map_url).map(Arc::new));
+        Some(loaded.clone())
+    }
+
+    /// A source a map names, as a file when it can be told (a page's, under its web root).
+    pub(crate) fn source_file(&self, source: &crate::sourcemap::Source) -> String {
+        match &source.path {
+            Some(path) => path.display().to_string(),
+            None => self.urls.to_path(&source.name),
+        }
     }
 
     /// Loaded scripts, in load order: `{file, url, sourceMap, originalSources}`. Node's own
@@ -91,14 +106,7 @@ impl Scripts {
                 let map = if map_url.starts_with("data:") { "inline".into() } else { map_url };
                 let sources: Vec<String> = self
                     .map(&id)
-                    .map(|m| {
-                        m.sources()
-                            .iter()
-                            .map(|s| {
-                                s.path.as_ref().map_or(s.name.clone(), |p| p.display().to_string())
-                            })
-                            .collect()
-                    })
+                    .map(|m| m.sources().iter().map(|s| self.source_file(s)).collect())
                     .unwrap_or_default();
                 (map, sources)
             });
@@ -150,9 +158,7 @@ impl Scripts {
         match original {
             Some((source, original)) => Location {
                 function: name.into(),
-                file: Some(
-                    source.path.as_ref().map_or(source.name.clone(), |p| p.display().to_string()),
-                ),
+                file: Some(self.source_file(source)),
                 line: u64::from(original.line) + 1,
                 column: Some(u64::from(original.column) + 1),
                 generated: Some(generated_json(&file, generated)),

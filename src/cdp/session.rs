@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::cdp::breakpoints::{Breakpoint, Step};
 use crate::cdp::follow::{self, Channel, Report};
-use crate::cdp::preview::compact;
+use crate::cdp::preview::{compact, console_entry};
 use crate::cdp::runtime::{name_start_pause, Following, Runtime, Started, UrlForm};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
@@ -301,6 +301,12 @@ impl<R: Runtime> Cdp<R> {
                 json!({"expression": install, "returnByValue": true}),
             ),
         ];
+        // A page's bundles and dev servers' modules carry breakpoints through maps fetched
+        // from the page, each looked at before it runs.
+        let mapped = matches!(self.runtime.urls(), UrlForm::Web { .. }).then(|| {
+            let watch = json!({"instrumentation": "beforeScriptWithSourceMapExecution"});
+            self.send(at, "Debugger.setInstrumentationBreakpoint", watch)
+        });
         // The runtime's own last (Node's worker domain among them), as they always went.
         let runtime = match at.session {
             None => self.runtime.setup_requests(own, self.follows(), &install),
@@ -308,7 +314,7 @@ impl<R: Runtime> Cdp<R> {
         };
         let runtime: Vec<_> =
             runtime.into_iter().map(|(method, params)| self.send(at, method, params)).collect();
-        for reply in replies.iter().chain(&runtime) {
+        for reply in replies.iter().chain(&runtime).chain(&mapped) {
             answer(reply)?;
         }
         Ok(())
@@ -395,7 +401,8 @@ impl<R: Runtime> Cdp<R> {
             let Some(target) = self.targets.get(at) else { return Ok(()) };
             breakpoint.set(request, &answer, &target.scripts);
         }
-        let loaded = self.targets.get(at).and_then(|t| breakpoint.in_loaded_script(&t.scripts));
+        let loaded =
+            self.targets.get_mut(at).and_then(|t| breakpoint.in_loaded_script(&mut t.scripts));
         if let Some(steps) = loaded {
             self.send_steps(at, &mut breakpoint, steps?)?;
         }
@@ -422,15 +429,23 @@ impl<R: Runtime> Cdp<R> {
         Ok(())
     }
 
-    /// Before the first statement runs, with every module of the program parsed (Deno
-    /// compiles its whole module graph first): breakpoints in files already compiled are placed
-    /// through their maps now, before their load-time probes could fire late.
-    fn place_in_loaded(&mut self, at: &Origin) {
+    /// Places waiting breakpoints through maps of loaded scripts: at the start pause, with
+    /// every module of the program parsed (Deno compiles its whole module graph first), in
+    /// files already compiled, before their load-time probes could fire late; or (`script`)
+    /// in a script with a source map about to run (a page's bundle whose map lists the file).
+    fn place_in_loaded(&mut self, at: &Origin, script: Option<&str>) {
         let count = self.targets.get(at).map_or(0, |t| t.placed.len());
         for index in 0..count {
             let Some(target) = self.targets.get_mut(at) else { return };
             let (id, mut breakpoint) = target.placed.remove(index);
-            let placed = match breakpoint.in_loaded_script(&target.scripts) {
+            let steps = match script {
+                None => breakpoint.in_loaded_script(&mut target.scripts),
+                Some(script) if breakpoint.awaits_script(script, &mut target.scripts) => {
+                    breakpoint.in_script(script, &mut target.scripts)
+                }
+                Some(_) => None,
+            };
+            let placed = match steps {
                 Some(steps) => steps.and_then(|steps| self.send_steps(at, &mut breakpoint, steps)),
                 None => Ok(()),
             };
@@ -548,12 +563,14 @@ impl<R: Runtime> Cdp<R> {
                 }
             }
             "Runtime.consoleAPICalled" => {
-                let text: Vec<String> = event.params["args"]
-                    .as_array()
-                    .map(|args| args.iter().map(console_text).collect())
-                    .unwrap_or_default();
-                let kind = event.params["type"].as_str().unwrap_or("log").to_string();
-                let entry = json!({"type": kind, "text": clip(&text.join(" "), 4000)});
+                let (kind, text) = console_entry(&event)?;
+                let entry = json!({"type": kind, "text": clip(&text, 4000)});
+                return Some(Happening::Console(entry));
+            }
+            // A page's uncaught errors are its output; Node's are on its stderr already.
+            "Runtime.exceptionThrown" if self.runtime.console_is_output() => {
+                let (kind, text) = console_entry(&event)?;
+                let entry = json!({"type": kind, "text": clip(&text, 4000)});
                 return Some(Happening::Console(entry));
             }
             "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
@@ -584,7 +601,7 @@ impl<R: Runtime> Cdp<R> {
         if let Some(index) = target.placed.iter().position(probe_hit) {
             let (id, mut breakpoint) = target.placed.remove(index);
             let placed = breakpoint
-                .at_load(&params["callFrames"][0], &target.scripts)
+                .at_load(&params["callFrames"][0], &mut target.scripts)
                 .and_then(|steps| self.send_steps(&at, &mut breakpoint, steps));
             if let Err(failure) = placed {
                 log::warn(format_args!("breakpoint placement at load failed: {failure:?}"));
@@ -598,7 +615,12 @@ impl<R: Runtime> Cdp<R> {
             }
         }
         if params["reason"] == "Break on start" {
-            self.place_in_loaded(&at);
+            self.place_in_loaded(&at, None);
+        }
+        if params["reason"] == "instrumentation" {
+            if let Some(script) = params.pointer("/data/scriptId").and_then(Value::as_str) {
+                self.place_in_loaded(&at, Some(script));
+            }
         }
         let target = self.targets.get(&at)?;
         let mut ours: Vec<String> =
@@ -1380,6 +1402,9 @@ impl<R: Runtime> Backend for Cdp<R> {
     fn undebugged(&self) -> Undebugged {
         let mut processes = self.debuggee.as_ref().map(|d| d.descendants(None)).unwrap_or_default();
         processes.retain(|d| !self.conns.iter().any(|c| c.pid == d.process.pid));
+        if self.runtime.children_are_its_own() {
+            processes.clear();
+        }
         Undebugged { processes, workers: self.workers }
     }
 
@@ -1389,6 +1414,12 @@ impl<R: Runtime> Backend for Cdp<R> {
             // Attached: the connection closed; how the process ended is not ours to know.
             return Exit { code: None, signal: None };
         };
+        if !self.runtime.exits_when_let_go() {
+            // A browser: its exit says nothing about the page.
+            debuggee.kill();
+            debuggee.settle_output();
+            return Exit { code: None, signal: None };
+        }
         if forced {
             debuggee.kill();
         }
@@ -1510,20 +1541,6 @@ fn cdp_condition(binding: &str, id: &str, spec: &BreakpointSpec) -> String {
     match &spec.condition {
         Some(condition) => format!("(() => ({condition}\n))() && {log}"),
         None => log,
-    }
-}
-
-/// One console argument as text: strings as they are, other values as JSON, objects and
-/// functions by their preview.
-fn console_text(arg: &Value) -> String {
-    match arg.get("value") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None if arg["type"] == "undefined" => "undefined".into(),
-        None => match arg["unserializableValue"].as_str() {
-            Some(text) => text.to_string(),
-            None => crate::cdp::preview::text(arg),
-        },
     }
 }
 

@@ -47,6 +47,8 @@ pub(crate) struct Plan {
 pub(crate) enum Language {
     Node,
     Deno,
+    /// A web page in a browser.
+    Browser,
     Python,
     /// A debug adapter for a compiled program or a configured runtime (`native::Native`).
     Native,

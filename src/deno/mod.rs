@@ -136,7 +136,7 @@ impl Runtime for Deno {
         UrlForm::File
     }
 
-    fn is_end(&self, event: &Event) -> bool {
+    fn is_end(&mut self, event: &Event) -> bool {
         event.method == "Runtime.executionContextDestroyed"
     }
 

@@ -518,7 +518,7 @@ impl Runtime for Node {
         Some("NodeRuntime.waitingForDebugger")
     }
 
-    fn is_end(&self, event: &Event) -> bool {
+    fn is_end(&mut self, event: &Event) -> bool {
         event.method == "NodeRuntime.waitingForDisconnect"
     }
 

@@ -126,7 +126,11 @@ pub(crate) fn breakpoint_spec(bp: &Args, cwd: Option<&Path>) -> Result<Breakpoin
     let text = |name| -> Result<Option<String>, Failure> {
         Ok(bp.optional_string(name)?.filter(|c| !c.trim().is_empty()).map(String::from))
     };
-    let (file, real_file) = check_file(&in_dir(file, cwd), line)?;
+    let (file, real_file) = match crate::tools::page::served_path(file, cwd) {
+        // A page's source named by its URL: not on disk, perhaps only in a map.
+        Some(path) => (path.clone(), path),
+        None => check_file(&in_dir(file, cwd), line)?,
+    };
     Ok(BreakpointSpec {
         file,
         real_file,

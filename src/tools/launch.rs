@@ -11,11 +11,13 @@ use serde_json::{json, Value};
 use crate::debugger::script::Language;
 use crate::debugger::session::{AttachSpec, Command, LaunchSpec};
 use crate::debugger::{Code, Failure};
+use crate::deno::Deno;
 use crate::jsonrpc::Json;
 use crate::native::Native;
 use crate::node::Node;
 use crate::python::Debugpy;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
+use crate::tools::page::{self, Page};
 use crate::tools::script::{self, MAX_TIMEOUT_MS};
 use crate::tools::{
     answer, any_object, ask, ask_session, command_arg, cwd_arg, in_dir, open_session,
@@ -34,7 +36,9 @@ pub(crate) const TOOLS: &[Tool] = &[
             stops it within `timeout`, the state is `running`. C, C++, Rust and Go programs \
             run under their debug adapters (lldb-dap, Delve). With `core` (a core file) and \
             `program` (the executable that dumped it) instead of `command`: the crash's stop, \
-            its stack, frames and variables (lldb-dap).",
+            its stack, frames and variables (lldb-dap). With `url` instead of `command`: a web \
+            page in headless Chromium (`browser`), its scripts debugged; its console and \
+            uncaught errors are in debug-output, debug-restart reloads it.",
         properties: || {
             let mut properties = json!({
                 "command": {"type": "string", "description": "e.g. `node app.js`, `python3 app.py`, `./a.out 5`, `go run .`; no inspector flag needed."},
@@ -51,6 +55,11 @@ pub(crate) const TOOLS: &[Tool] = &[
             {
                 all.extend(run.clone());
             }
+            if let (Some(all), Some(page)) =
+                (properties.as_object_mut(), page::properties(false).as_object())
+            {
+                all.extend(page.clone());
+            }
             properties
         },
         required: &[],
@@ -61,9 +70,11 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-attach",
         title: "Attach to a running process",
-        description: "Attaches to a program that is already running. Node: by inspector \
-            WebSocket `url`, by inspector `port` (started with --inspect), or by `pid` (its \
-            inspector is opened with SIGUSR1, on port 9229). Python: by the `port` of `python \
+        description: "Attaches to a program that is already running. Node and Deno: by \
+            inspector WebSocket `url`, by inspector `port` (started with --inspect), or (Node) \
+            by `pid` (its inspector is opened with SIGUSR1, on port 9229). A browser started \
+            with --remote-debugging-port: by `port`, one of its pages picked by `target` (part \
+            of its URL or title); the browser is never closed. Python: by the `port` of `python \
             -m debugpy --listen PORT app.py`. C, C++, Rust and Go: by `pid` (lldb-dap, Delve; \
             ptrace rights needed). What listens on `port` is found out unless \
             `language` says. Only this machine unless the host is in DEBUG_MCP_ALLOWED_HOSTS. \
@@ -75,6 +86,8 @@ pub(crate) const TOOLS: &[Tool] = &[
                    "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                    "pid": {"type": "integer", "minimum": 1, "description": "A Node process (through SIGUSR1) or a native one (C, C++, Rust, Go), told apart by its executable."},
                    "host": {"type": "string", "default": "127.0.0.1"},
+                   "target": {"type": "string", "description": "A browser's page to debug: part of its URL or title (needed when the browser has several pages)."},
+                   "webRoot": page::properties(false)["webRoot"],
                    "language": {"type": "string", "enum": ["node", "python", "c", "cpp", "rust", "zig", "go", "lldb", "gdb"],
                                 "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it. With `pid`: `go` attaches Delve, another native language lldb-dap; by default told by the executable."},
                    "breakpoints": breakpoints_schema(),
@@ -155,6 +168,9 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
     if args.has("core") || args.has("program") {
         return core(args, call);
     }
+    if let Some(page) = page::page_arg(args, false)? {
+        return launch_page(page, args, call);
+    }
     let command = command_arg(args)?;
     let breakpoints = breakpoints_arg(args, command.cwd.as_deref())?;
     let files: Vec<String> = breakpoints.iter().map(|b| b.file.display().to_string()).collect();
@@ -184,6 +200,29 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
             crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel)
         }
         _ => crate::cdp::session::launch(Node, id, spec, watch, &call.cancel),
+    })?;
+    Ok(state)
+}
+
+/// A web page's session: the browser opens it once its breakpoints are set.
+fn launch_page(page: Page, args: &Args, call: &Call) -> Result<Value, Failure> {
+    let breakpoints = breakpoints_arg(args, page.command.cwd.as_deref())?;
+    let spec = LaunchSpec {
+        command: page.command,
+        breakpoints,
+        stop_on_entry: false,
+        pause_on_exceptions: pause_on_exceptions_arg(args)?,
+        timeout: timeout_arg(args)?,
+    };
+    if args.boolean("stopOnEntry", false)? {
+        return Err(ArgError {
+            field: "stopOnEntry".into(),
+            problem: "a page has no first line to stop at: set a breakpoint in its script".into(),
+        }
+        .into());
+    }
+    let (_, state) = open_session(call, |id, watch| {
+        crate::cdp::session::launch(page.browser, id, spec, watch, &call.cancel)
     })?;
     Ok(state)
 }
@@ -334,6 +373,13 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
             return attach_native(flavour, pid, start, call);
         }
     }
+    if (args.has("target") || args.has("webRoot")) && port == 0 && url.is_none() {
+        return Err(ArgError {
+            field: "target".into(),
+            problem: "a browser's page is attached to by the browser's debugging `port`".into(),
+        }
+        .into());
+    }
     let ws_url = if let Some(url) = url {
         let authority =
             url.strip_prefix("ws://").and_then(|r| r.split('/').next()).ok_or_else(|| {
@@ -346,10 +392,43 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         if !host_allowed(url_host) {
             return Err(refuse_host(url_host));
         }
+        let path = url["ws://".len() + authority.len()..].to_string();
+        if path.starts_with("/devtools/page/") {
+            return attach_page(args, url.to_string(), start, call);
+        }
+        if path.starts_with("/devtools/browser/") {
+            return Err(ArgError {
+                field: "url".into(),
+                problem: "that is the browser's own endpoint, not a page's: pass the browser's \
+                          `port` (and `target`, part of the page's URL or title)"
+                    .into(),
+            }
+            .into());
+        }
+        let deno = authority
+            .rsplit_once(':')
+            .and_then(|(h, p)| Some((h, p.parse().ok()?)))
+            .map(|(h, p)| matches!(inspector_kind(h, p), Ok(Inspector::Deno)));
+        if deno == Some(true) {
+            return attach_deno(url.to_string(), start, call);
+        }
         url.to_string()
     } else if port != 0 {
-        crate::cdp::websocket_url(host, port as u16, Duration::from_secs(5))
-            .map_err(|m| Failure::new(Code::NoInspector, m))?
+        let port = port as u16;
+        let url = || {
+            crate::cdp::websocket_url(host, port, Duration::from_secs(5))
+                .map_err(|m| Failure::new(Code::NoInspector, m))
+        };
+        match inspector_kind(host, port)? {
+            Inspector::Browser => {
+                let pages = crate::browser::pages(host, port, Duration::from_secs(5))
+                    .map_err(|m| Failure::new(Code::NoInspector, m))?;
+                let page = crate::browser::pick_page(&pages, args.optional_string("target")?)?;
+                return attach_page(args, page, start, call);
+            }
+            Inspector::Deno => return attach_deno(url()?, start, call),
+            Inspector::Node => url()?,
+        }
     } else {
         let pid = u32::try_from(pid).expect("bounded by the range check");
         inspector_of(pid, call)?
@@ -377,6 +456,65 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
     }
     state["attached"] = json!({"url": ws_url});
+    Ok(state)
+}
+
+/// Which CDP runtime an inspector's endpoint belongs to.
+enum Inspector {
+    Node,
+    Deno,
+    Browser,
+}
+
+/// Tells Node's inspector from Deno's and a browser's by `/json/version` (`Browser`:
+/// `node.js/v20…`, `Deno/2…`, `Chrome/…`, `HeadlessChrome/…`, `Edg/…`).
+fn inspector_kind(host: &str, port: u16) -> Result<Inspector, Failure> {
+    let version = crate::cdp::inspector_json(host, port, "version", Duration::from_secs(5))
+        .map_err(|m| Failure::new(Code::NoInspector, m))?;
+    let browser = version["Browser"].as_str().unwrap_or_default();
+    Ok(if browser.starts_with("node.js") || browser.is_empty() {
+        Inspector::Node
+    } else if browser.starts_with("Deno") {
+        Inspector::Deno
+    } else {
+        Inspector::Browser
+    })
+}
+
+/// A page of a browser started with `--remote-debugging-port`: picked by `target`, debugged,
+/// and let go at the end (the browser is never closed).
+fn attach_page(args: &Args, url: String, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
+    let (root, strict) = match args.optional_string("webRoot")? {
+        Some(root) => {
+            let root = in_dir(root, start.cwd.as_deref());
+            if !root.is_dir() {
+                return Err(Failure::new(
+                    Code::FileNotFound,
+                    format!("`webRoot` {} is not a directory", root.display()),
+                )
+                .with("field", "webRoot".into()));
+            }
+            (std::path::absolute(&root).unwrap_or(root), true)
+        }
+        None => {
+            let cwd = start.cwd.clone().or_else(|| std::env::current_dir().ok());
+            (cwd.unwrap_or_default(), false)
+        }
+    };
+    let browser = crate::browser::Browser::attached(root, strict);
+    let (_, mut state) = open_session(call, |id, watch| {
+        crate::cdp::session::attach(browser, id, url.clone(), start, watch, &call.cancel)
+    })?;
+    state["attached"] = json!({"url": url});
+    Ok(state)
+}
+
+/// A Deno program started with `--inspect` (or `--inspect-brk`, `--inspect-wait`).
+fn attach_deno(url: String, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
+    let (_, mut state) = open_session(call, |id, watch| {
+        crate::cdp::session::attach(Deno, id, url.clone(), start, watch, &call.cancel)
+    })?;
+    state["attached"] = json!({"url": url});
     Ok(state)
 }
 

@@ -13,6 +13,7 @@ mod breakpoints;
 mod control;
 mod inspect;
 mod launch;
+mod page;
 pub(crate) mod script;
 
 pub(crate) use crate::call::{ClientLog, Progress};
@@ -320,7 +321,7 @@ pub(crate) struct ArgError {
 }
 
 impl ArgError {
-    fn new(field: &str, problem: impl Into<String>) -> ArgError {
+    pub(crate) fn new(field: &str, problem: impl Into<String>) -> ArgError {
         ArgError { field: field.to_string(), problem: problem.into() }
     }
 }
@@ -387,6 +388,11 @@ impl<'a> Args<'a> {
 
     fn get(&self, name: &str) -> Option<&'a Value> {
         self.object.get(name).filter(|v| !v.is_null())
+    }
+
+    /// A field as given, for one that may have several types; its name for an error.
+    pub(crate) fn value(&self, name: &str) -> (Option<&'a Value>, String) {
+        (self.get(name), self.field(name))
     }
 
     pub(crate) fn object(&self, name: &str) -> Result<Args<'a>, ArgError> {

@@ -16,6 +16,7 @@ use crate::jsonrpc::Json;
 use crate::native::Native;
 use crate::python::Debugpy;
 use crate::shell::CommandLine;
+use crate::tools::page::{self, Page};
 use crate::tools::{command_arg, in_dir, run_properties, ArgError, Args, Call, Tool, ToolResult};
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -75,9 +76,11 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         message} for that hit. Every Node process the command starts (forks, spawns, npm scripts, \
         test runners' workers) and every worker thread is debugged too: each hit says its \
         `pid` (and `thread` for a worker), and `processes` lists the processes debugged. \
-        What could not be followed is listed in `undebugged`.",
+        What could not be followed is listed in `undebugged`. With `url` instead of \
+        `command`: a web page, opened in headless Chromium; the run ends at its `until` \
+        (load by default), console messages are its output.",
     properties,
-    required: &["command", "breakpoint", "expression"],
+    required: &["breakpoint", "expression"],
     read_only: false,
     output,
     run,
@@ -93,7 +96,7 @@ fn breakpoint_properties() -> Value {
 
 fn properties() -> Value {
     let mut properties = json!({
-        "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables."},
+        "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables. Required unless `url` names a page."},
         "breakpoint": {
             "type": "object",
             "properties": breakpoint_properties(),
@@ -108,6 +111,11 @@ fn properties() -> Value {
     });
     if let (Some(all), Some(run)) = (properties.as_object_mut(), run_properties(true).as_object()) {
         all.extend(run.clone());
+    }
+    if let (Some(all), Some(page)) =
+        (properties.as_object_mut(), page::properties(true).as_object())
+    {
+        all.extend(page.clone());
     }
     properties
 }
@@ -153,8 +161,13 @@ fn output() -> Value {
 }
 
 fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
-    let plan = plan(args)?;
+    let page = page::page_arg(args, true)?;
+    let plan = plan(args, page.as_ref())?;
     let outcome = match plan.language {
+        Language::Browser => {
+            let page = page.expect("a page's plan has its page");
+            crate::cdp::script::run(page.browser, &plan, call)
+        }
         Language::Node => crate::cdp::script::run(crate::node::Node, &plan, call),
         Language::Deno => crate::cdp::script::run(crate::deno::Deno, &plan, call),
         Language::Python => crate::dap::script::run(Debugpy, &plan, call),
@@ -168,8 +181,18 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
     Ok(render(&plan, outcome))
 }
 
-fn plan(args: &Args) -> Result<Plan, Failure> {
-    let command = command_arg(args)?;
+fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
+    let command = match page {
+        Some(page) => page.command.clone(),
+        None if !args.has("command") => {
+            return Err(ArgError::new(
+                "command",
+                "required: the program to run (or `url`, a web page to debug)",
+            )
+            .into())
+        }
+        None => command_arg(args)?,
+    };
     let breakpoint = args.object("breakpoint")?;
     breakpoint.deny_unknown_in(&breakpoint_properties())?;
     let file = breakpoint.string("file")?;
@@ -179,9 +202,17 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
-    let language = language_arg(args, &command, &[file])?;
+    let language = match page {
+        Some(_) => Language::Browser,
+        None => language_arg(args, &command, &[file])?,
+    };
     let line = u32::try_from(line).expect("bounded by the range check");
-    let (file, real_file) = check_file(&in_dir(file, command.cwd.as_deref()), line)?;
+    let (file, real_file) = match page.and_then(|_| page::served_path(file, command.cwd.as_deref()))
+    {
+        // A page's source named by its URL: not on disk, perhaps only in a map.
+        Some(path) => (path.clone(), path),
+        None => check_file(&in_dir(file, command.cwd.as_deref()), line)?,
+    };
     Ok(Plan {
         command,
         file,
@@ -263,7 +294,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         breakpoint["resolvedLine"] = resolved.into();
         if resolved != plan.line {
             let debugger = match plan.language {
-                Language::Node | Language::Deno => "V8",
+                Language::Node | Language::Deno | Language::Browser => "V8",
                 Language::Python => "debugpy",
                 Language::Native => "the debug adapter",
             };

@@ -1,0 +1,159 @@
+//! A web page as the program to debug, for `debug-script` and `debug-launch`: `url` (a served
+//! page, a `file://` URL or an HTML file), `browser`, `webRoot`, and for `debug-script`,
+//! `until`. The page runs in a throwaway headless browser (`browser/`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::browser::{self, Browser, Until};
+use crate::debugger::{Code, Failure};
+use crate::shell::CommandLine;
+use crate::tools::{cwd_arg, in_dir, ArgError, Args};
+
+/// The schema of the page's fields (`until` with `debug-script`'s).
+pub(crate) fn properties(until: bool) -> Value {
+    let mut properties = json!({
+        "url": {"type": "string", "description": "A web page to debug instead of `command`: http://127.0.0.1:5173/, a file:// URL or an .html file. It opens in headless Chromium with a throwaway profile; breakpoint files are the page's sources on disk (matched to its script URLs by path suffix; `webRoot` settles it) or their URLs."},
+        "browser": {"type": "string", "description": "With `url`: `chromium` (the default: CHROME_PATH, else chromium or google-chrome on PATH) or a browser executable's path."},
+        "webRoot": {"type": "string", "description": "With `url`: the directory the page's server serves as `/`; a script at /src/app.js is then webRoot/src/app.js and only that. By default any file whose path ends with the URL's path matches."}
+    });
+    if until {
+        properties["until"] = json!({
+            "description": "With `url`: when the run ends: `load` (the page's load event, the default), `idle` (no network traffic for 500 ms after it loaded), or milliseconds after the page was opened.",
+            "anyOf": [{"type": "string", "enum": ["load", "idle"]}, {"type": "integer", "minimum": 1, "maximum": crate::tools::script::MAX_TIMEOUT_MS}]
+        });
+    }
+    properties
+}
+
+/// A page asked for: the runtime that opens it, and the command line a session shows.
+pub(crate) struct Page {
+    pub(crate) browser: Browser,
+    pub(crate) command: CommandLine,
+}
+
+/// The page `url` names, when the call gives one; `until` read for `debug-script`.
+pub(crate) fn page_arg(args: &Args, until: bool) -> Result<Option<Page>, Failure> {
+    let Some(url) = args.optional_string("url")? else {
+        for field in ["browser", "webRoot", "until"] {
+            if args.has(field) {
+                return Err(ArgError::new(field, "only with `url` (a page to debug)").into());
+            }
+        }
+        return Ok(None);
+    };
+    if args.has("command") {
+        return Err(
+            ArgError::new("url", "give either `command` or `url` (a page), not both").into()
+        );
+    }
+    let cwd = cwd_arg(args)?;
+    let url = page_url(url, cwd.as_deref())?;
+    let executable = browser::find(args.optional_string("browser")?)?;
+    let (root, strict) = match args.optional_string("webRoot")? {
+        Some(root) => {
+            let root = std::path::absolute(in_dir(root, cwd.as_deref()))
+                .unwrap_or_else(|_| PathBuf::from(root));
+            if !root.is_dir() {
+                return Err(Failure::new(
+                    Code::FileNotFound,
+                    format!("`webRoot` {} is not a directory", root.display()),
+                )
+                .with("field", "webRoot".into()));
+            }
+            (root, true)
+        }
+        None => (cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default(), false),
+    };
+    let until = match until {
+        true => Some(until_arg(args)?),
+        false => None,
+    };
+    let browser = Browser::launch(executable, url, root.clone(), strict, until);
+    // Relative breakpoint files, and those named by URL, are under the web root.
+    let command = browser.command_line(Some(root));
+    Ok(Some(Page { browser, command }))
+}
+
+/// `until`: `load` (the default), `idle`, or milliseconds.
+fn until_arg(args: &Args) -> Result<Until, ArgError> {
+    match args.value("until") {
+        (None, _) => Ok(Until::Load),
+        (Some(Value::String(s)), _) if s == "load" => Ok(Until::Load),
+        (Some(Value::String(s)), _) if s == "idle" => Ok(Until::Idle),
+        (Some(Value::Number(_)), _) => {
+            let max = crate::tools::script::MAX_TIMEOUT_MS;
+            Ok(Until::Millis(args.integer("until", 1, max, None)?))
+        }
+        (Some(other), field) => Err(ArgError::new(
+            &field,
+            format!("expected \"load\", \"idle\" or milliseconds, got {other}"),
+        )),
+    }
+}
+
+/// The page's URL: http(s) and file URLs as they are; a path (an .html file) as its file URL.
+fn page_url(url: &str, cwd: Option<&Path>) -> Result<String, Failure> {
+    if let Some((scheme, _)) = url.split_once("://") {
+        return match scheme {
+            "http" | "https" | "file" => Ok(url.to_string()),
+            _ => Err(ArgError::new(
+                "url",
+                format!("expected an http(s):// or file:// URL, got {url}"),
+            )
+            .into()),
+        };
+    }
+    let path = std::path::absolute(in_dir(url, cwd)).unwrap_or_else(|_| PathBuf::from(url));
+    if !path.is_file() {
+        return Err(Failure::new(
+            Code::FileNotFound,
+            format!("`url` {} is neither a URL nor a file", path.display()),
+        )
+        .with("field", "url".into()));
+    }
+    let encoded: String = path
+        .to_string_lossy()
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    Ok(format!("file://{encoded}"))
+}
+
+/// A breakpoint `file` given as a URL (`http://127.0.0.1:5173/src/main.ts`), for a page: the
+/// path it is at under the web root (a page's `cwd`). V8 and the maps match it by that path's
+/// suffix, so it need not be on disk.
+pub(crate) fn served_path(file: &str, root: Option<&Path>) -> Option<PathBuf> {
+    let rest = file.strip_prefix("http://").or_else(|| file.strip_prefix("https://"))?;
+    let path = rest.find('/').map_or("/", |at| &rest[at..]);
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let path = crate::sourcemap::percent_decode(path);
+    let root = root.map(Path::to_path_buf).or_else(|| std::env::current_dir().ok())?;
+    Some(root.join(path.trim_start_matches('/')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_urls_from_paths() {
+        assert_eq!(page_url("http://127.0.0.1:5173/", None).unwrap(), "http://127.0.0.1:5173/");
+        let dir = std::env::temp_dir().join("debug-mcp page url test");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a b.html"), "").unwrap();
+        let url = page_url("a b.html", Some(&dir)).unwrap();
+        assert_eq!(
+            url,
+            format!("file://{}/a%20b.html", dir.display().to_string().replace(' ', "%20"))
+        );
+        assert!(page_url("ftp://x/", None).is_err());
+        assert!(page_url("missing.html", Some(&dir)).is_err());
+    }
+}
