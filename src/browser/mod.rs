@@ -75,6 +75,14 @@ impl Browser {
         Browser { executable: PathBuf::new(), page: None, urls, until: None, loads: Vec::new() }
     }
 
+    /// The web root the user gave (`webRoot`), when they gave one.
+    pub(crate) fn web_root(&self) -> Option<&Path> {
+        match &self.urls {
+            UrlForm::Web { root, strict: true } => Some(root),
+            _ => None,
+        }
+    }
+
     /// The command line a session shows for the program (`chromium http://…`).
     pub(crate) fn command_line(&self, cwd: Option<PathBuf>) -> CommandLine {
         let page = self.page.clone().unwrap_or_default();
@@ -262,7 +270,7 @@ impl Runtime for Browser {
         let spec = process::Spec {
             program: self.executable.display().to_string(),
             args: flags(&profile),
-            env: Vec::new(),
+            env: command.env.clone(),
             env_remove: Vec::new(),
             cwd: command.cwd.clone(),
             stdin: None,

@@ -335,7 +335,9 @@ impl<R: Runtime> Run<'_, R> {
             }
         }
         self.checked = true;
-        let scripts = Scripts::new(self.runtime.urls());
+        let mut scripts = Scripts::new(self.runtime.urls());
+        scripts.add_known(&self.plan.file);
+        scripts.add_known(&self.plan.real_file);
         for (reply, request) in sets {
             let answer = self.answer(&reply)?;
             breakpoint.set(request, &answer, &scripts);

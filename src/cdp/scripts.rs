@@ -21,6 +21,9 @@ pub(crate) struct Scripts {
     parsed: HashMap<String, (String, String)>,
     /// Maps of scripts met so far (or why one cannot be read).
     maps: HashMap<String, Result<Arc<SourceMap>, String>>,
+    /// Files the user named (breakpoints): a page's URL that names one by its path's suffix is
+    /// shown as that file.
+    known: Vec<std::path::PathBuf>,
 }
 
 /// A CDP location (`{scriptId, lineNumber, columnNumber}`) as a [`Position`].
@@ -36,7 +39,25 @@ pub(crate) fn generated_json(file: &str, position: Position) -> Value {
 
 impl Scripts {
     pub(crate) fn new(urls: UrlForm) -> Scripts {
-        Scripts { urls, parsed: HashMap::new(), maps: HashMap::new() }
+        Scripts { urls, parsed: HashMap::new(), maps: HashMap::new(), known: Vec::new() }
+    }
+
+    /// Remembers a file the user named, to show the URLs that name it as it.
+    pub(crate) fn add_known(&mut self, file: &std::path::Path) {
+        if !self.known.iter().any(|k| k == file) {
+            self.known.push(file.to_path_buf());
+        }
+    }
+
+    /// The file a URL names: by the runtime's URL form, else a known file it names (a page's
+    /// script matched by suffix), else the URL itself.
+    fn file_of(&self, url: &str) -> String {
+        let path = self.urls.to_path(url);
+        if path != url {
+            return path;
+        }
+        let known = self.known.iter().find(|file| self.urls.names(url, file));
+        known.map_or(path, |file| file.display().to_string())
     }
 
     /// Records a `Debugger.scriptParsed` event.
@@ -61,7 +82,7 @@ impl Scripts {
 
     /// The path (or URL, for `node:` scripts) of a script.
     pub(crate) fn file(&self, script_id: &str) -> String {
-        self.urls.to_path(&self.get(script_id).0)
+        self.file_of(&self.get(script_id).0)
     }
 
     fn map(&mut self, script_id: &str) -> Option<Arc<SourceMap>> {
@@ -86,7 +107,7 @@ impl Scripts {
     pub(crate) fn source_file(&self, source: &crate::sourcemap::Source) -> String {
         match &source.path {
             Some(path) => path.display().to_string(),
-            None => self.urls.to_path(&source.name),
+            None => self.file_of(&source.name),
         }
     }
 
@@ -110,7 +131,7 @@ impl Scripts {
                     .unwrap_or_default();
                 (map, sources)
             });
-            out.push(Source { file: self.urls.to_path(&url), url, source_map });
+            out.push(Source { file: self.file_of(&url), url, source_map });
         }
         out
     }
@@ -119,7 +140,7 @@ impl Scripts {
     pub(crate) fn find(&self, path: &str) -> Option<String> {
         self.parsed
             .iter()
-            .find(|(_, (url, _))| url == path || self.urls.to_path(url) == path)
+            .find(|(_, (url, _))| url == path || self.file_of(url) == path)
             .map(|(id, _)| id.clone())
     }
 
@@ -147,7 +168,7 @@ impl Scripts {
         let script_id =
             frame.pointer("/location/scriptId").and_then(Value::as_str).unwrap_or_default();
         let file = match frame["url"].as_str().filter(|u| !u.is_empty()) {
-            Some(url) => self.urls.to_path(url),
+            Some(url) => self.file_of(url),
             None => self.file(script_id),
         };
         let generated = position(&frame["location"]);

@@ -396,6 +396,10 @@ impl<R: Runtime> Cdp<R> {
         )
         .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
         breakpoint.set_unique(id);
+        if let Some(target) = self.targets.get_mut(at) {
+            target.scripts.add_known(&spec.file);
+            target.scripts.add_known(&spec.real_file);
+        }
         for (params, request) in breakpoint.requests() {
             let answer = self.request_at(at, "Debugger.setBreakpointByUrl", params)?;
             let Some(target) = self.targets.get(at) else { return Ok(()) };

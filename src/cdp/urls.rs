@@ -80,6 +80,8 @@ impl UrlForm {
                             let parts: Vec<String> = components(under);
                             parts.iter().map(|p| path_pattern(p)).collect::<Vec<_>>().join("/")
                         }
+                        // Outside the web root the server does not serve it: nothing matches.
+                        Err(_) if *strict => "(?!)".to_string(),
                         _ => suffix_pattern(&components(path)),
                     })
                     .collect();

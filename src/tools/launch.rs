@@ -207,6 +207,9 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
 /// A web page's session: the browser opens it once its breakpoints are set.
 fn launch_page(page: Page, args: &Args, call: &Call) -> Result<Value, Failure> {
     let breakpoints = breakpoints_arg(args, page.command.cwd.as_deref())?;
+    for breakpoint in &breakpoints {
+        page::check_served(&page, &breakpoint.file)?;
+    }
     let spec = LaunchSpec {
         command: page.command,
         breakpoints,

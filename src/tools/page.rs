@@ -72,7 +72,8 @@ pub(crate) fn page_arg(args: &Args, until: bool) -> Result<Option<Page>, Failure
     };
     let browser = Browser::launch(executable, url, root.clone(), strict, until);
     // Relative breakpoint files, and those named by URL, are under the web root.
-    let command = browser.command_line(Some(root));
+    let mut command = browser.command_line(Some(root));
+    command.env = args.string_map("env")?;
     Ok(Some(Page { browser, command }))
 }
 
@@ -124,6 +125,25 @@ fn page_url(url: &str, cwd: Option<&Path>) -> Result<String, Failure> {
         })
         .collect();
     Ok(format!("file://{encoded}"))
+}
+
+/// Fails for a breakpoint file outside `webRoot`: the page's server does not serve it, so it
+/// could never bind.
+pub(crate) fn check_served(page: &Page, file: &Path) -> Result<(), Failure> {
+    match page.browser.web_root() {
+        Some(root) if !file.starts_with(root) => Err(Failure::new(
+            Code::InvalidArguments,
+            format!(
+                "breakpoint file {} is not under `webRoot` {}: the page's server does not serve \
+                 it; give a file under it, or leave `webRoot` out to match files by the end of \
+                 their path",
+                file.display(),
+                root.display()
+            ),
+        )
+        .with("field", "webRoot".into())),
+        _ => Ok(()),
+    }
 }
 
 /// A breakpoint `file` given as a URL (`http://127.0.0.1:5173/src/main.ts`), for a page: the

@@ -213,6 +213,9 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         Some(path) => (path.clone(), path),
         None => check_file(&in_dir(file, command.cwd.as_deref()), line)?,
     };
+    if let Some(page) = page {
+        page::check_served(page, &file)?;
+    }
     Ok(Plan {
         command,
         file,

@@ -6,6 +6,7 @@
 //! test can check afterwards that no process of its own is left (see [`assert_no_debuggee`]).
 #![allow(clippy::unwrap_used)]
 
+mod browser;
 mod children;
 mod cli;
 mod defects;

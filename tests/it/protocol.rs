@@ -75,7 +75,8 @@ fn tools_list_declares_every_tool() {
         assert!(tool["annotations"]["readOnlyHint"].is_boolean(), "{tool}");
     }
     let script = &tools[0];
-    assert_eq!(script["inputSchema"]["required"], json!(["command", "breakpoint", "expression"]));
+    // `command`, or `url` for a page.
+    assert_eq!(script["inputSchema"]["required"], json!(["breakpoint", "expression"]));
 }
 
 /// Each tool accepts exactly the fields its inputSchema declares, at the top level and in
