@@ -468,8 +468,10 @@ fn resolve_source(base: Base, root: &str, source: &str) -> Source {
         (Some(normalize(Path::new(&path))), path)
     } else if let Some((_, rest)) = name.split_once("://") {
         // `webpack://namespace/./src/a.ts`: the part after the namespace is relative to a root
-        // we cannot know, so only suffix matching can place it.
-        (None, rest.split_once('/').map_or("", |(_, p)| p).to_string())
+        // we cannot know, so only suffix matching can place it. A query is no part of the path
+        // (webpack's eval-source-map names `webpack://app/./src/a.js?3ac8`).
+        let path = rest.split_once('/').map_or("", |(_, p)| p);
+        (None, path.split(['?', '#']).next().unwrap_or(path).to_string())
     } else if name.starts_with('/') {
         (Some(normalize(Path::new(&name))), name.clone())
     } else {
@@ -654,6 +656,7 @@ mod tests {
         check("", "webpack://shop/./src/app.ts", None, "src/app.ts");
         check("", "webpack:///src/app.ts", None, "src/app.ts");
         check("webpack://", "shop/./src/app.ts", None, "src/app.ts");
+        check("", "webpack://app/./src/a.js?3ac8", None, "src/a.js");
         let at_url =
             |source: &str| resolve_source(Base::Url("http://h:1/src/a.js?v=2"), "", source);
         let s = at_url("main.ts");

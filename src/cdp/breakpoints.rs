@@ -440,8 +440,9 @@ impl Breakpoint {
             self.resolution = Resolution::default();
             self.moved = true;
         }
-        let regex = if own { self.file_regex() } else { exact_url_regex(&url) };
-        steps.push(self.set_step(regex, position, Some((map, source))));
+        // By this script's own URL: a bundle's, or the file's as the runtime spells it
+        // (`webpack://app/./src/a.js` from a dev server's eval'd modules).
+        steps.push(self.set_step(exact_url_regex(&url), position, Some((map, source))));
         Ok(steps)
     }
 

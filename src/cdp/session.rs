@@ -396,6 +396,11 @@ impl<R: Runtime> Cdp<R> {
         )
         .map_err(|m| Failure::new(Code::NoCodeAtLine, m))?;
         breakpoint.set_unique(id);
+        // A page's bundles carry it through maps looked at before each script runs (the
+        // instrumentation pause `prepare_target` asks for).
+        if matches!(self.runtime.urls(), UrlForm::Web { .. }) {
+            breakpoint.watch_load();
+        }
         if let Some(target) = self.targets.get_mut(at) {
             target.scripts.add_known(&spec.file);
             target.scripts.add_known(&spec.real_file);

@@ -35,7 +35,8 @@ impl UrlForm {
             UrlForm::Web { root, .. } => match url_path(url) {
                 Some(path) if url.starts_with("file://") => path,
                 Some(path) => {
-                    let file = root.join(path.trim_start_matches('/'));
+                    let file =
+                        crate::sourcemap::normalize(&root.join(path.trim_start_matches('/')));
                     if file.is_file() {
                         file.display().to_string()
                     } else {
@@ -87,7 +88,11 @@ impl UrlForm {
                     .collect();
                 // Any scheme and host (a page's own server, a `file://` page with an empty
                 // host); a query or fragment after the path (`?v=3f2a`, `?t=1700000000`).
-                format!("^[a-z][a-z0-9+.-]*://[^/]*/(?:{})(?:[?#].*)?$", alternatives.join("|"))
+                // `./` segments: webpack names its modules `webpack://app/./src/a.js`.
+                format!(
+                    "^[a-z][a-z0-9+.-]*://[^/]*/(?:\\./)*(?:{})(?:[?#].*)?$",
+                    alternatives.join("|")
+                )
             }
         }
     }
@@ -199,7 +204,7 @@ mod tests {
         let web = UrlForm::Web { root: PathBuf::from("/srv/app"), strict: false };
         assert_eq!(
             web.regex(&[Path::new("/srv/app/src/a.js")]),
-            r"^[a-z][a-z0-9+.-]*://[^/]*/(?:(?:(?:(?:srv/)?app/)?src/)?a(?:\x2e|%2[Ee])js)(?:[?#].*)?$"
+            r"^[a-z][a-z0-9+.-]*://[^/]*/(?:\./)*(?:(?:(?:(?:srv/)?app/)?src/)?a(?:\x2e|%2[Ee])js)(?:[?#].*)?$"
         );
         let file = Path::new("/srv/app/src/a.js");
         let check = |form: &UrlForm, url: &str, expected: bool| {
@@ -213,8 +218,9 @@ mod tests {
         let strict = UrlForm::Web { root: PathBuf::from("/srv/app"), strict: true };
         assert_eq!(
             strict.regex(&[file]),
-            r"^[a-z][a-z0-9+.-]*://[^/]*/(?:src/a(?:\x2e|%2[Ee])js)(?:[?#].*)?$"
+            r"^[a-z][a-z0-9+.-]*://[^/]*/(?:\./)*(?:src/a(?:\x2e|%2[Ee])js)(?:[?#].*)?$"
         );
+        check(&web, "webpack://app/./src/a.js", true);
         check(&strict, "http://localhost/src/a.js#x", true);
         check(&strict, "http://localhost/a.js", false);
         assert_eq!(web.to_path("http://h/no/such/file.js"), "http://h/no/such/file.js");

@@ -182,6 +182,29 @@ fn a_bundled_page_places_breakpoints_through_the_map_it_serves() {
     );
     assert_eq!(values(ok(&result)), vec![json!(2.5), json!(10)]);
 
+    // A session stops there too, in the TypeScript's lines.
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"url": web.url("bundled/index.html"),
+        "cwd": fixture("web"), "env": {"DMCP_TAG": tag},
+        "breakpoints": [{"file": "bundled/src/prices.ts", "line": 8}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(state["location"]["file"], fixture("web/bundled/src/prices.ts"), "{state}");
+    assert_eq!(state["location"]["line"], 8, "{state}");
+    assert_eq!(
+        state["location"]["generated"]["file"],
+        fixture("web/bundled/dist/shop.js"),
+        "{state}"
+    );
+    assert_eq!(local(&state, "rate")["value"], 0.25, "{state}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    assert_eq!(stack["frames"][1]["file"], fixture("web/bundled/src/main.ts"), "{stack}");
+    assert_eq!(stack["frames"][1]["line"], 10, "{stack}");
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+
     // With `webRoot`, only the file under it: the same suffix elsewhere does not bind.
     let result = page_script(
         &mut server,
