@@ -39,6 +39,7 @@ debug-mcp: a debugger for AI agents, as an MCP server on stdio
 Usage:
   debug-mcp                 serve MCP (JSON-RPC, one message per line) on stdin/stdout
   debug-mcp run --break FILE:LINE --eval EXPR [options] -- COMMAND...
+  debug-mcp run --break FILE:LINE --eval EXPR [options] --url URL
                             run the debug-script tool once and print its result as JSON
   debug-mcp --help | --version
 
@@ -49,6 +50,8 @@ Options for run:
   --timeout MS         limit for the whole run (default 30000)
   --max-hits N         stop collecting after N hits (default 10000)
   --include-stack      also report the top stack frames of each hit
+  --url URL            a web page to debug instead of a command (headless Chromium)
+  --until WHEN         with --url: when the run ends: load (default), idle, or milliseconds
 
 Exit status of run: 0 on success, 1 when the tool reports an error, 2 for bad usage.
 
@@ -130,6 +133,14 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
             "--include-stack" => {
                 arguments.insert("includeStack".into(), true.into());
             }
+            "--url" => {
+                arguments.insert("url".into(), value("--url")?.into());
+            }
+            "--until" => {
+                let text = value("--until")?;
+                let until = text.parse::<u64>().map_or_else(|_| Value::from(text), Value::from);
+                arguments.insert("until".into(), until);
+            }
             "--" => {
                 command = words.cloned().collect();
                 break;
@@ -137,8 +148,12 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
             other => return Err(format!("unknown option `{other}` (put the command after `--`)")),
         }
     }
-    if command.is_empty() {
-        return Err("no command: put it after `--`, e.g. `-- node app.js`".into());
+    let page = arguments.contains_key("url");
+    if command.is_empty() && !page {
+        return Err("no command: put it after `--`, e.g. `-- node app.js` (or give --url)".into());
+    }
+    if page && !command.is_empty() {
+        return Err("give a command after `--` or --url, not both".into());
     }
     if breakpoint.is_empty() {
         return Err("--break FILE:LINE is required".into());
@@ -146,7 +161,9 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
     if !arguments.contains_key("expression") {
         return Err("--eval EXPR is required".into());
     }
-    arguments.insert("command".into(), shell::join(&command).into());
+    if !page {
+        arguments.insert("command".into(), shell::join(&command).into());
+    }
     arguments.insert("breakpoint".into(), Value::Object(breakpoint));
     Ok(Value::Object(arguments))
 }

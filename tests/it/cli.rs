@@ -107,3 +107,29 @@ fn usage_errors_help_and_version() {
     assert_eq!(code, 0);
     assert_eq!(stdout, format!("debug-mcp {}\n", env!("CARGO_PKG_VERSION")));
 }
+
+#[test]
+fn run_debugs_a_page_given_by_its_file() {
+    let (code, stdout, stderr) = debug_mcp(&[
+        "run",
+        "--break",
+        "fixtures/web/static/cart.js:4",
+        "--eval",
+        "item.name",
+        "--url",
+        "fixtures/web/static/index.html",
+        "--until",
+        "1000",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&Value> =
+        result["results"].as_array().unwrap().iter().map(|r| &r["value"]).collect();
+    assert_eq!(names, vec!["pen", "ink", "late"], "{result}");
+    assert_eq!(result["output"]["stdout"], "total 7\n", "{result}");
+    let (code, _, stderr) = debug_mcp(&[
+        "run", "--break", "a.js:1", "--eval", "1", "--url", "x.html", "--", "node", "a.js",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("give a command after `--` or --url, not both"), "{stderr}");
+}
