@@ -22,7 +22,7 @@ use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use crate::cdp::runtime::{Follow, Runtime, Started, UrlForm};
-use crate::cdp::{Client, Event};
+use crate::cdp::Event;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
@@ -294,11 +294,8 @@ impl Runtime for Browser {
         let pages = pages("127.0.0.1", port, left)
             .map_err(|m| Failure::new(Code::InspectorFailed, format!("the browser: {m}")))?;
         let url = pick_page(&pages, Some("about:blank"))?;
-        let client = match &follow {
-            Some(follow) => Client::connect_shared(&url, left, 0, follow.events),
-            None => Client::connect(&url, left),
-        }
-        .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
+        let client = Follow::connect(follow.as_ref(), &url, left)
+            .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
         let program = self.executable.display().to_string();
         Ok(Started { debuggee, client: Some(client), entry: None, program })
     }

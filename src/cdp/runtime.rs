@@ -38,6 +38,21 @@ pub(crate) struct Follow<'a> {
     pub(crate) received: &'a Receiver<Event>,
 }
 
+impl Follow<'_> {
+    /// Connects to the started process's inspector (`url`): as connection 0 of the shared
+    /// event channel when the run follows the program, else with a channel of its own.
+    pub(crate) fn connect(
+        follow: Option<&Follow>,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<Client, String> {
+        match follow {
+            Some(follow) => Client::connect_shared(url, timeout, 0, follow.events),
+            None => Client::connect(url, timeout),
+        }
+    }
+}
+
 /// What a run that follows the program's processes opens before it starts it: the event
 /// channel every connection shares, and (when the runtime has a bootloader) the channel its
 /// processes report on.

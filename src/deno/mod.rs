@@ -18,7 +18,7 @@ use crossbeam_channel::Receiver;
 use serde_json::Value;
 
 use crate::cdp::runtime::{Follow, Runtime, Started, UrlForm};
-use crate::cdp::{Client, Event};
+use crate::cdp::Event;
 use crate::debugger::{Code, Failure};
 use crate::node::{self, Discovery};
 use crate::process::{self, Debuggee, SpawnError};
@@ -186,11 +186,8 @@ impl Runtime for Deno {
             Err(discovery) => return Err(failure(discovery, timeout, &mut debuggee)),
         };
         let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        let client = match &follow {
-            Some(follow) => Client::connect_shared(&url, left, 0, follow.events),
-            None => Client::connect(&url, left),
-        }
-        .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
+        let client = Follow::connect(follow.as_ref(), &url, left)
+            .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
         Ok(Started { debuggee, client: Some(client), entry, program: spec.program })
     }
 

@@ -413,10 +413,7 @@ fn connect_own(
         let url = discover(debuggee, deadline, cancel)?;
         log::debug(format_args!("inspector at {url}"));
         let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        let connected = match follow {
-            Some(follow) => Client::connect_shared(&url, left, 0, follow.events),
-            None => Client::connect(&url, left),
-        };
+        let connected = Follow::connect(follow, &url, left);
         let mut client = match connected {
             Ok(client) => client,
             Err(message) => return Ok(Err(message)),
