@@ -206,6 +206,10 @@ pub(crate) fn pick_page(pages: &[Value], wanted: Option<&str>) -> Result<String,
 }
 
 impl Runtime for Browser {
+    fn boxed(&self) -> Box<dyn Runtime> {
+        Box::new(self.clone())
+    }
+
     fn language(&self) -> &'static str {
         "browser"
     }

@@ -63,7 +63,7 @@ pub(crate) struct Following {
 }
 
 impl Following {
-    pub(crate) fn open<R: Runtime>(runtime: &R) -> Result<Following, Failure> {
+    pub(crate) fn open(runtime: &dyn Runtime) -> Result<Following, Failure> {
         let (events_tx, events) = crossbeam_channel::unbounded();
         let channel = match runtime.boot() {
             Some((name, boot)) => Some(
@@ -86,7 +86,7 @@ impl Following {
 /// Names the program's first pause as Node does (`Break on start`), whatever the runtime
 /// calls it, so that the shared code tells it from a pause asked for later. `began`: a pause
 /// came already.
-pub(crate) fn name_start_pause<R: Runtime>(runtime: &R, began: &mut bool, params: &mut Value) {
+pub(crate) fn name_start_pause(runtime: &dyn Runtime, began: &mut bool, params: &mut Value) {
     if !std::mem::replace(began, true) && params["reason"] == runtime.start_pause_reason() {
         params["reason"] = "Break on start".into();
     }
@@ -100,8 +100,11 @@ pub(crate) struct Inner {
 }
 
 /// One JavaScript runtime spoken to over CDP. A value: a page's runtime carries its URL, its
-/// browser and its web root.
-pub(crate) trait Runtime: Clone + Send + 'static {
+/// browser and its web root. Used as `Box<dyn Runtime>`, so that the CDP code that debugs over
+/// it is compiled once, not once per runtime (about 200 KiB of binary each).
+pub(crate) trait Runtime: Send + 'static {
+    /// A copy, for a session that starts the program again (`debug-restart`).
+    fn boxed(&self) -> Box<dyn Runtime>;
     /// `language` in answers.
     fn language(&self) -> &'static str;
     /// How its script URLs name files.

@@ -55,10 +55,10 @@ const NUDGE_EVERY: Duration = Duration::from_millis(500);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
-pub(crate) fn run<R: Runtime>(runtime: R, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = Instant::now() + plan.timeout;
     // Every connection, and the channel followed processes report on, feed one event channel.
-    let following = Following::open(&runtime)?;
+    let following = Following::open(runtime.as_ref())?;
     let Started { debuggee, client, entry, program } = runtime.start(
         &plan.command,
         false,
@@ -163,8 +163,8 @@ struct Target {
     scripts: Scripts,
 }
 
-struct Run<'a, R> {
-    runtime: R,
+struct Run<'a> {
+    runtime: Box<dyn Runtime>,
     plan: &'a Plan,
     call: &'a Call,
     /// Every connection's events, and the reports of followed processes.
@@ -204,7 +204,7 @@ struct Run<'a, R> {
     limited: bool,
 }
 
-impl<R: Runtime> Run<'_, R> {
+impl Run<'_> {
     /// Sets up the started process when it opened its own inspector; otherwise waits for the
     /// program's processes to report.
     fn setup(&mut self, client: Option<Client>, pid: u32, program: String) -> Result<(), Failure> {
@@ -566,7 +566,7 @@ impl<R: Runtime> Run<'_, R> {
             }
             "Debugger.paused" => {
                 if self.top && origin == Origin::default() {
-                    name_start_pause(&self.runtime, &mut self.began, &mut event.params);
+                    name_start_pause(self.runtime.as_ref(), &mut self.began, &mut event.params);
                 }
                 let hit = |id: &str| {
                     event.params["hitBreakpoints"]
@@ -715,7 +715,7 @@ fn hit(payload: String) -> Hit {
     Hit { result, truncated, stack: None, from: None }
 }
 
-impl<R: Runtime> Collector for Run<'_, R> {
+impl Collector for Run<'_> {
     type Event = Event;
 
     fn inputs(&self) -> Inputs<Event> {

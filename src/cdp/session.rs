@@ -44,8 +44,8 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// Starts a session: spawns the program, sets the breakpoints, lets it run to its first stop
 /// (or `timeout`), and returns the handle with that first state.
-pub(crate) fn launch<R: Runtime>(
-    runtime: R,
+pub(crate) fn launch(
+    runtime: Box<dyn Runtime>,
     id: &str,
     spec: LaunchSpec,
     on_change: OnChange,
@@ -54,25 +54,25 @@ pub(crate) fn launch<R: Runtime>(
     let binding = binding(id);
     actor::start(id, on_change, cancel, move |abandon| {
         Begin::launched(spec, abandon, move |command, stop_on_entry, pause, abandon| {
-            start(runtime.clone(), command, stop_on_entry, &binding, pause, abandon)
+            start(runtime.boxed(), command, stop_on_entry, &binding, pause, abandon)
         })
     })
 }
 
 /// Spawns the program under the runtime's inspector, connects and prepares the connection.
-fn start<R: Runtime>(
-    runtime: R,
+fn start(
+    runtime: Box<dyn Runtime>,
     command: &CommandLine,
     stop_on_entry: bool,
     binding: &str,
     pause_on_exceptions: &str,
     abandon: &Receiver<()>,
-) -> Result<Cdp<R>, Failure> {
+) -> Result<Cdp, Failure> {
     // Starting has its own limit: `timeout` is how long to wait for the first stop.
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     // Every process of the program reports on the channel; every connection shares one event
     // channel.
-    let following = Following::open(&runtime)?;
+    let following = Following::open(runtime.as_ref())?;
     let follow = following.follow();
     let Started { debuggee, client, entry, .. } =
         runtime.start(command, stop_on_entry, follow, STARTUP_TIMEOUT, deadline, abandon)?;
@@ -95,8 +95,8 @@ fn start<R: Runtime>(
 }
 
 /// Attaches to a running program's inspector (`ws://...`). The session never kills it.
-pub(crate) fn attach<R: Runtime>(
-    runtime: R,
+pub(crate) fn attach(
+    runtime: Box<dyn Runtime>,
     id: &str,
     url: String,
     start: AttachSpec,
@@ -177,8 +177,8 @@ impl Target {
     }
 }
 
-pub(crate) struct Cdp<R> {
-    runtime: R,
+pub(crate) struct Cdp {
+    runtime: Box<dyn Runtime>,
     /// By connection number; 0 is the program's own process.
     conns: Vec<Conn>,
     /// Every thread debugged, by where its events come from.
@@ -221,14 +221,14 @@ pub(crate) struct Cdp<R> {
     began: bool,
 }
 
-impl<R: Runtime> Cdp<R> {
+impl Cdp {
     fn new(
-        runtime: R,
+        runtime: Box<dyn Runtime>,
         client: Client,
         debuggee: Option<Debuggee>,
         binding: String,
         stop_on_entry: bool,
-    ) -> Cdp<R> {
+    ) -> Cdp {
         let pid = debuggee.as_ref().map_or(0, Debuggee::pid);
         let mut targets = BTreeMap::new();
         targets.insert(Origin::default(), Target::new(pid, None, runtime.urls()));
@@ -547,7 +547,7 @@ impl<R: Runtime> Cdp<R> {
         match event.method.as_str() {
             "Debugger.paused" => {
                 if top {
-                    name_start_pause(&self.runtime, &mut self.began, &mut event.params);
+                    name_start_pause(self.runtime.as_ref(), &mut self.began, &mut event.params);
                 }
                 return self.paused(at, std::mem::take(&mut event.params));
             }
@@ -836,7 +836,7 @@ impl<R: Runtime> Cdp<R> {
     }
 }
 
-impl<R: Runtime> Backend for Cdp<R> {
+impl Backend for Cdp {
     type Event = Event;
     type Paused = Paused;
     fn language(&self) -> &str {

@@ -128,6 +128,10 @@ fn prepare(command: &CommandLine, flag: &str) -> Result<(process::Spec, Option<P
 pub(crate) struct Deno;
 
 impl Runtime for Deno {
+    fn boxed(&self) -> Box<dyn Runtime> {
+        Box::new(*self)
+    }
+
     fn language(&self) -> &'static str {
         "deno"
     }

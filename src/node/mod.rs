@@ -503,6 +503,10 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
 pub(crate) struct Node;
 
 impl Runtime for Node {
+    fn boxed(&self) -> Box<dyn Runtime> {
+        Box::new(*self)
+    }
+
     fn language(&self) -> &'static str {
         "node"
     }

@@ -194,12 +194,12 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
             crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
         }
         (Language::Deno, _) => {
-            crate::cdp::session::launch(crate::deno::Deno, id, spec, watch, &call.cancel)
+            crate::cdp::session::launch(Box::new(Deno), id, spec, watch, &call.cancel)
         }
         (Language::Python, _) => {
             crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel)
         }
-        _ => crate::cdp::session::launch(Node, id, spec, watch, &call.cancel),
+        _ => crate::cdp::session::launch(Box::new(Node), id, spec, watch, &call.cancel),
     })?;
     Ok(state)
 }
@@ -225,7 +225,7 @@ fn launch_page(page: Page, args: &Args, call: &Call) -> Result<Value, Failure> {
         .into());
     }
     let (_, state) = open_session(call, |id, watch| {
-        crate::cdp::session::launch(page.browser, id, spec, watch, &call.cancel)
+        crate::cdp::session::launch(Box::new(page.browser), id, spec, watch, &call.cancel)
     })?;
     Ok(state)
 }
@@ -437,7 +437,7 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         inspector_of(pid, call)?
     };
     let (id, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach(Node, id, ws_url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach(Box::new(Node), id, ws_url.clone(), start, watch, &call.cancel)
     })?;
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.
@@ -506,7 +506,7 @@ fn attach_page(args: &Args, url: String, start: AttachSpec, call: &Call) -> Resu
     };
     let browser = crate::browser::Browser::attached(root, strict);
     let (_, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach(browser, id, url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach(Box::new(browser), id, url.clone(), start, watch, &call.cancel)
     })?;
     state["attached"] = json!({"url": url});
     Ok(state)
@@ -515,7 +515,7 @@ fn attach_page(args: &Args, url: String, start: AttachSpec, call: &Call) -> Resu
 /// A Deno program started with `--inspect` (or `--inspect-brk`, `--inspect-wait`).
 fn attach_deno(url: String, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
     let (_, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach(Deno, id, url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach(Box::new(Deno), id, url.clone(), start, watch, &call.cancel)
     })?;
     state["attached"] = json!({"url": url});
     Ok(state)

@@ -166,10 +166,10 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
     let outcome = match plan.language {
         Language::Browser => {
             let page = page.expect("a page's plan has its page");
-            crate::cdp::script::run(page.browser, &plan, call)
+            crate::cdp::script::run(Box::new(page.browser), &plan, call)
         }
-        Language::Node => crate::cdp::script::run(crate::node::Node, &plan, call),
-        Language::Deno => crate::cdp::script::run(crate::deno::Deno, &plan, call),
+        Language::Node => crate::cdp::script::run(Box::new(crate::node::Node), &plan, call),
+        Language::Deno => crate::cdp::script::run(Box::new(crate::deno::Deno), &plan, call),
         Language::Python => crate::dap::script::run(Debugpy, &plan, call),
         Language::Native => {
             let file = plan.file.display().to_string();
