@@ -281,6 +281,16 @@ fn a_page_session_steps_evaluates_stops_on_errors_and_reloads() {
         "{output}"
     );
 
+    // Let go, the error is the page's uncaught error: in its output.
+    let state = tool(&mut server, "debug-continue", json!({"timeout": 300}));
+    assert_eq!(state["state"], "running", "{state}");
+    let since = output["cursor"].clone();
+    let output = tool(&mut server, "debug-output", json!({"since": since}));
+    let error = &output["console"][0];
+    assert_eq!(error["type"], "error", "{output}");
+    let text = error["text"].as_str().unwrap();
+    assert!(text.starts_with("Uncaught Error: checkout failed\n    at http://"), "{output}");
+
     // debug-restart opens the page afresh, with the breakpoints.
     let set = tool(&mut server, "debug-set-breakpoint", json!({"file": file, "line": 4}));
     assert_eq!(set["verified"], true, "{set}");
