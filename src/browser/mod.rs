@@ -236,6 +236,14 @@ impl Runtime for Browser {
         }
     }
 
+    fn end_said(&self) -> Option<String> {
+        match self.until? {
+            Until::Load => Some("its load event".into()),
+            Until::Idle => Some("an idle network after its load".into()),
+            Until::Millis(ms) => Some(format!("the end of its {ms} ms")),
+        }
+    }
+
     fn runs_for(&self) -> Option<Duration> {
         match self.until {
             Some(Until::Millis(ms)) => Some(Duration::from_millis(ms)),

@@ -83,6 +83,20 @@ impl Following {
     }
 }
 
+/// Fails when the answer to one of [`Runtime::go_requests`] says the program could not start
+/// (`Page.navigate`'s `errorText`: `net::ERR_CONNECTION_REFUSED`).
+pub(crate) fn check_go(answer: &Value) -> Result<(), Failure> {
+    match answer["errorText"].as_str().filter(|e| !e.is_empty()) {
+        Some(error) => Err(Failure::new(
+            crate::debugger::Code::LaunchFailed,
+            format!(
+                "the page could not be opened: {error} (is its server running, at that address?)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Names the program's first pause as Node does (`Break on start`), whatever the runtime
 /// calls it, so that the shared code tells it from a pause asked for later. `began`: a pause
 /// came already.
@@ -180,9 +194,14 @@ pub(crate) trait Runtime: Send + 'static {
     /// (which a page must install again in every document it loads).
     fn setup_requests(&self, own: bool, follow: bool, probe: &str) -> Vec<(&'static str, Value)>;
     /// What lets the program run once it is set up, besides `Runtime.runIfWaitingForDebugger`
-    /// (a page navigates to its URL).
+    /// (a page navigates to its URL). An answer with `errorText` fails the start.
     fn go_requests(&self) -> Vec<(&'static str, Value)> {
         Vec::new()
+    }
+    /// How a `debug-script` run ends, in words, for a program that never ends by itself (`the
+    /// page's load event`); `None` for a program that does.
+    fn end_said(&self) -> Option<String> {
+        None
     }
     /// The event that says an inner target started and waits for the debugger.
     fn inner_started(&self, _event: &Event) -> Option<Inner> {

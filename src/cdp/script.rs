@@ -30,7 +30,7 @@ use crate::cdp::breakpoints::{Breakpoint, Resolution};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
 use crate::cdp::preview::console_entry;
-use crate::cdp::runtime::{name_start_pause, Following, Runtime, Started};
+use crate::cdp::runtime::{check_go, name_start_pause, Following, Runtime, Started};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
@@ -110,6 +110,8 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         timed_out: false,
         began: false,
         limited: false,
+        loaded: Vec::new(),
+        bound: false,
     };
     let started = run.setup(client, top, program);
     // A program that never ends by itself (a page) ends after its time: the tick says when.
@@ -202,6 +204,10 @@ struct Run<'a> {
     began: bool,
     /// The tick ends the run (the runtime's `runs_for`), rather than nudging the program.
     limited: bool,
+    /// The scripts the threads that ended loaded (a page's, for its no-hit answer).
+    loaded: Vec<String>,
+    /// The breakpoint landed somewhere (known once the run ended).
+    bound: bool,
 }
 
 impl Run<'_> {
@@ -368,7 +374,7 @@ impl Run<'_> {
                     .map(|(method, params)| self.send(&to, method, params))
                     .collect();
                 for reply in going {
-                    self.answer(&reply)?;
+                    check_go(&self.answer(&reply)?)?;
                 }
             }
         }
@@ -438,6 +444,10 @@ impl Run<'_> {
             let Some(mut target) = self.targets.remove(&origin) else { continue };
             let found = std::mem::take(&mut target.breakpoint.resolution);
             merge(&mut self.landed, found);
+            // What a page loaded, for the answer when nothing was hit.
+            if self.runtime.end_said().is_some() {
+                self.loaded.extend(target.scripts.urls());
+            }
         }
     }
 
@@ -656,6 +666,34 @@ impl Run<'_> {
         self.processes.iter().map(debugged).collect()
     }
 
+    /// A program that never ends by itself (a page) reached the end of its run (`end`) without
+    /// a hit: whether its line is bound, and which scripts it loaded when it is not.
+    fn not_hit_before(&self, end: &str) -> Failure {
+        let file = self.plan.file.display();
+        let hint = if self.bound {
+            format!(
+                "the breakpoint is bound in {file} but its line did not run before {end}: code \
+                 that runs later (a timer, a fetch's answer, a click) needs `until` \"idle\" or \
+                 a time in milliseconds, or a session (debug-launch with `url`) to act on the page"
+            )
+        } else {
+            let mut urls = self.loaded.clone();
+            urls.dedup();
+            let loaded = match urls.len() {
+                0 => "no script".to_string(),
+                n if n > 8 => format!("{} and {} more", urls[..8].join(", "), n - 8),
+                _ => urls.join(", "),
+            };
+            format!(
+                "no script of the page is {file}: it loaded {loaded}. A file matches a script \
+                 whose URL's path ends like the file's path (`webRoot` makes it exact), or \
+                 whose source map lists it"
+            )
+        };
+        Failure::new(Code::Exited, format!("the page reached {end} without a hit"))
+            .with("hint", hint.into())
+    }
+
     fn no_map_failure(&self, exit: Exit, timed_out: bool) -> Failure {
         let looked = if self.search.looked_at.is_empty() {
             "no JavaScript file with a source map next to the command's script".to_string()
@@ -834,10 +872,14 @@ impl Collector for Run<'_> {
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
         self.retire(|_| true);
         let landed = std::mem::take(&mut self.landed);
+        self.bound = landed.line.is_some();
         (landed.line, landed.file, landed.generated)
     }
 
     fn no_hit_failure(&self, exit: Exit, timed_out: bool) -> Option<Failure> {
+        if let Some(end) = self.runtime.end_said().filter(|_| !timed_out) {
+            return Some(self.not_hit_before(&end));
+        }
         // Not JavaScript, no map on disk, and no process loaded the file itself.
         let unplaced = self.planned.unplaceable() && !self.placed_at_load;
         unplaced.then(|| self.no_map_failure(exit, timed_out))

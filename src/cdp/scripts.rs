@@ -136,6 +136,18 @@ impl Scripts {
         out
     }
 
+    /// The URLs of the scripts loaded, in load order (anonymous ones left out).
+    pub(crate) fn urls(&self) -> Vec<String> {
+        let mut loaded: Vec<(u64, &String)> = self
+            .parsed
+            .iter()
+            .filter(|(_, (url, _))| !url.is_empty())
+            .map(|(id, (url, _))| (id.parse().unwrap_or(u64::MAX), url))
+            .collect();
+        loaded.sort();
+        loaded.into_iter().map(|(_, url)| url.clone()).collect()
+    }
+
     /// The id of a loaded script whose file (or URL) is `path`.
     pub(crate) fn find(&self, path: &str) -> Option<String> {
         self.parsed

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::cdp::breakpoints::{Breakpoint, Step};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::preview::{compact, console_entry};
-use crate::cdp::runtime::{name_start_pause, Following, Runtime, Started, UrlForm};
+use crate::cdp::runtime::{check_go, name_start_pause, Following, Runtime, Started, UrlForm};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
@@ -928,7 +928,7 @@ impl Backend for Cdp {
         self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
         if self.debuggee.is_some() {
             for (method, params) in self.runtime.go_requests() {
-                self.request(method, params)?;
+                check_go(&self.request(method, params)?)?;
             }
         }
         Ok(())

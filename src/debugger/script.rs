@@ -483,7 +483,7 @@ fn finish<C: Collector>(
     if outcome.processes.len() > 1 {
         failure = failure.with("processes", outcome.processes.clone().into());
     }
-    Err(outcome.undebugged.add_to(failure.with("hint", hint.into())))
+    Err(outcome.undebugged.add_to(failure.or_with("hint", hint.into())))
 }
 
 /// The failure for a run that outlived its `timeout` before any hit.

@@ -153,6 +153,44 @@ fn a_page_gives_values_console_output_and_ends_at_its_load() {
 }
 
 #[test]
+fn a_page_without_a_hit_says_why() {
+    let web = WebServer::start();
+    let tag = tag();
+    let mut server = Server::initialized();
+    // The timer's line runs after the load that ends the run.
+    let result = page_script(
+        &mut server,
+        &tag,
+        json!({"url": web.url("static/index.html"), "expression": "1",
+               "breakpoint": {"file": "static/cart.js", "line": 21}}),
+    );
+    let s = &result["structuredContent"];
+    assert_eq!(s["code"], "exited", "{s}");
+    assert_eq!(s["error"], "the page reached its load event without a hit", "{s}");
+    assert!(s["hint"].as_str().unwrap().contains("is bound in"), "{s}");
+    assert_eq!(s["resolvedLine"], 21, "{s}");
+    // A file the page never loads: the scripts it did load are named.
+    let result = page_script(
+        &mut server,
+        &tag,
+        json!({"url": web.url("bundled/index.html"), "expression": "1",
+               "breakpoint": {"file": "static/cart.js", "line": 4}}),
+    );
+    let hint = result["structuredContent"]["hint"].as_str().unwrap().to_string();
+    assert!(hint.contains(&format!("it loaded {}", web.url("bundled/dist/shop.js"))), "{hint}");
+    // Nothing serves the page.
+    let result = page_script(
+        &mut server,
+        &tag,
+        json!({"url": format!("http://127.0.0.1:{}/", free_port()), "expression": "1",
+               "breakpoint": {"file": "static/cart.js", "line": 4}}),
+    );
+    let s = &result["structuredContent"];
+    assert_eq!(s["code"], "launch_failed", "{s}");
+    assert!(s["error"].as_str().unwrap().contains("net::ERR_CONNECTION_REFUSED"), "{s}");
+}
+
+#[test]
 fn a_bundled_page_places_breakpoints_through_the_map_it_serves() {
     let web = WebServer::start();
     let tag = tag();
