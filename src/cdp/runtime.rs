@@ -83,6 +83,30 @@ impl Following {
     }
 }
 
+/// How long a program that broke off its start is given to exit, to say so with its output.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// A start that failed because the program ended meanwhile (Deno that cannot load its module
+/// opens its inspector first, then exits): said as the program's exit, with its output, rather
+/// than as the connection's failure. Otherwise `failure` as it is.
+pub(crate) fn ended_while_starting(debuggee: &mut Debuggee, failure: Failure) -> Failure {
+    if matches!(failure, Failure::Cancelled) {
+        return failure;
+    }
+    let Ok(exit) = debuggee.exited().recv_timeout(EXIT_WAIT) else { return failure };
+    debuggee.record_exit(exit);
+    debuggee.settle_output();
+    Failure::new(
+        crate::debugger::Code::Exited,
+        format!(
+            "the program exited ({}) before it could be debugged: see its stderr",
+            exit.describe()
+        ),
+    )
+    .with("exitCode", exit.code.map_or(Value::Null, Value::from))
+    .with("output", debuggee.output().to_json())
+}
+
 /// Fails when the answer to one of [`Runtime::go_requests`] says the program could not start
 /// (`Page.navigate`'s `errorText`: `net::ERR_CONNECTION_REFUSED`).
 pub(crate) fn check_go(answer: &Value) -> Result<(), Failure> {

@@ -30,7 +30,9 @@ use crate::cdp::breakpoints::{Breakpoint, Resolution};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
 use crate::cdp::preview::console_entry;
-use crate::cdp::runtime::{check_go, name_start_pause, Following, Runtime, Started};
+use crate::cdp::runtime::{
+    check_go, ended_while_starting, name_start_pause, Following, Runtime, Started,
+};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
@@ -113,7 +115,9 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         loaded: Vec::new(),
         bound: false,
     };
-    let started = run.setup(client, top, program);
+    let started = run
+        .setup(client, top, program)
+        .map_err(|failure| ended_while_starting(&mut run.debuggee, failure));
     // A program that never ends by itself (a page) ends after its time: the tick says when.
     if let Some(limit) = run.runtime.runs_for() {
         run.nudge = crossbeam_channel::after(limit);
@@ -880,8 +884,10 @@ impl Collector for Run<'_> {
         if let Some(end) = self.runtime.end_said().filter(|_| !timed_out) {
             return Some(self.not_hit_before(&end));
         }
-        // Not JavaScript, no map on disk, and no process loaded the file itself.
-        let unplaced = self.planned.unplaceable() && !self.placed_at_load;
+        // Not JavaScript, no map on disk, and no process loaded the file itself; unless the
+        // program failed, which says more (a syntax error in the file, say).
+        let failed = !timed_out && exit.code != Some(0);
+        let unplaced = self.planned.unplaceable() && !self.placed_at_load && !failed;
         unplaced.then(|| self.no_map_failure(exit, timed_out))
     }
 

@@ -17,7 +17,9 @@ use serde_json::{json, Value};
 use crate::cdp::breakpoints::{Breakpoint, Step};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::preview::{compact, console_entry};
-use crate::cdp::runtime::{check_go, name_start_pause, Following, Runtime, Started, UrlForm};
+use crate::cdp::runtime::{
+    check_go, ended_while_starting, name_start_pause, Following, Runtime, Started, UrlForm,
+};
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
@@ -90,7 +92,10 @@ fn start(
     backend.events_tx = Some(following.events_tx);
     backend.channel = following.channel;
     backend.entry = entry;
-    backend.prepare(pause_on_exceptions)?;
+    if let Err(failure) = backend.prepare(pause_on_exceptions) {
+        let debuggee = backend.debuggee.as_mut().expect("a launched program has its debuggee");
+        return Err(ended_while_starting(debuggee, failure));
+    }
     Ok(backend)
 }
 

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
-use crate::cdp::runtime::{Follow, Runtime, Started, UrlForm};
+use crate::cdp::runtime::{ended_while_starting, Follow, Runtime, Started, UrlForm};
 use crate::cdp::Event;
 use crate::debugger::{Code, Failure};
 use crate::node::{self, Discovery};
@@ -190,8 +190,13 @@ impl Runtime for Deno {
             Err(discovery) => return Err(failure(discovery, timeout, &mut debuggee)),
         };
         let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        let client = Follow::connect(follow.as_ref(), &url, left)
-            .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
+        let client = match Follow::connect(follow.as_ref(), &url, left) {
+            Ok(client) => client,
+            Err(m) => {
+                let failure = Failure::new(Code::InspectorFailed, m);
+                return Err(ended_while_starting(&mut debuggee, failure));
+            }
+        };
         Ok(Started { debuggee, client: Some(client), entry, program: spec.program })
     }
 

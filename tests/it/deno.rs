@@ -108,3 +108,32 @@ fn a_deno_session_from_breakpoint_to_exit() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+#[test]
+fn a_deno_program_that_cannot_load_says_why() {
+    let tag = tag();
+    let mut server = Server::initialized();
+    let dir = std::env::temp_dir().join(format!("debug-mcp-deno-{tag}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.ts");
+    std::fs::write(&bad, "const x: number = ;\n").unwrap();
+    let command = deno(&tag, &format!("run '{}'", bad.display()));
+    let result = server.call(
+        "debug-script",
+        json!({"command": command,
+        "breakpoint": {"file": bad, "line": 1}, "expression": "x"}),
+    );
+    let s = &result["structuredContent"];
+    assert_eq!(s["code"], "exited", "{s}");
+    assert!(s["output"]["stderr"].as_str().unwrap().contains("SyntaxError"), "{s}");
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": deno(&tag, "run missing.ts"),
+        "cwd": dir}),
+    );
+    assert_eq!(state["code"], "exited", "{state}");
+    assert!(state["output"]["stderr"].as_str().unwrap().contains("Module not found"), "{state}");
+    assert_no_debuggee(&tag);
+    let _ = std::fs::remove_dir_all(dir);
+}
