@@ -83,6 +83,10 @@ fn until_arg(args: &Args) -> Result<Until, ArgError> {
         (None, _) => Ok(Until::Load),
         (Some(Value::String(s)), _) if s == "load" => Ok(Until::Load),
         (Some(Value::String(s)), _) if s == "idle" => Ok(Until::Idle),
+        // Clients that send every argument as text (`--tool-arg until=1500`).
+        (Some(Value::String(s)), _) if s.parse::<u64>().is_ok_and(|ms| ms >= 1) => {
+            Ok(Until::Millis(s.parse().expect("checked above")))
+        }
         (Some(Value::Number(_)), _) => {
             let max = crate::tools::script::MAX_TIMEOUT_MS;
             Ok(Until::Millis(args.integer("until", 1, max, None)?))
