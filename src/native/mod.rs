@@ -812,7 +812,7 @@ impl Flavour for Native {
         typed_text(kind, text).is_string() && !(text.ends_with('"') || text.ends_with('\''))
     }
 
-    /// The C runtime's and Go's start-up under `main`, and Rust's `lang_start`.
+    /// The C runtime's and Go's start-up under `main`, Rust's `lang_start` and Zig's `start`.
     fn is_startup_frame(&self, frame: &Value) -> bool {
         let name = frame["name"].as_str().unwrap_or_default();
         let path = frame.pointer("/source/path").and_then(Value::as_str);
@@ -824,6 +824,8 @@ impl Flavour for Native {
             || name.starts_with("std::rt::")
             || name.starts_with("core::ops::function::")
             || name.starts_with("std::sys::backtrace::")
+            || name.starts_with("start.posixCallMainAndExit")
+            || name == "start._start"
     }
 
     fn is_library(&self, path: &str) -> bool {
