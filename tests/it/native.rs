@@ -602,3 +602,59 @@ fn a_go_session_steps_and_sets() {
     assert_eq!(state["stdout"], "worker 5\nsum 29.75\n", "{state}");
     tool(&mut server, "debug-stop", json!({}));
 }
+
+/// Zig from PyPI's `ziglang` (in the test venv, installed on first use).
+fn zig_orders() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let python = crate::python::python();
+        let has = Command::new(&python).args(["-c", "import ziglang"]).status().unwrap();
+        if !has.success() {
+            let installed = Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "ziglang"])
+                .status()
+                .unwrap();
+            assert!(installed.success(), "pip install ziglang");
+        }
+        let out = out_dir().join("zig-orders");
+        let status = Command::new(&python)
+            .args(["-m", "ziglang", "build-exe", "-O", "Debug"])
+            .arg(format!("-femit-bin={}", out.display()))
+            .arg(fixture("native/zig/orders.zig"))
+            .current_dir(out_dir())
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the Zig fixture");
+        out.display().to_string()
+    })
+}
+
+/// lldb 19 stops, steps and walks the stack of a Zig program, but has no type system for Zig:
+/// values come back as lldb's own error, said per hit.
+#[test]
+fn zig_stops_and_steps_without_values() {
+    let mut server = Server::initialized();
+    let file = fixture("native/zig/orders.zig");
+    let state = launch(&mut server, zig_orders(), &file, 7);
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(state["location"]["function"], "orders.addOrder", "{state}");
+    assert_eq!(state["location"]["line"], 7, "{state}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    assert_eq!(
+        functions(&stack),
+        vec!["orders.addOrder", "orders.main"],
+        "Zig's start-up is not the program's: {stack}"
+    );
+    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    assert_eq!(state["location"]["function"], "orders.main", "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    let result = server.debug_script(json!({"command": zig_orders(),
+        "breakpoint": {"file": file, "line": 7}, "expression": "next"}));
+    let s = ok(&result);
+    assert_eq!(s["results"].as_array().unwrap().len(), 2, "{s}");
+    assert_eq!(s["results"][0]["type"], "error", "{s}");
+    let said = s["results"][0]["value"].as_str().unwrap();
+    assert!(said.contains("TypeSystem for language zig doesn't exist"), "{s}");
+    assert_eq!(s["output"]["stdout"], "sum 29.75\n", "{s}");
+}
