@@ -119,7 +119,8 @@ impl Scripts {
         let mut out = Vec::new();
         for id in ids {
             let (url, map_url) = self.get(&id);
-            let internal = url.is_empty() || url.starts_with("node:");
+            // Node's own scripts, and Deno's (`ext:core/01_core.js`).
+            let internal = url.is_empty() || url.starts_with("node:") || url.starts_with("ext:");
             if internal && !include_internal {
                 continue;
             }

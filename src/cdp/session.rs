@@ -1491,7 +1491,11 @@ fn variable(name: &str, remote: &Value) -> Variable {
 
 /// Whether a script's file (or URL) is a dependency's or the runtime's own, not the program's.
 fn is_library_url(file: &str) -> bool {
-    file.is_empty() || file.starts_with("node:") || file.contains("/node_modules/")
+    file.is_empty()
+        || file.starts_with("node:")
+        || file.starts_with("ext:")
+        || file.contains("/node_modules/")
+        || file.contains("/deno/npm/")
 }
 
 /// The script of the top frame of a `Debugger.paused` event (frames' own `url` is empty).

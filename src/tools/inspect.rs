@@ -150,7 +150,7 @@ pub(crate) const TOOLS: &[Tool] = &[
         name: "debug-scripts",
         title: "Loaded scripts",
         description: "The scripts the program has loaded, with their source maps and the \
-            original sources those list (Node's own `node:` scripts only with \
+            original sources those list (Node's own `node:` scripts and Deno's `ext:` ones only with \
             includeInternal).",
         properties: || json!({"sessionId": session_id(), "includeInternal": {"type": "boolean", "default": false}}),
         required: &[],
