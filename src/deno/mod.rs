@@ -165,7 +165,7 @@ impl Runtime for Deno {
     fn start(
         &self,
         command: &CommandLine,
-        stop_at_entry: bool,
+        _stop_at_entry: bool,
         follow: Option<Follow>,
         timeout: Duration,
         deadline: Instant,
@@ -174,7 +174,6 @@ impl Runtime for Deno {
         // Always the initial pause, even when the caller does not stop there: only then has
         // Deno parsed every module of the program, so breakpoints in TypeScript files are
         // placed through their maps before any of it runs.
-        let _ = stop_at_entry;
         let flag = "--inspect-brk=127.0.0.1:0";
         let (spec, entry) =
             prepare(command, flag).map_err(|m| Failure::new(Code::InvalidCommand, m))?;

@@ -210,13 +210,6 @@ fn launch_page(page: Page, args: &Args, call: &Call) -> Result<Value, Failure> {
     for breakpoint in &breakpoints {
         page::check_served(&page, &breakpoint.file)?;
     }
-    let spec = LaunchSpec {
-        command: page.command,
-        breakpoints,
-        stop_on_entry: false,
-        pause_on_exceptions: pause_on_exceptions_arg(args)?,
-        timeout: timeout_arg(args)?,
-    };
     if args.boolean("stopOnEntry", false)? {
         return Err(ArgError {
             field: "stopOnEntry".into(),
@@ -224,6 +217,13 @@ fn launch_page(page: Page, args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         .into());
     }
+    let spec = LaunchSpec {
+        command: page.command,
+        breakpoints,
+        stop_on_entry: false,
+        pause_on_exceptions: pause_on_exceptions_arg(args)?,
+        timeout: timeout_arg(args)?,
+    };
     let (_, state) = open_session(call, |id, watch| {
         crate::cdp::session::launch(Box::new(page.browser), id, spec, watch, &call.cancel)
     })?;
@@ -487,23 +487,7 @@ fn inspector_kind(host: &str, port: u16) -> Result<Inspector, Failure> {
 /// A page of a browser started with `--remote-debugging-port`: picked by `target`, debugged,
 /// and let go at the end (the browser is never closed).
 fn attach_page(args: &Args, url: String, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
-    let (root, strict) = match args.optional_string("webRoot")? {
-        Some(root) => {
-            let root = in_dir(root, start.cwd.as_deref());
-            if !root.is_dir() {
-                return Err(Failure::new(
-                    Code::FileNotFound,
-                    format!("`webRoot` {} is not a directory", root.display()),
-                )
-                .with("field", "webRoot".into()));
-            }
-            (std::path::absolute(&root).unwrap_or(root), true)
-        }
-        None => {
-            let cwd = start.cwd.clone().or_else(|| std::env::current_dir().ok());
-            (cwd.unwrap_or_default(), false)
-        }
-    };
+    let (root, strict) = page::web_root_arg(args, start.cwd.as_deref())?;
     let browser = crate::browser::Browser::attached(root, strict);
     let (_, mut state) = open_session(call, |id, watch| {
         crate::cdp::session::attach(Box::new(browser), id, url.clone(), start, watch, &call.cancel)

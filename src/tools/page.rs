@@ -51,21 +51,7 @@ pub(crate) fn page_arg(args: &Args, until: bool) -> Result<Option<Page>, Failure
     let cwd = cwd_arg(args)?;
     let url = page_url(url, cwd.as_deref())?;
     let executable = browser::find(args.optional_string("browser")?)?;
-    let (root, strict) = match args.optional_string("webRoot")? {
-        Some(root) => {
-            let root = std::path::absolute(in_dir(root, cwd.as_deref()))
-                .unwrap_or_else(|_| PathBuf::from(root));
-            if !root.is_dir() {
-                return Err(Failure::new(
-                    Code::FileNotFound,
-                    format!("`webRoot` {} is not a directory", root.display()),
-                )
-                .with("field", "webRoot".into()));
-            }
-            (root, true)
-        }
-        None => (cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default(), false),
-    };
+    let (root, strict) = web_root_arg(args, cwd.as_deref())?;
     let until = match until {
         true => Some(until_arg(args)?),
         false => None,
@@ -77,19 +63,44 @@ pub(crate) fn page_arg(args: &Args, until: bool) -> Result<Option<Page>, Failure
     Ok(Some(Page { browser, command }))
 }
 
+/// Where the page's server's `/` is on disk, and whether the user said so: `webRoot` (a
+/// directory, relative to `cwd`), else `cwd` or the server's working directory.
+pub(crate) fn web_root_arg(args: &Args, cwd: Option<&Path>) -> Result<(PathBuf, bool), Failure> {
+    let Some(root) = args.optional_string("webRoot")? else {
+        let cwd = cwd.map(Path::to_path_buf).or_else(|| std::env::current_dir().ok());
+        return Ok((cwd.unwrap_or_default(), false));
+    };
+    let root = in_dir(root, cwd);
+    let root = std::path::absolute(&root).unwrap_or(root);
+    if !root.is_dir() {
+        return Err(Failure::new(
+            Code::FileNotFound,
+            format!("`webRoot` {} is not a directory", root.display()),
+        )
+        .with("field", "webRoot".into()));
+    }
+    Ok((root, true))
+}
+
 /// `until`: `load` (the default), `idle`, or milliseconds.
 fn until_arg(args: &Args) -> Result<Until, ArgError> {
     match args.value("until") {
         (None, _) => Ok(Until::Load),
         (Some(Value::String(s)), _) if s == "load" => Ok(Until::Load),
         (Some(Value::String(s)), _) if s == "idle" => Ok(Until::Idle),
-        // Clients that send every argument as text (`--tool-arg until=1500`).
-        (Some(Value::String(s)), _) if s.parse::<u64>().is_ok_and(|ms| ms >= 1) => {
-            Ok(Until::Millis(s.parse().expect("checked above")))
-        }
         (Some(Value::Number(_)), _) => {
             let max = crate::tools::script::MAX_TIMEOUT_MS;
             Ok(Until::Millis(args.integer("until", 1, max, None)?))
+        }
+        // Clients that send every argument as text (`--tool-arg until=1500`), in the same range.
+        (Some(Value::String(s)), field) if s.parse::<u64>().is_ok() => {
+            let max = crate::tools::script::MAX_TIMEOUT_MS;
+            match s.parse::<u64>().expect("checked above") {
+                ms @ 1.. if ms <= max => Ok(Until::Millis(ms)),
+                _ => {
+                    Err(ArgError::new(&field, format!("expected 1 to {max} milliseconds, got {s}")))
+                }
+            }
         }
         (Some(other), field) => Err(ArgError::new(
             &field,
@@ -165,6 +176,25 @@ pub(crate) fn served_path(file: &str, root: Option<&Path>) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn until_is_load_idle_or_milliseconds_as_number_or_text() {
+        let until = |value: Value| {
+            let arguments = json!({"until": value});
+            until_arg(&Args::new(&arguments).unwrap()).map_err(|e| e.problem)
+        };
+        assert_eq!(until(Value::Null), Ok(Until::Load));
+        assert_eq!(until(json!("idle")), Ok(Until::Idle));
+        assert_eq!(until(json!(1500)), Ok(Until::Millis(1500)));
+        assert_eq!(until(json!("1500")), Ok(Until::Millis(1500)));
+        assert_eq!(until(json!("0")), Err("expected 1 to 600000 milliseconds, got 0".into()));
+        assert_eq!(
+            until(json!("900000")),
+            Err("expected 1 to 600000 milliseconds, got 900000".into())
+        );
+        assert!(until(json!(900000)).is_err());
+        assert!(until(json!("soon")).is_err());
+    }
 
     #[test]
     fn page_urls_from_paths() {
