@@ -18,6 +18,7 @@ mod net;
 mod node;
 mod process;
 mod python;
+mod scratch;
 mod server;
 mod sessions;
 mod shell;
@@ -69,13 +70,18 @@ fn main() -> ExitCode {
     log::init_from_env();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        None => match server::run() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                log::error(format_args!("{e}"));
-                ExitCode::FAILURE
+        None => {
+            scratch::remove_stale();
+            let served = server::run();
+            scratch::remove();
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    log::error(format_args!("{e}"));
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
         Some("--help" | "-h" | "help") => {
             stdio::print(USAGE);
             ExitCode::SUCCESS
@@ -85,7 +91,12 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("run") => match run_arguments(&args[1..]) {
-            Ok(arguments) => run_once(&arguments),
+            Ok(arguments) => {
+                scratch::remove_stale();
+                let code = run_once(&arguments);
+                scratch::remove();
+                code
+            }
             Err(problem) => {
                 eprintln!("debug-mcp run: {problem}\n\n{USAGE}");
                 ExitCode::from(2)

@@ -497,7 +497,7 @@ impl Debuggee {
         self.output = Output::default();
     }
 
-    /// Removes `dir` (made by [`private_dir`]) once the program is gone.
+    /// Removes `dir` (made by [`crate::scratch::private_dir`]) once the program is gone.
     pub(crate) fn remove_when_gone(&mut self, dir: PathBuf) {
         self.scratch = Some(dir);
     }
@@ -644,17 +644,6 @@ impl Drop for Debuggee {
             }
         }
     }
-}
-
-/// A new directory only this user can enter, in the temporary directory:
-/// `debug-mcp-PID-KIND-N`.
-pub(crate) fn private_dir(kind: &str) -> io::Result<PathBuf> {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("debug-mcp-{}-{kind}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700).create(&dir)?;
-    Ok(dir)
 }
 
 fn watch(mut child: Child, exit_tx: &Sender<Exit>) {

@@ -374,8 +374,8 @@ mod tests {
 
     #[test]
     fn reads_shebang_lines() {
-        let dir = std::env::temp_dir().join(format!("debug-mcp-shebang-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let test = crate::scratch::TestDir::new("shebang");
+        let dir = &test.0;
         let check = |content: &[u8], expected: Option<&[&str]>| {
             let script = dir.join("script");
             std::fs::write(&script, content).unwrap();
@@ -400,7 +400,6 @@ mod tests {
         };
         std::fs::write(dir.join("script"), "#!/usr/bin/env python\n").unwrap();
         assert_eq!(command.shebang(), Some((vec!["python".into()], dir.join("script"))));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -243,13 +243,44 @@ pub(crate) fn reap(pid: u32) -> bool {
     n != 0
 }
 
-/// Makes a named pipe (FIFO) at `path` that only this user may open.
+/// This process's effective user id: the owner of what it creates.
+pub(crate) fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether a process with this pid exists (it may belong to another user: `kill` then
+/// answers EPERM, which still says it runs).
+pub(crate) fn pid_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: kill(2) with signal 0 sends nothing; it only checks the pid.
+    let answered = unsafe { libc::kill(pid, 0) };
+    answered == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// 64 unpredictable bits, from the system's random source.
+pub(crate) fn random() -> u64 {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_ok() {
+        return u64::from_ne_bytes(bytes);
+    }
+    // Without /dev/urandom (a bare chroot): std's hasher keys come from the system's random
+    // source too.
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
 /// Whether this process runs as root (Chromium's sandbox refuses root without `--no-sandbox`).
 pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Makes a named pipe (FIFO) at `path` that only this user may open.
 pub(crate) fn make_fifo(path: &std::path::Path) -> io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(path.as_os_str().as_bytes())

@@ -276,13 +276,21 @@ impl Runtime for Browser {
         deadline: Instant,
         cancel: &Receiver<()>,
     ) -> Result<Started, Failure> {
-        let profile = process::private_dir("browser").map_err(|e| {
+        let profile = crate::scratch::private_dir("browser").map_err(|e| {
             Failure::new(Code::SpawnFailed, format!("cannot make the browser's profile: {e}"))
         })?;
+        // The browser's own temporary files (`org.chromium.Chromium.*`, left behind when it is
+        // killed) go in its profile, which is removed with it; unless that would make the path
+        // of the socket it puts there (`org.chromium.Chromium.XXXXXX/SingletonSocket`) longer
+        // than a Unix socket's 107 bytes, which ends the browser.
+        let mut env = command.env.clone();
+        if profile.as_os_str().len() + "/org.chromium.Chromium.XXXXXX/SingletonSocket".len() < 108 {
+            env.push(("TMPDIR".into(), profile.display().to_string()));
+        }
         let spec = process::Spec {
             program: self.executable.display().to_string(),
             args: flags(&profile),
-            env: command.env.clone(),
+            env,
             env_remove: Vec::new(),
             cwd: command.cwd.clone(),
             stdin: None,

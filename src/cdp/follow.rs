@@ -97,7 +97,7 @@ impl Channel {
         boot: &str,
         events: Sender<Event>,
     ) -> Result<Channel, String> {
-        let dir = crate::process::private_dir("follow")
+        let dir = crate::scratch::private_dir("follow")
             .map_err(|e| format!("cannot make the channel child processes report on: {e}"))?;
         let made = (|| {
             fs::write(dir.join(boot_name), boot)?;

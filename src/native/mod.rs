@@ -556,11 +556,9 @@ fn delve(command: &CommandLine) -> Result<Profile, Failure> {
         .find(|dir| dir.join("go.mod").is_file())
         .map(Path::to_path_buf)
         .unwrap_or_else(|| cwd.clone());
-    let output = std::env::temp_dir().join(format!(
-        "debug-mcp-{}-go-{}",
-        std::process::id(),
-        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
+    let output = crate::scratch::file_path("go").map_err(|e| {
+        Failure::new(Code::SpawnFailed, format!("cannot make a place for Delve's build: {e}"))
+    })?;
     let mut arguments = json!({"name": "debug-mcp", "type": "go", "request": "launch",
         "mode": mode, "program": program.display().to_string(), "args": args,
         "cwd": cwd.display().to_string(), "output": output.display().to_string(),
@@ -581,8 +579,6 @@ fn said(adapter: &Debuggee) -> String {
     let (out, err, ..) = adapter.output().since(0, 0);
     crate::debugger::session::clip(format!("{out}{err}").trim(), 2000)
 }
-
-static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Native {
     fn spawn_failure(&self, e: SpawnError) -> Failure {

@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{json, Value};
 
@@ -156,7 +156,7 @@ fn through_shebang(command: CommandLine) -> Result<CommandLine, String> {
 /// client on its pipes.
 pub(crate) struct Adapter {
     pub(crate) program: Program,
-    pub(crate) helpers: &'static Path,
+    pub(crate) helpers: PathBuf,
     /// The interpreter running the adapter (and so debugpy), for messages about it.
     pub(crate) python: String,
     pub(crate) process: Debuggee,
@@ -217,22 +217,23 @@ pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
     Ok(Adapter { program, helpers, python, process, client: Client::new(stdin, stdout) })
 }
 
-/// The directory holding the probe and sitecustomize.py, written once per server.
-pub(crate) fn helper_dir() -> Result<&'static Path, String> {
-    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("debug-mcp-{}-python", std::process::id()));
-        fs::create_dir_all(&dir)
-            .and_then(|()| fs::write(dir.join("debug_mcp_probe.py"), PROBE))
-            .and_then(|()| fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE))
-            .map_err(|e| {
-                format!("cannot write debug-mcp's Python helpers in {}: {e}", dir.display())
-            })?;
-        Ok(dir)
-    })
-    .as_ref()
-    .map(PathBuf::as_path)
-    .map_err(Clone::clone)
+/// The directory holding the probe and sitecustomize.py, written once per server in its
+/// scratch directory (where no one else can have put a module of their own first).
+pub(crate) fn helper_dir() -> Result<PathBuf, String> {
+    static DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut made = DIR.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(dir) = made.as_ref() {
+        return Ok(dir.clone());
+    }
+    let dir = crate::scratch::private_dir("python")
+        .and_then(|dir| {
+            fs::write(dir.join("debug_mcp_probe.py"), PROBE)?;
+            fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE)?;
+            Ok(dir)
+        })
+        .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;
+    *made = Some(dir.clone());
+    Ok(dir)
 }
 
 /// An expression that puts the probe into the program it is evaluated in and gives the
@@ -331,7 +332,7 @@ impl Flavour for Debugpy {
 
     fn start(&self, command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure> {
         let Adapter { program, helpers, python, process, client } = start_adapter(command.clone())?;
-        let mut arguments = launch_arguments(&program, helpers);
+        let mut arguments = launch_arguments(&program, &helpers);
         arguments["stopOnEntry"] = stop_on_entry.into();
         Ok(Launched {
             client,
@@ -751,8 +752,8 @@ mod tests {
         let wrapped = parse(shell::split("uv run pytest").unwrap()).err().unwrap();
         assert!(wrapped.starts_with("`uv` is not Python: debugpy starts the Python program"));
         // A console script runs as the interpreter its #! line names, with the script.
-        let dir = std::env::temp_dir().join(format!("debug-mcp-console-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let test = crate::scratch::TestDir::new("console");
+        let dir = &test.0;
         std::fs::write(dir.join("pytest"), "#!/v/bin/python3.11\nimport sys\n").unwrap();
         std::fs::write(dir.join("tool"), "#!/bin/sh\nexec x\n").unwrap();
         let pytest = dir.join("pytest").display().to_string();
@@ -766,7 +767,6 @@ mod tests {
                  `venv/bin/pytest`"
             ),
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

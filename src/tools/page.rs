@@ -199,8 +199,8 @@ mod tests {
     #[test]
     fn page_urls_from_paths() {
         assert_eq!(page_url("http://127.0.0.1:5173/", None).unwrap(), "http://127.0.0.1:5173/");
-        let dir = std::env::temp_dir().join("debug-mcp page url test");
-        std::fs::create_dir_all(&dir).unwrap();
+        let test = crate::scratch::TestDir::new("page url");
+        let dir = test.0.clone();
         std::fs::write(dir.join("a b.html"), "").unwrap();
         let url = page_url("a b.html", Some(&dir)).unwrap();
         assert_eq!(

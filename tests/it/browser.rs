@@ -100,15 +100,23 @@ fn page_script(server: &mut Server, tag: &str, arguments: Value) -> Value {
     result
 }
 
-/// The browser's throwaway profiles of a server: none once its pages are closed.
+/// The browser's throwaway profiles of a server (in its scratch directory): none once its
+/// pages are closed.
 fn profiles(server: &Server) -> Vec<String> {
-    let prefix = format!("debug-mcp-{}-browser-", server.pid());
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(&prefix))
-        .collect()
+    let prefix = format!("debug-mcp-{}-", server.pid());
+    let mut found = Vec::new();
+    for scratch in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if !scratch.file_name().to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        for entry in std::fs::read_dir(scratch.path()).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("browser-") {
+                found.push(name);
+            }
+        }
+    }
+    found
 }
 
 #[test]

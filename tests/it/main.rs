@@ -15,6 +15,7 @@ mod launchers;
 mod native;
 mod protocol;
 mod python;
+mod scratch;
 mod script;
 mod session;
 mod shapes;
@@ -156,7 +157,7 @@ impl Server {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        for key in ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"] {
+        for key in ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "DEBUG_MCP_LOG"] {
             if let Ok(value) = std::env::var(key) {
                 command.env(key, value);
             }
@@ -238,6 +239,11 @@ impl Server {
         }
     }
 
+    /// The next line from the server as it was written.
+    pub fn recv_line(&mut self) -> String {
+        self.lines.recv_timeout(DEADLINE).expect("no line from the server within the deadline")
+    }
+
     pub fn recv(&mut self) -> Value {
         self.recv_within(DEADLINE).expect("no message from the server within the deadline")
     }
@@ -298,7 +304,17 @@ impl Server {
 }
 
 impl Drop for Server {
+    /// Ends the server as clients do, by closing its stdin, so that it removes its scratch
+    /// directory; kills it only if it does not exit in time (a failing test).
     fn drop(&mut self) {
+        self.stdin.take();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

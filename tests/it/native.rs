@@ -29,7 +29,7 @@ fn build(program: &str, source: &str, output: &str) -> String {
     out.display().to_string()
 }
 
-fn c_loop() -> &'static str {
+pub fn c_loop() -> &'static str {
     static BUILT: OnceLock<String> = OnceLock::new();
     BUILT.get_or_init(|| build("gcc", "native/c/loop.c", "loop"))
 }
