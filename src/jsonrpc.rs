@@ -4,6 +4,9 @@
 //! parsing of one line into a [`Message`]. It does no I/O: `stdio.rs` reads and writes lines, and
 //! the server decides what a message means.
 
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 /// Invalid JSON was received (JSON-RPC 2.0, section 5.1).
@@ -17,20 +20,43 @@ pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// Internal error.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
 
-/// A request id, kept as the exact JSON the client sent (JSON-RPC requires the response to echo
-/// it with its type: a string stays a string, an integer stays an integer).
+/// A request id, kept as the exact JSON text the client sent: JSON-RPC requires the response
+/// to echo it with its type (a string stays a string, an integer stays an integer), and an
+/// integer too large for a 64-bit number (`123456789012345678901234567890`) must come back
+/// digit for digit, not as the float serde_json reads it as.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct RequestId(Value);
+pub(crate) struct RequestId {
+    value: Value,
+    /// The id's JSON text as it appeared in the request.
+    text: String,
+}
 
 impl RequestId {
-    /// A stable key for maps of requests in flight (`1` and `"1"` are different ids).
+    /// A stable key for maps of requests in flight (`1` and `"1"` are different ids). It is
+    /// the id as parsed, so that the `requestId` of a cancellation, parsed the same way,
+    /// finds it.
     pub(crate) fn key(&self) -> String {
-        self.0.to_string()
+        self.value.to_string()
+    }
+
+    /// The id from its parsed value; `line` is read again for the exact text of a number
+    /// that a 64-bit integer cannot hold.
+    fn read(value: Value, line: &[u8]) -> RequestId {
+        let exact = value.as_number().is_none_or(|n| n.is_i64() || n.is_u64());
+        let text = match exact {
+            true => None,
+            false => serde_json::from_slice::<HashMap<String, Box<RawValue>>>(line)
+                .ok()
+                .and_then(|mut members| members.remove("id"))
+                .map(|raw| raw.get().to_string()),
+        };
+        let text = text.unwrap_or_else(|| value.to_string());
+        RequestId { value, text }
     }
 
     #[cfg(test)]
     pub(crate) fn from_value(value: Value) -> RequestId {
-        RequestId(value)
+        RequestId { text: value.to_string(), value }
     }
 }
 
@@ -123,7 +149,8 @@ impl Message {
     pub(crate) fn to_line(&self) -> String {
         let value = match self {
             Message::Request(r) => {
-                json!({"jsonrpc": "2.0", "id": r.id.0, "method": r.method, "params": r.params})
+                let rest = json!({"method": r.method, "params": r.params}).to_string();
+                return format!(r#"{{"jsonrpc":"2.0","id":{},{}"#, r.id.text, &rest[1..]);
             }
             Message::Notification(n) => {
                 let mut object = Map::new();
@@ -135,20 +162,16 @@ impl Message {
                 Value::Object(object)
             }
             Message::Response(r) => {
-                let id = r.id.as_ref().map_or(Value::Null, |id| id.0.clone());
-                return match &r.result {
-                    Ok(result) => {
-                        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#);
-                        let mut line = String::with_capacity(head.len() + result.0.len() + 1);
-                        line.push_str(&head);
-                        line.push_str(&result.0);
-                        line.push('}');
-                        line
+                let id = r.id.as_ref().map_or("null", |id| id.text.as_str());
+                let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"#);
+                let body = match &r.result {
+                    Ok(result) => format!(r#""result":{}}}"#, result.0),
+                    Err(e) => {
+                        let error = json!({"code": e.code, "message": e.message});
+                        format!(r#""error":{error}}}"#)
                     }
-                    Err(e) => json!({"jsonrpc": "2.0", "id": id,
-                                     "error": {"code": e.code, "message": e.message}})
-                    .to_string(),
                 };
+                return head + &body;
             }
         };
         value.to_string()
@@ -182,7 +205,7 @@ pub(crate) fn parse(line: &[u8]) -> Result<Message, Response> {
     };
     let id = match object.remove("id") {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(RequestId(id)),
+        Some(id @ (Value::String(_) | Value::Number(_))) => Some(RequestId::read(id, line)),
         Some(_) => {
             return Err(Response::err(
                 None,
@@ -264,6 +287,27 @@ mod tests {
     }
 
     #[test]
+    fn ids_come_back_exactly_as_sent() {
+        for id in [
+            "123456789012345678901234567890",
+            "-9223372036854775809",
+            "1.5",
+            "1e3",
+            "7",
+            r#""a\"b""#,
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let Ok(Message::Request(request)) = parse(line.as_bytes()) else { panic!("{line}") };
+            let answer = Message::from(Response::ok(request.id, &json!({}))).to_line();
+            assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+        }
+        // Its key is the parsed value's, as a cancellation's `requestId` reads.
+        let line = br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"x"}"#;
+        let Ok(Message::Request(request)) = parse(line) else { panic!() };
+        assert_eq!(request.id.key(), json!(123456789012345678901234567890.0).to_string());
+    }
+
+    #[test]
     fn invalid_utf8_is_a_parse_error() {
         let err = parse(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}").unwrap_err();
         assert_eq!(err.result.unwrap_err().code, PARSE_ERROR);
@@ -271,11 +315,13 @@ mod tests {
 
     #[test]
     fn responses_echo_the_id_type() {
-        let line = Message::from(Response::ok(RequestId(json!("7")), &json!({}))).to_line();
+        let line =
+            Message::from(Response::ok(RequestId::from_value(json!("7")), &json!({}))).to_line();
         assert_eq!(line, r#"{"jsonrpc":"2.0","id":"7","result":{}}"#);
-        let line = Message::from(Response::ok(RequestId(json!(7)), &json!({"a": [1]}))).to_line();
+        let line = Message::from(Response::ok(RequestId::from_value(json!(7)), &json!({"a": [1]})))
+            .to_line();
         assert_eq!(line, r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1]}}"#);
         let line = Message::from(Response::err(None, PARSE_ERROR, "bad")).to_line();
-        assert_eq!(line, r#"{"error":{"code":-32700,"message":"bad"},"id":null,"jsonrpc":"2.0"}"#);
+        assert_eq!(line, r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#);
     }
 }

@@ -197,6 +197,12 @@ fn errors_use_the_right_codes_and_the_server_keeps_reading() {
     assert_eq!(server.recv(), json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
     server.send_raw(br#"{"jsonrpc":"2.0","id":-3.5,"method":"ping"}"#);
     assert_eq!(server.recv()["id"], json!(-3.5));
+    // Digit for digit, beyond what a 64-bit number holds.
+    server.send_raw(br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#);
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}"#
+    );
 }
 
 #[test]
