@@ -32,10 +32,12 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicU8;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 const USAGE: &str = "\
-debug-mcp: a debugger for AI agents, as an MCP server on stdio
+debug-mcp: a debugger for AI agents, as an MCP server on stdio. It debugs Node.js, Deno and
+web pages (headless Chromium), Python, C, C++, Rust, Zig and Go, and any debug adapter that
+debug-mcp.json names.
 
 Usage:
   debug-mcp                 serve MCP (JSON-RPC, one message per line) on stdin/stdout
@@ -46,7 +48,8 @@ Usage:
 
 Options for run:
   --break FILE:LINE    where to break (1-based line)
-  --eval EXPR          expression (JavaScript or Python) evaluated at every hit
+  --eval EXPR          expression in the program's language (JavaScript, Python, C, C++,
+                       Rust, Go, ...) evaluated at every hit
   --condition EXPR     only count hits where EXPR is truthy
   --timeout MS         limit for the whole run (default 30000)
   --max-hits N         stop collecting after N hits (default 10000)
@@ -213,11 +216,8 @@ fn run_once(arguments: &Value) -> ExitCode {
     drop(watcher);
     match result {
         Some(result) => {
-            let mut printed: Value =
+            let printed: Value =
                 serde_json::from_str(result.structured.as_str()).expect("tools produce valid JSON");
-            if result.is_error() {
-                printed["notes"] = json!(result.notes);
-            }
             let text = serde_json::to_string_pretty(&printed).expect("JSON values serialise");
             stdio::print(&format!("{text}\n"));
             if result.is_error() {

@@ -167,7 +167,7 @@ fn prompts_list() -> Value {
         {"name": "investigate-condition", "title": "Investigate when a condition holds",
          "description": "Find where and when an expression becomes true, and what the state is then.",
          "arguments": [{"name": "sessionId", "description": "The session (from debug-launch).", "required": true},
-                       {"name": "expression", "description": "An expression in the program's language (JavaScript or Python), e.g. `order.total < 0`.", "required": true}]}
+                       {"name": "expression", "description": "An expression in the program's language, e.g. `order.total < 0`.", "required": true}]}
     ]})
 }
 

@@ -251,18 +251,17 @@ fn with_session(mut properties: Value) -> Value {
 }
 
 /// What a tool returns: its structured content (as JSON text, so a large answer is never
-/// cloned on its way out), the error message when it failed, and extra sentences for the text
-/// blocks.
+/// cloned on its way out), whether it failed, and extra sentences for the text blocks.
 #[derive(Debug)]
 pub(crate) struct ToolResult {
     pub(crate) structured: Json,
-    pub(crate) error: Option<String>,
+    failed: bool,
     pub(crate) notes: Vec<String>,
 }
 
 impl ToolResult {
     pub(crate) fn ok(structured: Json, notes: Vec<String>) -> ToolResult {
-        ToolResult { structured, error: None, notes }
+        ToolResult { structured, failed: false, notes }
     }
 
     /// A failed call: `structuredContent` holds `error` (the message), `code` (a stable word an
@@ -272,26 +271,25 @@ impl ToolResult {
         message: String,
         mut details: Map<String, Value>,
     ) -> ToolResult {
-        details.insert("error".into(), message.clone().into());
+        details.insert("error".into(), message.into());
         details.insert("code".into(), code.as_str().into());
         let structured = Json::from(&Value::Object(details));
-        ToolResult { structured, error: Some(message), notes: Vec::new() }
+        ToolResult { structured, failed: true, notes: Vec::new() }
     }
 
     pub(crate) fn is_error(&self) -> bool {
-        self.error.is_some()
+        self.failed
     }
 
     /// The `tools/call` result. The last text block repeats the structured content as JSON,
-    /// since many clients show the model only `content`; the error and notes come first so
-    /// they are read.
+    /// since many clients show the model only `content`; the notes come first so they are
+    /// read. A failure has only that block: its message is the structured content's `error`.
     ///
     /// Written into one buffer sized for it: a 10,000-hit answer is about a megabyte, and
     /// each intermediate copy would add one to the server's peak memory.
     pub(crate) fn into_json(self) -> Json {
         let structured = self.structured.as_str();
-        let texts: Vec<&str> =
-            self.error.iter().chain(&self.notes).map(String::as_str).chain([structured]).collect();
+        let texts: Vec<&str> = self.notes.iter().map(String::as_str).chain([structured]).collect();
         let escaping = texts.iter().map(|t| t.len() + t.len() / 4 + 32).sum::<usize>();
         let mut out: Vec<u8> = Vec::with_capacity(escaping + structured.len() + 64);
         out.extend_from_slice(br#"{"content":["#);

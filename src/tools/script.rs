@@ -354,33 +354,13 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     ToolResult::ok(Json::from_serialized(text), notes)
 }
 
-/// Renders a failure; its hint and the end of the program's stderr become text blocks too, so
-/// an agent that reads only `content` sees why (a syntax error in the script, say).
+/// Renders a failure: its message, code and details (the hint, the exit, the end of the
+/// program's output) are all in the structured content, which is also the one text block.
 pub(crate) fn render_failure(failure: Failure) -> Option<ToolResult> {
     let Failure::Error { code, message, details } = failure else {
         return None;
     };
-    let mut notes = Vec::new();
-    if let Some(exit) = details.get("exit").and_then(Value::as_str) {
-        notes.push(format!("The program ended with {exit}."));
-    }
-    if let Some(hint) = details.get("hint").and_then(Value::as_str) {
-        notes.push(format!("Hint: {hint}"));
-    }
-    if let Some(stderr) =
-        details.get("output").and_then(|o| o["stderr"].as_str()).filter(|s| !s.trim().is_empty())
-    {
-        notes.push(format!("stderr (end):\n{}", last_chars(stderr, 4000)));
-    }
-    Some(ToolResult { notes, ..ToolResult::error(code, message, details) })
-}
-
-fn last_chars(text: &str, max: usize) -> &str {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
+    Some(ToolResult::error(code, message, details))
 }
 
 #[cfg(test)]

@@ -103,6 +103,10 @@ fn usage_errors_help_and_version() {
     let (code, stdout, _) = debug_mcp(&["--help"]);
     assert_eq!(code, 0);
     assert!(stdout.contains("debug-mcp run --break FILE:LINE --eval EXPR"));
+    for runtime in ["Node.js", "Deno", "Chromium", "Python", "C, C++", "Rust", "Zig", "Go"] {
+        assert!(stdout.contains(runtime), "--help does not name {runtime}: {stdout}");
+    }
+    assert!(!stdout.contains("JavaScript or Python"), "{stdout}");
     let (code, stdout, _) = debug_mcp(&["--version"]);
     assert_eq!(code, 0);
     assert_eq!(stdout, format!("debug-mcp {}\n", env!("CARGO_PKG_VERSION")));

@@ -331,6 +331,8 @@ pub fn check_result_shape(result: &Value) {
     if result["isError"] == true {
         assert!(result["structuredContent"]["error"].is_string(), "{result}");
         assert!(result["structuredContent"]["code"].is_string(), "{result}");
+        // The message once: in the one text block, which is the structured content.
+        assert_eq!(content.len(), 1, "{result}");
     }
 }
 
