@@ -223,8 +223,25 @@ pub(crate) fn describe_processes(processes: &[Value]) -> Option<String> {
 }
 
 impl Outcome {
-    /// Says in each hit where it ran (each result is rebuilt once, at its exact size).
+    /// Says in each hit where it ran (each result is rebuilt once, at its exact size), when
+    /// hits came from more than one place. Where every hit ran in the same process and thread,
+    /// `processes` says it once (its `hits`, and `hitThread` for a worker thread), and 10,000
+    /// hits do not carry the same pid 10,000 times.
     fn add_places(&mut self) {
+        let mut used = self.place_of.iter().flatten();
+        let first = used.next().copied();
+        if used.all(|place| Some(*place) == first) {
+            if let Some(place) = first {
+                let place: Value =
+                    serde_json::from_str(&format!("{{{}}}", self.places[place as usize]))
+                        .unwrap_or_default();
+                let process = self.processes.iter_mut().find(|p| p["pid"] == place["pid"]);
+                if let (Some(process), Some(thread)) = (process, place.get("thread")) {
+                    process["hitThread"] = thread.clone();
+                }
+            }
+            return;
+        }
         for (result, place) in self.results.iter_mut().zip(&self.place_of) {
             let Some(from) = place.map(|p| &self.places[p as usize]) else { continue };
             if !result.ends_with('}') {

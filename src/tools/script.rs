@@ -131,8 +131,8 @@ fn output() -> Value {
                     "value": {},
                     "stack": {"type": "array", "items": {"type": "object", "properties": {
                         "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}},
-                    "pid": {"type": "integer", "description": "The process the hit ran in."},
-                    "thread": {"type": "string", "description": "The worker thread it ran in, when not the process's main thread."}
+                    "pid": {"type": "integer", "description": "The process the hit ran in; only when hits came from more than one process or thread."},
+                    "thread": {"type": "string", "description": "The worker thread it ran in, when not the process's main thread; only when hits came from more than one."}
                 },
                 "required": ["type", "value"]
             }},
@@ -145,7 +145,8 @@ fn output() -> Value {
             "valuesTruncated": {"type": "boolean"},
             "processes": {"type": "array", "description": "The processes debugged, the started one first when it is the runtime's.", "items": {"type": "object", "properties": {
                 "pid": {"type": "integer"}, "parent": {"type": "integer"}, "command": {"type": "string"},
-                "hits": {"type": "integer"}, "threads": {"type": "array", "items": {"type": "string"}}}}},
+                "hits": {"type": "integer"}, "threads": {"type": "array", "items": {"type": "string"}},
+                "hitThread": {"type": "string", "description": "The worker thread every hit ran in, when hits came from one thread and it is a worker (hits then carry no pid or thread)."}}}},
             "undebugged": {"type": "object", "description": "What the program ran outside the debugger (child processes, as far as seen, and worker threads); present only when it ran any.",
                 "properties": {
                     "processes": {"type": "array", "items": {"type": "object", "properties": {
