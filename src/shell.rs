@@ -16,6 +16,8 @@ pub(crate) struct CommandLine {
     pub(crate) cwd: Option<std::path::PathBuf>,
     /// Text fed to the program's stdin (else it reads end of file at once).
     pub(crate) stdin: Option<String>,
+    /// What an answer should say about how the command was run (a launcher run as written).
+    pub(crate) notes: Vec<String>,
 }
 
 /// One word and, when it is an unquoted `NAME=value`, where the `=` is.
@@ -80,11 +82,16 @@ impl CommandLine {
     pub(crate) fn without_launchers(mut self) -> Result<CommandLine, String> {
         for _ in 0..8 {
             let program = self.words.first().map(|w| base_name(w)).unwrap_or_default();
-            match program.as_str() {
-                "env" => self = self.without_env()?,
-                "npx" => self = self.without_npx()?,
-                "npm" | "pnpm" | "yarn" => self = self.without_package_script()?,
+            self = match program.as_str() {
+                "env" => self.without_env()?,
+                "npx" => self.without_npx()?,
+                "npm" | "pnpm" | "yarn" => self.without_package_script()?,
                 _ => return Ok(self.through_node_shebang()),
+            };
+            // A launcher that runs as written (its note says so) is the program: npm, npx, yarn
+            // and pnpm are Node scripts, run by node so that a session can debug them too.
+            if !self.notes.is_empty() {
+                return Ok(self.through_node_shebang());
             }
         }
         Err("the command starts launchers within launchers: run the program directly".into())
@@ -144,26 +151,35 @@ impl CommandLine {
     }
 
     /// `npx bin args`: the project's own `node_modules/.bin/bin`, found from `cwd` upwards.
+    /// Anything else (a package to fetch, `npx -p pkg cmd`, `npx -c '…'`) runs npx as written,
+    /// with a note: every Node process it starts is followed.
     fn without_npx(mut self) -> Result<CommandLine, String> {
-        let mut words = self.words.split_off(1).into_iter();
+        let mut words = self.words[1..].iter();
         let name = loop {
             match words.next() {
                 Some(w) if matches!(w.as_str(), "--yes" | "-y" | "--no-install" | "--no") => {}
-                Some(w) if w.starts_with('-') => {
-                    return Err(format!("`npx {w}` is not supported: run `npx BIN args`"))
-                }
-                Some(w) => break w,
+                Some(w) if w.starts_with('-') => break None,
+                Some(w) => break Some(w),
                 None => return Err("`npx` with no command: give the program to run".into()),
             }
         };
-        let bin = self.project_bin(&name).ok_or_else(|| {
-            format!(
-                "`npx {name}` would download `{name}`: install it in the project (`npm install \
-                 {name}`) so that debug-mcp runs its script itself"
-            )
-        })?;
-        self.words = std::iter::once(bin.display().to_string()).chain(words).collect();
-        Ok(self)
+        match name.and_then(|name| self.project_bin(name)) {
+            Some(bin) => {
+                let rest: Vec<String> = words.cloned().collect();
+                self.words = std::iter::once(bin.display().to_string()).chain(rest).collect();
+                Ok(self)
+            }
+            None => {
+                let note = format!(
+                    "Note: `{}` ran through npx itself (what it runs is not a bin of this \
+                     project's node_modules); every Node process it started was followed, npx's \
+                     own included.",
+                    join(&self.words)
+                );
+                self.notes.push(note);
+                Ok(self)
+            }
+        }
     }
 
     /// `node_modules/.bin/name` in `cwd` or the nearest folder above it that has one.
@@ -177,43 +193,41 @@ impl CommandLine {
         start.ancestors().map(|dir| dir.join("node_modules/.bin")).filter(|d| d.is_dir()).collect()
     }
 
-    /// `npm test`, `npm start`, `npm run name -- args`: the script from package.json.
-    fn without_package_script(mut self) -> Result<CommandLine, String> {
-        let manager = base_name(&self.words[0]);
-        let mut words = self.words.split_off(1).into_iter();
-        let name = match words.next().as_deref() {
-            Some("test" | "t" | "tst") => "test".to_string(),
-            Some("start") => "start".to_string(),
-            Some("run" | "run-script") => {
-                words.next().ok_or(format!("`{manager} run` needs a script name"))?
+    /// `npm test`, `npm start`, `npm run name -- args` (and `yarn`, `pnpm`; with `--prefix`,
+    /// `-C`, `--cwd`, `-w`, `--silent` and such): the script from package.json, run by
+    /// debug-mcp itself. A form it does not read (a workspace filter, `npm exec`, a script with
+    /// `pre`/`post` scripts that npm would run too) runs the package manager as written: every
+    /// Node process it starts is followed all the same, and a note says so.
+    fn without_package_script(self) -> Result<CommandLine, String> {
+        match read_package_script(&self)? {
+            Some(script) => self.into_package_script(script),
+            None => {
+                let manager = base_name(&self.words[0]);
+                let note = format!(
+                    "Note: `{}` ran through {manager} itself (debug-mcp runs a package.json \
+                     script directly only in its plain forms); every Node process {manager} \
+                     started was followed, {manager}'s own included.",
+                    join(&self.words)
+                );
+                Ok(CommandLine { notes: vec![note], ..self })
             }
-            Some(name) if manager == "yarn" || manager == "pnpm" => name.to_string(),
-            other => {
-                return Err(format!(
-                    "`{manager} {}` is not a script: debug-mcp runs `{manager} test`, `{manager} \
-                     start` and `{manager} run NAME`",
-                    other.unwrap_or_default()
-                ))
-            }
-        };
-        let extra: Vec<String> = words.skip_while(|w| w == "--").collect();
-        let manifest = self.resolve("package.json");
-        let text = std::fs::read_to_string(&manifest)
-            .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
-        let json: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
-        let script = json["scripts"][&name]
-            .as_str()
-            .ok_or_else(|| format!("{} has no `{name}` script", manifest.display()))?;
+        }
+    }
+
+    /// The command a package.json script runs, with the project's `node_modules/.bin` first
+    /// on `PATH` as npm puts it.
+    fn into_package_script(mut self, script: PackageScript) -> Result<CommandLine, String> {
+        let PackageScript { dir, text, extra } = script;
+        self.cwd = Some(dir);
         // A script that needs a shell (`a && b`, `$VAR`) runs through one, as npm runs it: every
         // Node process it starts is followed all the same.
-        let (mut command, extra) = match split(script) {
+        let (mut command, extra) = match split(&text) {
             Ok(command) => (command, extra),
             Err(_) => {
                 let quoted = extra.iter().map(|w| quote(w));
-                let line: Vec<String> = std::iter::once(script.to_string()).chain(quoted).collect();
+                let line: Vec<String> = std::iter::once(text.clone()).chain(quoted).collect();
                 let words = vec!["sh".to_string(), "-c".to_string(), line.join(" ")];
-                (CommandLine { env: Vec::new(), words, cwd: None, stdin: None }, Vec::new())
+                (CommandLine { words, ..CommandLine::default() }, Vec::new())
             }
         };
         // As npm does: every `node_modules/.bin` from the project's folder up, then PATH.
@@ -227,6 +241,174 @@ impl CommandLine {
     }
 }
 
+/// A package.json script to run: the package's folder, the script's text, and the words after
+/// its name (after `--`).
+#[derive(Debug, PartialEq)]
+struct PackageScript {
+    dir: std::path::PathBuf,
+    text: String,
+    extra: Vec<String>,
+}
+
+/// Reads `npm|pnpm|yarn [options] (test|start|run NAME|NAME) [--] [args]`. `None` for a form
+/// to run as written; an error for one that cannot run at all (no package.json, no such
+/// script).
+fn read_package_script(command: &CommandLine) -> Result<Option<PackageScript>, String> {
+    let manager = base_name(&command.words[0]);
+    let npm = manager == "npm";
+    let mut dir = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let mut workspace = None;
+    let mut name: Option<String> = None;
+    // `run` was read: the next word that is not an option names the script.
+    let mut run = false;
+    let mut extra = Vec::new();
+    let mut words = command.words[1..].iter();
+    while let Some(word) = words.next() {
+        // yarn and pnpm pass every word after the script's name to it; npm too after `--`,
+        // and the words that are not options.
+        if name.is_some() && (!npm || word == "--" || !word.starts_with('-')) {
+            let rest = std::iter::once(word).chain(words.by_ref());
+            extra.extend(rest.skip_while(|w| npm && *w == "--").cloned());
+            break;
+        }
+        if let Some(option) = word.strip_prefix('-') {
+            let (option, inline) = match option.split_once('=') {
+                Some((option, value)) => (format!("-{option}"), Some(value.to_string())),
+                None => (word.clone(), None),
+            };
+            let mut value = || inline.clone().or_else(|| words.next().cloned());
+            match (manager.as_str(), option.as_str()) {
+                ("npm", "--prefix" | "-C") | ("pnpm", "--dir" | "-C") | ("yarn", "--cwd") => {
+                    let Some(to) = value() else { return Ok(None) };
+                    dir = dir.join(to);
+                }
+                ("npm", "--workspace" | "-w") => workspace = value(),
+                (_, "--silent" | "-s" | "--quiet" | "-q" | "--if-present" | "--no-color") => {}
+                (_, "--loglevel" | "--color") => {
+                    value();
+                }
+                _ => return Ok(None),
+            }
+            continue;
+        }
+        match word.as_str() {
+            _ if run => name = Some(word.clone()),
+            "test" | "t" | "tst" => name = Some("test".into()),
+            "start" => name = Some("start".into()),
+            "run" | "run-script" | "rum" | "urn" => run = true,
+            other if !npm && !is_manager_command(other) => name = Some(other.into()),
+            _ => return Ok(None),
+        }
+    }
+    let Some(name) = name else { return Ok(None) };
+    finish(&manager, dir, workspace, name, extra)
+}
+
+/// The script `name` of the package in `dir` (or its workspace), once the words are read.
+fn finish(
+    manager: &str,
+    dir: std::path::PathBuf,
+    workspace: Option<String>,
+    name: String,
+    extra: Vec<String>,
+) -> Result<Option<PackageScript>, String> {
+    let dir = match workspace {
+        None => dir,
+        Some(workspace) => match find_workspace(&dir, &workspace) {
+            Some(found) => found,
+            None => return Ok(None),
+        },
+    };
+    let manifest = dir.join("package.json");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
+    let scripts = &json["scripts"];
+    // npm runs `pretest` and `posttest` around `test`: let it.
+    let hooks = [format!("pre{name}"), format!("post{name}")];
+    if manager == "npm" && hooks.iter().any(|hook| scripts[hook].is_string()) {
+        return Ok(None);
+    }
+    let text = match scripts[&name].as_str() {
+        Some(text) => text.to_string(),
+        // yarn and pnpm run a package's bin by its name too; `npm start` without a script
+        // runs `node server.js`.
+        None if manager != "npm" || name == "start" => return Ok(None),
+        None => return Err(format!("{} has no `{name}` script", manifest.display())),
+    };
+    Ok(Some(PackageScript { dir, text, extra }))
+}
+
+/// yarn's and pnpm's own commands, which are not scripts.
+fn is_manager_command(word: &str) -> bool {
+    matches!(
+        word,
+        "add"
+            | "install"
+            | "i"
+            | "remove"
+            | "rm"
+            | "exec"
+            | "dlx"
+            | "workspace"
+            | "workspaces"
+            | "why"
+            | "list"
+            | "ls"
+            | "info"
+            | "link"
+            | "unlink"
+            | "up"
+            | "upgrade"
+            | "create"
+            | "node"
+            | "bin"
+            | "config"
+            | "cache"
+            | "init"
+            | "publish"
+            | "pack"
+            | "outdated"
+    )
+}
+
+/// The folder of the workspace `name` (a path, or a package's name) under the project in
+/// `dir`: its package.json's `workspaces` (`["packages/*", "app"]`, or `{packages: [...]}`).
+fn find_workspace(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    let direct = dir.join(name);
+    if direct.join("package.json").is_file() {
+        return Some(direct);
+    }
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let patterns =
+        json["workspaces"].as_array().or_else(|| json["workspaces"]["packages"].as_array())?;
+    let mut folders = Vec::new();
+    for pattern in patterns.iter().filter_map(serde_json::Value::as_str) {
+        match pattern.strip_suffix("/*") {
+            Some(parent) => {
+                let mut children: Vec<_> = std::fs::read_dir(dir.join(parent))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .collect();
+                children.sort();
+                folders.extend(children);
+            }
+            None if !pattern.contains('*') => folders.push(dir.join(pattern)),
+            None => {}
+        }
+    }
+    folders.into_iter().find(|folder| {
+        std::fs::read_to_string(folder.join("package.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|json| json["name"] == name)
+    })
+}
+
 /// A word as a POSIX shell reads it back: in single quotes unless it is plainly safe.
 fn quote(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
@@ -234,6 +416,12 @@ fn quote(word: &str) -> String {
         return word.to_string();
     }
     format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Whether a command line (`sh -c 'greet' --times 2`) runs a POSIX shell.
+pub(crate) fn is_shell(command: &str) -> bool {
+    let program = command.split_whitespace().next().unwrap_or_default();
+    matches!(base_name(program).as_str(), "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash")
 }
 
 fn base_name(program: &str) -> String {
@@ -400,6 +588,73 @@ mod tests {
         };
         std::fs::write(dir.join("script"), "#!/usr/bin/env python\n").unwrap();
         assert_eq!(command.shebang(), Some((vec!["python".into()], dir.join("script"))));
+    }
+
+    #[test]
+    fn reads_package_scripts_as_package_managers_do() {
+        let test = crate::scratch::TestDir::new("scripts");
+        let root = &test.0;
+        let write = |path: &str, json: serde_json::Value| {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, json.to_string()).unwrap();
+        };
+        write(
+            "package.json",
+            serde_json::json!({"workspaces": ["packages/*"], "scripts": {
+                "test": "node check.js", "lint": "node lint.js", "prelint": "node pre.js"}}),
+        );
+        write(
+            "packages/api/package.json",
+            serde_json::json!({"name": "@x/api", "scripts": {"test": "node api.js --ci"}}),
+        );
+        let check = |line: &str, expected: &str| {
+            let mut command = split(line).unwrap();
+            command.cwd = Some(root.clone());
+            let got = match read_package_script(&command) {
+                Ok(Some(PackageScript { dir, text, extra })) => {
+                    let dir = dir.strip_prefix(root).unwrap().display().to_string();
+                    format!("[{dir}] {text} {extra:?}")
+                }
+                Ok(None) => "as written".into(),
+                Err(e) => format!("error: {}", e.rsplit("package.json ").next().unwrap()),
+            };
+            assert_eq!(got, expected, "{line}");
+        };
+        check("npm test", "[] node check.js []");
+        check("npm t -- --grep x", r#"[] node check.js ["--grep", "x"]"#);
+        check("npm test extra", r#"[] node check.js ["extra"]"#);
+        check("npm --silent run test", "[] node check.js []");
+        check("npm run --silent test", "[] node check.js []");
+        check("npm run-script test --loglevel=warn", "[] node check.js []");
+        check("npm --prefix packages/api test", "[packages/api] node api.js --ci []");
+        check("npm -C packages/api test", "[packages/api] node api.js --ci []");
+        check("npm -w @x/api test", "[packages/api] node api.js --ci []");
+        check("npm --workspace=packages/api test", "[packages/api] node api.js --ci []");
+        check(
+            "pnpm -C packages/api test --watch",
+            r#"[packages/api] node api.js --ci ["--watch"]"#,
+        );
+        check("pnpm --dir=packages/api run test", "[packages/api] node api.js --ci []");
+        check(
+            "yarn --cwd packages/api test -t x",
+            r#"[packages/api] node api.js --ci ["-t", "x"]"#,
+        );
+        check("yarn test", "[] node check.js []");
+        // Run by the package manager itself: what debug-mcp does not read, and what npm runs
+        // more of (prelint).
+        check("npm -w nowhere test", "as written");
+        check("npm run lint", "as written");
+        check("npm --workspaces test", "as written");
+        check("npm exec mocha", "as written");
+        check("npm test --unknown-flag", "as written");
+        check("npm run", "as written");
+        check("npm start", "as written");
+        check("yarn workspace @x/api test", "as written");
+        check("pnpm --filter @x/api test", "as written");
+        check("pnpm vitest run", "as written");
+        // What cannot run at all.
+        check("npm run nope", "error: has no `nope` script");
     }
 
     #[test]

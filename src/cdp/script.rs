@@ -865,8 +865,7 @@ impl Collector for Run<'_> {
 
     fn undebugged(&self) -> Undebugged {
         let followed: Vec<u32> = self.processes.iter().map(|p| p.pid).collect();
-        let mut processes = self.debuggee.descendants(None);
-        processes.retain(|d| !followed.contains(&d.process.pid));
+        let mut processes = Undebugged::processes(self.debuggee.descendants(None), &followed);
         if self.runtime.children_are_its_own() {
             processes.clear();
         }

@@ -1414,8 +1414,9 @@ impl Backend for Cdp {
     /// Child processes (of a program we started) not followed, and worker threads not
     /// followed.
     fn undebugged(&self) -> Undebugged {
-        let mut processes = self.debuggee.as_ref().map(|d| d.descendants(None)).unwrap_or_default();
-        processes.retain(|d| !self.conns.iter().any(|c| c.pid == d.process.pid));
+        let descendants = self.debuggee.as_ref().map(|d| d.descendants(None)).unwrap_or_default();
+        let followed: Vec<u32> = self.conns.iter().map(|c| c.pid).collect();
+        let mut processes = Undebugged::processes(descendants, &followed);
         if self.runtime.children_are_its_own() {
             processes.clear();
         }

@@ -723,10 +723,9 @@ impl<F: Flavour> Collector for Run<'_, F> {
     fn undebugged(&self) -> Undebugged {
         let program = self.debuggee.map(|group| group.pid());
         let followed: Vec<u32> = self.children.iter().filter_map(|c| c.pid).collect();
-        let mut processes =
+        let descendants =
             program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default();
-        processes.retain(|d| !followed.contains(&d.process.pid));
-        Undebugged { processes, workers: 0 }
+        Undebugged { processes: Undebugged::processes(descendants, &followed), workers: 0 }
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {

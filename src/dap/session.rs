@@ -1459,12 +1459,12 @@ impl<F: Flavour> Backend for Dap<F> {
     /// The adapter's descendants but the program and its followed children: processes the
     /// program started that are not debugged.
     fn undebugged(&self) -> Undebugged {
-        let mut processes = match (&self.adapter, self.debuggee) {
+        let descendants = match (&self.adapter, self.debuggee) {
             (Some(adapter), Some(program)) => adapter.process.descendants(Some(program.pid())),
             _ => Vec::new(),
         };
-        processes.retain(|d| !self.children.iter().any(|c| c.pid == Some(d.process.pid)));
-        Undebugged { processes, workers: 0 }
+        let followed: Vec<u32> = self.children.iter().filter_map(|c| c.pid).collect();
+        Undebugged { processes: Undebugged::processes(descendants, &followed), workers: 0 }
     }
 
     fn end(&mut self, code: Option<i32>, _: bool) -> Exit {

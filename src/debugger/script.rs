@@ -93,6 +93,24 @@ pub(crate) struct Undebugged {
 }
 
 impl Undebugged {
+    /// The processes a program ran that were not debugged: its `descendants` less those
+    /// `followed`, and less a shell that only started a followed one (npm's `sh -c 'greet'`).
+    pub(crate) fn processes(
+        descendants: Vec<crate::process::Descendant>,
+        followed: &[u32],
+    ) -> Vec<crate::process::Descendant> {
+        let launchers: Vec<u32> = descendants
+            .iter()
+            .filter(|d| followed.contains(&d.process.pid))
+            .map(|d| d.parent)
+            .collect();
+        let undebugged = |d: &crate::process::Descendant| {
+            let launcher = launchers.contains(&d.process.pid) && crate::shell::is_shell(&d.command);
+            !launcher && !followed.contains(&d.process.pid)
+        };
+        descendants.into_iter().filter(undebugged).collect()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.processes.is_empty() && self.workers == 0
     }

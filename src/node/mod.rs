@@ -130,7 +130,7 @@ pub(crate) fn prepare(
     flag: &str,
     follow: Option<(&Path, &str)>,
 ) -> Result<Launch, String> {
-    let CommandLine { mut env, words, cwd, stdin } = command;
+    let CommandLine { mut env, words, cwd, stdin, .. } = command;
     let mut words = words.into_iter();
     let program = words.next().expect("shell::split never returns an empty command");
     let mut args: Vec<String> = words.collect();

@@ -82,7 +82,7 @@ const OPTIONS_WITH_VALUE: &[&str] = &["-W", "-X", "--check-hash-based-pycs"];
 
 pub(crate) fn parse(command: CommandLine) -> Result<Program, String> {
     let command = through_shebang(command)?;
-    let CommandLine { env, words, cwd, stdin } = command;
+    let CommandLine { env, words, cwd, stdin, .. } = command;
     let mut words = words.into_iter();
     let interpreter = words.next().expect("shell::split never returns an empty command");
     let mut python_args = Vec::new();

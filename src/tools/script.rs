@@ -286,7 +286,7 @@ fn count_lines(bytes: &[u8]) -> u64 {
 
 fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     let mut breakpoint = json!({"file": plan.file.display().to_string(), "line": plan.line});
-    let mut notes = Vec::new();
+    let mut notes = plan.command.notes.clone();
     if let Some(file) = &outcome.resolved_file {
         breakpoint["resolvedFile"] = file.as_str().into();
         notes.push(format!("Note: the breakpoint landed in {file}, not in the file asked for."));

@@ -356,7 +356,7 @@ fn a_page_session_steps_evaluates_stops_on_errors_and_reloads() {
 fn a_running_browser_is_attached_by_port_and_left_open() {
     let web = WebServer::start();
     let port = free_port();
-    let profile = std::env::temp_dir().join(format!("debug-mcp-test-profile-{port}"));
+    let profile = std::env::temp_dir().join(format!("dmcp-test-profile-{port}"));
     let browser = Program::spawn(
         Command::new("chromium")
             .args(["--headless=new", "--disable-gpu", "--no-first-run", "--no-sandbox"])

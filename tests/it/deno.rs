@@ -113,7 +113,7 @@ fn a_deno_session_from_breakpoint_to_exit() {
 fn a_deno_program_that_cannot_load_says_why() {
     let tag = tag();
     let mut server = Server::initialized();
-    let dir = std::env::temp_dir().join(format!("debug-mcp-deno-{tag}"));
+    let dir = std::env::temp_dir().join(format!("dmcp-deno-{tag}"));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.ts");
     std::fs::write(&bad, "const x: number = ;\n").unwrap();

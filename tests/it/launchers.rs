@@ -53,10 +53,50 @@ fn launchers_that_cannot_be_taken_off_run_through_a_shell_or_say_what_to_run() {
     assert_eq!(processes.len(), 2, "{s}");
     assert!(processes.iter().all(|p| p["command"].as_str().unwrap().ends_with("check.js")), "{s}");
     assert_eq!(s["output"]["stdout"], "none 6\nnone 6\n");
-    let e = err(&script("npx left-pad", &tag, "check.js", 4, "n")).clone();
-    assert!(e["error"].as_str().unwrap().contains("npm install left-pad"), "{e}");
+    // What npx would fetch runs through npx itself, which says why it cannot.
+    let result = script("npx --no-install left-pad", &tag, "check.js", 4, "n");
+    let e = err(&result);
+    assert_eq!(e["code"], "exited", "{e}");
+    assert!(
+        e["output"]["stderr"].as_str().unwrap().contains("could not determine executable"),
+        "{e}"
+    );
     let e = err(&script("npm run nope", &tag, "check.js", 4, "n")).clone();
     assert!(e["error"].as_str().unwrap().contains("no `nope` script"), "{e}");
+    assert_no_debuggee(&tag);
+}
+
+/// npm as people write it: options before and after the script's name, another folder, a
+/// workspace, npm's own commands; what debug-mcp does not read runs through npm itself.
+#[test]
+fn package_managers_as_written() {
+    let tag = tag();
+    let dir = fixture("launchers");
+    for command in [
+        format!("npm --prefix {dir} test"),
+        format!("npm -C {dir} --silent run-script test"),
+        format!("npm --prefix={dir} run test -- --x"),
+        format!("npm --prefix {dir} -w . test"),
+    ] {
+        // From the server's own directory: the folder is npm's option.
+        let result = run_script(json!({"command": command, "env": {"DMCP_TAG": tag},
+            "breakpoint": {"file": fixture("launchers/check.js"), "line": 4}, "expression": "n"}));
+        assert_eq!(values(ok(&result)), [json!(1), json!(2), json!(3)], "{command}: {result}");
+        let texts = result["content"].as_array().unwrap();
+        assert_eq!(texts.len(), 1, "read as a script, nothing to say: {result}");
+    }
+    // `npm exec` runs through npm itself: the bin it starts is followed, and a note says so.
+    let result = script("npm exec greet -- --times 2", &tag, "node_modules/.bin/greet", 5, "i");
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(0), json!(1)], "{s}");
+    let npm = s["processes"][0]["command"].as_str().unwrap();
+    assert!(npm.contains("npm") && npm.ends_with("exec greet -- --times 2"), "{s}");
+    assert!(s.get("undebugged").is_none(), "npm's shell only started greet: {s}");
+    let note = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        note.starts_with("Note: `npm exec greet -- --times 2` ran through npm itself"),
+        "{note}"
+    );
     assert_no_debuggee(&tag);
 }
 
@@ -77,7 +117,7 @@ fn mocha_and_jest_tests_stop_in_the_code_under_test() {
     }
     // With coverage, jest instruments the file while loading it (other lines, an inline map):
     // the breakpoint moves through the map, and nothing hit at the uninstrumented line counts.
-    let coverage = std::env::temp_dir().join(format!("debug-mcp-coverage-{tag}"));
+    let coverage = std::env::temp_dir().join(format!("dmcp-coverage-{tag}"));
     let with_coverage =
         format!("npx jest --coverage --coverageDirectory={} sum.test.js", coverage.display());
     for command in ["npm run jest", "npx jest sum.test.js", &with_coverage] {
