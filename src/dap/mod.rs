@@ -25,6 +25,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
+use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::thread::JoinOnDrop;
 
@@ -220,6 +221,36 @@ pub(crate) fn exit_said_at_disconnect<F: flavour::Flavour>(
         }
     }
     code
+}
+
+/// What an adapter says while it gets the program ready, before `initialized`: the text of
+/// its `output` events (Delve's `Build Error: …`), kept to explain a launch it refuses.
+#[derive(Default)]
+pub(crate) struct Said(String);
+
+impl Said {
+    /// Keeps an event's text if it is an `output` event.
+    pub(crate) fn hear(&mut self, event: &Value) {
+        if event["event"] != "output" || event["body"]["category"] == "telemetry" {
+            return;
+        }
+        if let Some(text) = event["body"]["output"].as_str() {
+            self.0.push_str(text);
+        }
+    }
+
+    /// The failure of a `launch` the adapter refused with `message`, in its own words too.
+    pub(crate) fn launch_failed(&self, adapter: &str, message: &str) -> Failure {
+        let said = crate::debugger::session::clip(self.0.trim(), 2000);
+        let message = match said.is_empty() || message.contains(said.as_str()) {
+            true => message.to_string(),
+            false => format!("{message}. {adapter} said: {said}"),
+        };
+        Failure::new(
+            Code::LaunchFailed,
+            format!("{adapter} could not launch the program: {message}"),
+        )
+    }
 }
 
 /// A reply channel that holds an answer already received.

@@ -208,10 +208,7 @@ impl<F: Flavour> Run<'_, F> {
     }
 
     fn launch_failed(&self, message: &str) -> Failure {
-        Failure::new(
-            Code::LaunchFailed,
-            format!("{} could not launch the program: {message}", self.flavour.adapter()),
-        )
+        dap::Said::default().launch_failed(self.flavour.adapter(), message)
     }
 
     /// Waits for the `initialized` event; a failed `launch` answer before it aborts.
@@ -220,12 +217,16 @@ impl<F: Flavour> Run<'_, F> {
         let events = self.client.events().clone();
         let limit = crossbeam_channel::at(self.deadline.min(Instant::now() + REQUEST_TIMEOUT));
         let mut answered = None;
+        let mut said = dap::Said::default();
         loop {
             let waiting = if answered.is_some() { &crossbeam_channel::never() } else { &*launch };
             select! {
                 recv(events) -> event => match event {
                     Ok(event) if event["event"] == "initialized" => break,
-                    Ok(event) => drop(self.handle_event(event)?),
+                    Ok(event) => {
+                        said.hear(&event);
+                        drop(self.handle_event(event)?);
+                    }
                     Err(_) => return Err(self.adapter_gone()),
                 },
                 recv(waiting) -> answer => {
@@ -237,7 +238,7 @@ impl<F: Flavour> Run<'_, F> {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
                     };
-                    return Err(self.launch_failed(&message));
+                    return Err(said.launch_failed(self.flavour.adapter(), &message));
                 },
                 recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", self.flavour.adapter()))),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),

@@ -429,12 +429,14 @@ impl<F: Flavour> Dap<F> {
         let limit = crossbeam_channel::after(REQUEST_TIMEOUT);
         // lldb-dap answers `launch` at once, before `initialized`: kept for `begin`.
         let mut answered = None;
+        let mut said = dap::Said::default();
         loop {
             let waiting = if answered.is_some() { &never() } else { &launch };
             select! {
                 recv(events) -> event => match event {
                     Ok(event) if event["event"] == "initialized" => break,
                     Ok(event) => {
+                        said.hear(&event);
                         if let Some(happening) = self.handle_event(event) {
                             self.early.push(happening);
                         }
@@ -448,7 +450,7 @@ impl<F: Flavour> Dap<F> {
                     }
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
                     return Err(match request {
-                        "launch" => Failure::new(Code::LaunchFailed, format!("{} could not launch the program: {message}", self.flavour.adapter())),
+                        "launch" => said.launch_failed(self.flavour.adapter(), &message),
                         _ if message.contains("already being debugged") => Failure::new(Code::AttachFailed, format!(
                             "{} could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first", self.flavour.adapter())),
                         _ => Failure::new(Code::AttachFailed, format!("{} could not attach to the program: {message}", self.flavour.adapter())),

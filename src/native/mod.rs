@@ -10,6 +10,7 @@
 
 mod cargo;
 mod config;
+mod go;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -516,36 +517,9 @@ fn delve(command: &CommandLine) -> Result<Profile, Failure> {
     let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
     let go = Path::new(&words[0]).file_name().is_some_and(|n| n == "go");
     let (mode, program, args, build_flags) = if go {
-        let verb = words.get(1).map(String::as_str).unwrap_or_default();
-        let mode = match verb {
-            "run" => "debug",
-            "test" => "test",
-            _ => {
-                return Err(Failure::new(
-                    Code::InvalidCommand,
-                    format!("`go {verb}` does not run a program: give `go run PKG args`, `go test` or a built binary"),
-                ))
-            }
-        };
-        let rest = &words[2..];
-        // Build flags (`-tags x`, `-race`) come before the package; the package is the first
-        // word that is not a flag (for `go test`, `.` when none).
-        let mut flags = Vec::new();
-        let mut at = 0;
-        while at < rest.len() && rest[at].starts_with('-') && rest[at] != "-args" {
-            flags.push(rest[at].clone());
-            at += 1;
-        }
-        let package = match rest.get(at) {
-            Some(p) if p != "-args" => {
-                at += 1;
-                p.clone()
-            }
-            _ => ".".into(),
-        };
-        let args: Vec<String> = rest[at..].iter().filter(|a| *a != "-args").cloned().collect();
-        let program = cwd.join(&package);
-        (mode, program, args, flags.join(" "))
+        let go = go::read(&words[1..]).map_err(|why| Failure::new(Code::InvalidCommand, why))?;
+        let flags = go::join_build_flags(&go.build_flags);
+        (go.mode, cwd.join(&go.package), go.args, flags)
     } else {
         let program = PathBuf::from(program_path(command, &words[0])?);
         ("exec", program, words[1..].to_vec(), String::new())

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use crate::{fixture, launch, local, ok, root, tool, values, Server};
+use crate::{err, fixture, launch, local, ok, root, tool, values, Server};
 
 /// Where the fixtures are built.
 fn out_dir() -> PathBuf {
@@ -552,6 +552,42 @@ fn a_rust_session_steps_watches_and_sets() {
     assert_eq!(state["exitCode"], 0, "{state}");
     assert!(state["stdout"].as_str().unwrap().starts_with("order 1 for ada: 125\n"), "{state}");
     tool(&mut server, "debug-stop", json!({}));
+}
+
+/// `go test` as written: a flag's value as the next word goes with the flag (`-run TestAdd`,
+/// passed on to the test binary), not taken for the package; and a build Delve cannot make
+/// fails in Delve's own words.
+#[test]
+fn go_test_flags_as_written_and_build_errors_in_delves_words() {
+    let mut server = Server::initialized();
+    let dir = fixture("native/go");
+    let file = fixture("native/go/main.go");
+    for command in
+        ["go test -run TestAdd -v .", "go test . -run=TestAdd -count 1", "go test -v -run TestAdd"]
+    {
+        let result = server.debug_script(json!({"command": command, "cwd": dir,
+            "breakpoint": {"file": file, "line": 16}, "expression": "o.ID", "timeout": 120000}));
+        let s = ok(&result);
+        // Only TestAdd ran: its order, once.
+        assert_eq!(values(s), vec![json!(9)], "{command}: {s}");
+        let stdout = s["output"]["stdout"].as_str().unwrap();
+        assert!(
+            stdout.contains("--- PASS: TestAdd") == command.contains("-v"),
+            "{command}: {stdout}"
+        );
+        assert!(!stdout.contains("TestOther"), "{command}: {stdout}");
+    }
+    let result = server.debug_script(json!({"command": "go test ./nothere", "cwd": dir,
+        "breakpoint": {"file": file, "line": 16}, "expression": "o.ID", "timeout": 120000}));
+    let e = err(&result);
+    assert_eq!(e["code"], "launch_failed", "{e}");
+    let message = e["error"].as_str().unwrap();
+    assert!(message.starts_with("delve could not launch the program: "), "{message}");
+    assert!(message.contains("Build Error: go test") && message.contains("nothere"), "{message}");
+    let e = err(&server.debug_script(json!({"command": "go test ./...", "cwd": dir,
+        "breakpoint": {"file": file, "line": 16}, "expression": "o.ID"})))
+    .clone();
+    assert_eq!(e["code"], "invalid_command", "{e}");
 }
 
 /// A Go session through Delve: goroutines as threads, steps, set a variable, run to a line,
