@@ -25,8 +25,8 @@ use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{logpoint_parts, Part};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, Variable,
-    VariablesQuery,
+    Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, TraceFrame,
+    Variable, VariablesQuery,
 };
 use crate::debugger::script::{self, Debugged, Undebugged, VALUE_CHARS};
 use crate::debugger::session::{
@@ -55,8 +55,9 @@ pub(crate) fn launch(
 ) -> Result<(Handle, Value), Failure> {
     let binding = binding(id);
     actor::start(id, on_change, cancel, move |abandon| {
-        Begin::launched(spec, abandon, move |command, stop_on_entry, pause, abandon| {
-            start(runtime.boxed(), command, stop_on_entry, &binding, pause, abandon)
+        Begin::launched(spec, abandon, move |command, setup, abandon| {
+            let pause = &setup.pause_on_exceptions;
+            start(runtime.boxed(), command, setup.stop_on_entry, &binding, pause, abandon)
         })
     })
 }
@@ -681,17 +682,15 @@ impl Cdp {
         let reason = paused.reason;
         let exception = (reason == Reason::Exception).then(|| {
             let data = &paused.params["data"];
-            // V8's description is the message, then the stack ("    at ...").
+            // V8's description is the message, then the stack ("    at ..."), in generated
+            // code's lines. V8 pauses where it is thrown: the paused frames are that stack, in
+            // the source's own lines when a map has them.
             let description = data["description"].as_str().unwrap_or_default();
-            let (message, stack) = description
-                .split_once("\n    at ")
-                .map_or((description.to_string(), String::new()), |(m, s)| {
-                    (m.to_string(), format!("    at {s}"))
-                });
+            let message = description.split_once("\n    at ").map_or(description, |(m, _)| m);
             Exception {
                 class: data["className"].clone(),
-                message: clip(&message, 2000).into(),
-                stack: clip(&stack, 4000).into(),
+                message: clip(message, 2000).into(),
+                stack: self.trace(&paused),
                 uncaught: data["uncaught"] == true,
             }
         });
@@ -701,6 +700,28 @@ impl Cdp {
         };
         let frames = paused.params["callFrames"].as_array().map_or(0, Vec::len);
         Stop { reason, hits: paused.hits.clone(), location, exception, frames, paused }
+    }
+
+    /// The stack of a stop, as an exception's traceback.
+    fn trace(&mut self, paused: &Paused) -> Vec<TraceFrame> {
+        let frames = paused.params["callFrames"].as_array().cloned().unwrap_or_default();
+        let urls = self.runtime.urls();
+        let mut scripts = self.targets.get_mut(&paused.at).map(|t| &mut t.scripts);
+        let mut fallback = Scripts::new(urls);
+        let scripts = scripts.get_or_insert(&mut fallback);
+        frames
+            .iter()
+            .map(|frame| {
+                let location = scripts.location(frame);
+                let file = location.file.unwrap_or_default();
+                TraceFrame {
+                    function: location.function,
+                    library: is_library_url(&file),
+                    line: u32::try_from(location.line).ok(),
+                    file,
+                }
+            })
+            .collect()
     }
 
     /// The scripts of the thread a stop is in (the program's when it is gone).
@@ -839,6 +860,45 @@ impl Cdp {
     fn own_properties(&mut self, at: &Origin, object_id: &str) -> Result<Value, Failure> {
         self.request_at(at, "Runtime.getProperties", own_properties(object_id))
     }
+
+    /// Places the entry stop when asked, and lets the program run.
+    fn let_go(&mut self) -> Result<(), Failure> {
+        // stopOnEntry stops at the first statement of the command's own script: Node's
+        // "Break on start" may be in a loader's code (`--import tsx`) or before the imports
+        // run. V8 pauses before each script runs; the entry's pause is the one kept.
+        // That finds an ES module's; a CommonJS module (TypeScript that a loader compiles
+        // too) is found by a breakpoint at its first line, placed as a user's would be.
+        if let Some(entry) = self.entry.clone().filter(|_| self.stop_on_entry) {
+            let params = json!({"instrumentation": "beforeScriptExecution"});
+            match self.request("Debugger.setInstrumentationBreakpoint", params) {
+                Ok(answer) => self.entry_stop = answer["breakpointId"].as_str().map(String::from),
+                Err(failure) => log::debug(format_args!("no entry stop ({failure:?})")),
+            }
+            let real_file = std::fs::canonicalize(&entry).unwrap_or_else(|_| entry.clone());
+            let spec = BreakpointSpec {
+                file: entry,
+                real_file,
+                line: 1,
+                column: None,
+                condition: None,
+                log_message: None,
+            };
+            if let Err(failure) = self.set_breakpoint(ENTRY, &spec) {
+                log::debug(format_args!("no entry breakpoint ({failure:?})"));
+            }
+        }
+        // A program we attach to is already running (or waits, and then says so at once).
+        if self.debuggee.is_some() {
+            self.until_waiting();
+        }
+        self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
+        if self.debuggee.is_some() {
+            for (method, params) in self.runtime.go_requests() {
+                check_go(&self.request(method, params)?)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Backend for Cdp {
@@ -902,41 +962,14 @@ impl Backend for Cdp {
     }
 
     fn begin(&mut self) -> Result<(), Failure> {
-        // stopOnEntry stops at the first statement of the command's own script: Node's
-        // "Break on start" may be in a loader's code (`--import tsx`) or before the imports
-        // run. V8 pauses before each script runs; the entry's pause is the one kept.
-        // That finds an ES module's; a CommonJS module (TypeScript that a loader compiles
-        // too) is found by a breakpoint at its first line, placed as a user's would be.
-        if let Some(entry) = self.entry.clone().filter(|_| self.stop_on_entry) {
-            let params = json!({"instrumentation": "beforeScriptExecution"});
-            match self.request("Debugger.setInstrumentationBreakpoint", params) {
-                Ok(answer) => self.entry_stop = answer["breakpointId"].as_str().map(String::from),
-                Err(failure) => log::debug(format_args!("no entry stop ({failure:?})")),
+        // The program may end as it is let go (Deno that cannot load its module): its exit
+        // says why, not the connection that closed with it.
+        match (self.let_go(), self.debuggee.as_mut()) {
+            (Err(failure @ Failure::Error { code: Code::InspectorFailed, .. }), Some(debuggee)) => {
+                Err(ended_while_starting(debuggee, failure))
             }
-            let real_file = std::fs::canonicalize(&entry).unwrap_or_else(|_| entry.clone());
-            let spec = BreakpointSpec {
-                file: entry,
-                real_file,
-                line: 1,
-                column: None,
-                condition: None,
-                log_message: None,
-            };
-            if let Err(failure) = self.set_breakpoint(ENTRY, &spec) {
-                log::debug(format_args!("no entry breakpoint ({failure:?})"));
-            }
+            (begun, _) => begun,
         }
-        // A program we attach to is already running (or waits, and then says so at once).
-        if self.debuggee.is_some() {
-            self.until_waiting();
-        }
-        self.request("Runtime.runIfWaitingForDebugger", json!({}))?;
-        if self.debuggee.is_some() {
-            for (method, params) in self.runtime.go_requests() {
-                check_go(&self.request(method, params)?)?;
-            }
-        }
-        Ok(())
     }
 
     fn set_breakpoint(&mut self, id: &str, spec: &BreakpointSpec) -> Result<(), Failure> {
@@ -1325,7 +1358,11 @@ impl Backend for Cdp {
         Ok(stop)
     }
 
-    fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
+    fn pause_on_exceptions(
+        &mut self,
+        state: &str,
+        include_libraries: bool,
+    ) -> Result<Option<String>, Failure> {
         self.include_libraries = include_libraries;
         self.pause_state = state.to_string();
         let targets: Vec<Origin> = self.targets.keys().cloned().collect();
@@ -1336,7 +1373,7 @@ impl Backend for Cdp {
                 set?;
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     fn loaded_sources(

@@ -65,6 +65,19 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
 
     /// `setExceptionBreakpoints` filters for `none`, `uncaught` or `all`.
     fn exception_filters(&self, state: &str) -> Value;
+    /// For a launch whose `pauseOnExceptions` is `all` and passes over libraries: makes the
+    /// adapter itself leave out the exceptions raised in libraries (stopping at each one only
+    /// to go on costs a round trip each, thousands in a test run), keeping the files in
+    /// `keep` (they hold breakpoints) debuggable. Adapters that cannot are left as they are:
+    /// the session passes over such stops itself. True when the adapter leaves them out.
+    fn pass_over_libraries(&self, _launch: &mut Value, _keep: &[std::path::PathBuf]) -> bool {
+        false
+    }
+    /// Whether an exception of this class is how a program ends (Python's `SystemExit`,
+    /// whatever its code): never a stop for `pauseOnExceptions`.
+    fn is_exit(&self, _class: &str) -> bool {
+        false
+    }
     /// Where the adapter placed a breakpoint (`None`: not said yet), or why it never stops.
     fn placed_line(&self, breakpoint: &Value) -> Result<Option<u64>, String>;
     /// Whether an `output` event is a logpoint's message rather than the program's output.

@@ -21,10 +21,12 @@ use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Thread,
-    Variable, VariablesQuery,
+    TraceFrame, Variable, VariablesQuery,
 };
 use crate::debugger::script::{Debugged, Undebugged, VALUE_CHARS};
-use crate::debugger::session::{self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange};
+use crate::debugger::session::{
+    self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Setup,
+};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -41,8 +43,8 @@ pub(crate) fn launch<F: Flavour>(
     cancel: &Receiver<()>,
 ) -> Result<(Handle, Value), Failure> {
     actor::start(id, on_change, cancel, move |abandon| {
-        Begin::launched(spec, abandon, move |command, stop_on_entry, pause, _| {
-            start(flavour.clone(), command, stop_on_entry, pause)
+        Begin::launched(spec, abandon, move |command, setup, _| {
+            start(flavour.clone(), command, setup)
         })
     })
 }
@@ -52,11 +54,16 @@ pub(crate) fn launch<F: Flavour>(
 fn start<F: Flavour>(
     flavour: F,
     command: &crate::shell::CommandLine,
-    stop_on_entry: bool,
-    pause_on_exceptions: &str,
+    setup: &Setup,
 ) -> Result<Dap<F>, Failure> {
+    let stop_on_entry = setup.stop_on_entry;
     let Launched { client, adapter, mut arguments, prepared, label, request, output, .. } =
         flavour.start(command, stop_on_entry)?;
+    // `pauseOnExceptions: all` is for the program's own exceptions: an adapter that can leave
+    // out libraries itself (debugpy) does, rather than stop at each one they raise and catch.
+    let libraries_left_out = setup.pause_on_exceptions == "all"
+        && !setup.include_libraries
+        && flavour.pass_over_libraries(&mut arguments, &setup.breakpoint_files);
     let own = OwnAdapter { process: adapter, label };
     let mut backend = Dap::new(flavour, client, Some(own), prepared);
     if backend.flavour.follow_children(&mut arguments) {
@@ -64,7 +71,8 @@ fn start<F: Flavour>(
         backend.more = more;
         backend.more_tx = Some(more_tx);
     }
-    backend.pause_on_exceptions = pause_on_exceptions.into();
+    backend.pause_on_exceptions = setup.pause_on_exceptions.clone();
+    backend.libraries_left_out = libraries_left_out;
     backend.output = output.unwrap_or_default();
     // An adapter that runs the program itself and is attached to (rdbg) stops it as it loads.
     backend.load_pause = backend.flavour.adapter_is_program() && !stop_on_entry;
@@ -219,6 +227,8 @@ pub(crate) struct Dap<F> {
     /// Whether exceptions raised and caught in the standard library and installed packages
     /// stop the program.
     include_libraries: bool,
+    /// The adapter was launched leaving library code out (`Flavour::pass_over_libraries`).
+    libraries_left_out: bool,
     /// The last stop for a raised exception, to pass over its unwinding.
     last_raise: Option<Raise>,
     /// A thread to pause, from `thread` events.
@@ -264,6 +274,7 @@ impl<F: Flavour> Dap<F> {
             started: None,
             pause_on_exceptions: "none".into(),
             include_libraries: false,
+            libraries_left_out: false,
             last_raise: None,
             thread: None,
             placed: Vec::new(),
@@ -592,6 +603,18 @@ impl<F: Flavour> Dap<F> {
             .unwrap_or_default()
     }
 
+    /// A stack frame as a line of an exception's traceback (the stack where it stopped: where
+    /// the exception was raised, or where it reached the top when it was not caught).
+    fn trace_frame(&self, frame: &Value) -> TraceFrame {
+        let file = frame.pointer("/source/path").and_then(Value::as_str).unwrap_or_default();
+        TraceFrame {
+            function: frame["name"].as_str().unwrap_or_default().to_string(),
+            file: file.to_string(),
+            line: frame["line"].as_u64().and_then(|line| u32::try_from(line).ok()),
+            library: file.is_empty() || self.flavour.is_library(file),
+        }
+    }
+
     fn stopped(&mut self, connection: usize, body: Value) -> Option<Happening<Paused>> {
         self.on = connection;
         let thread = body["threadId"].clone();
@@ -648,6 +671,17 @@ impl<F: Flavour> Dap<F> {
             Reason::Exception => self.request("exceptionInfo", json!({"threadId": thread})).ok(),
             _ => None,
         };
+        // debugpy appends "(note: full exception trace is shown but ...)" to the class.
+        let class = info.as_ref().map(|info| {
+            let class = info["exceptionId"].as_str().unwrap_or_default();
+            class.split("(note:").next().unwrap_or_default().trim().to_string()
+        });
+        // The program ending (`sys.exit(1)`, a console script's `sys.exit(main())`) is not a
+        // failure to stop at.
+        if class.as_deref().is_some_and(|class| self.flavour.is_exit(class)) {
+            drop(self.session(connection).send("continue", json!({"threadId": thread})));
+            return None;
+        }
         let raise = info
             .as_ref()
             .filter(|info| info["breakMode"] == "always")
@@ -666,16 +700,11 @@ impl<F: Flavour> Dap<F> {
                 return None;
             }
         }
-        let exception = info.map(|info| {
-            // debugpy appends "(note: full exception trace is shown but ...)" to the class.
-            let class = info["exceptionId"].as_str().unwrap_or_default();
-            let class = class.split("(note:").next().unwrap_or_default().trim();
-            Exception {
-                class: class.into(),
-                message: info["description"].clone(),
-                stack: info.pointer("/details/stackTrace").cloned().unwrap_or(Value::Null),
-                uncaught: info["breakMode"] != "always",
-            }
+        let exception = info.map(|info| Exception {
+            class: class.unwrap_or_default().into(),
+            message: info["description"].clone(),
+            stack: frames.iter().map(|frame| self.trace_frame(frame)).collect(),
+            uncaught: info["breakMode"] != "always",
         });
         if !self.prepared {
             self.install_probe_at(&top["id"]);
@@ -1390,7 +1419,11 @@ impl<F: Flavour> Backend for Dap<F> {
         })
     }
 
-    fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure> {
+    fn pause_on_exceptions(
+        &mut self,
+        state: &str,
+        include_libraries: bool,
+    ) -> Result<Option<String>, Failure> {
         self.include_libraries = include_libraries;
         self.pause_on_exceptions = state.to_string();
         let filters = self.flavour.exception_filters(state);
@@ -1398,7 +1431,16 @@ impl<F: Flavour> Backend for Dap<F> {
             drop(child.client.send("setExceptionBreakpoints", json!({"filters": filters})));
         }
         self.on = 0;
-        self.request("setExceptionBreakpoints", json!({"filters": filters})).map(drop)
+        self.request("setExceptionBreakpoints", json!({"filters": filters}))?;
+        let note = (include_libraries && self.libraries_left_out).then(|| {
+            format!(
+                "the program was started with pauseOnExceptions all, so {} leaves library code \
+                 out (it never stops there): libraries' exceptions stop it from the next \
+                 debug-restart on",
+                self.flavour.adapter()
+            )
+        });
+        Ok(note)
     }
 
     /// The program's loaded files, asked of the paused program itself (debugpy does not

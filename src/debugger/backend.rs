@@ -154,8 +154,13 @@ pub(crate) trait Backend: Send + 'static {
         id: &str,
     ) -> Result<Stop<Self::Paused>, Failure>;
     /// `none`, `uncaught` or `all`; with `all`, exceptions thrown and caught inside libraries
-    /// and the runtime's own code stop the program only when `include_libraries`.
-    fn pause_on_exceptions(&mut self, state: &str, include_libraries: bool) -> Result<(), Failure>;
+    /// and the runtime's own code stop the program only when `include_libraries`. Answers a
+    /// note when part of it waits for the program to start again.
+    fn pause_on_exceptions(
+        &mut self,
+        state: &str,
+        include_libraries: bool,
+    ) -> Result<Option<String>, Failure>;
     fn loaded_sources(
         &mut self,
         paused: Option<&Self::Paused>,

@@ -157,9 +157,62 @@ pub(crate) struct Resolution {
 pub(crate) struct Exception {
     pub(crate) class: Value,
     pub(crate) message: Value,
-    /// The traceback as text, when the runtime gives one.
-    pub(crate) stack: Value,
+    /// Its traceback, innermost first, when the runtime gives one.
+    pub(crate) stack: Vec<TraceFrame>,
     pub(crate) uncaught: bool,
+}
+
+/// One frame of an exception's traceback.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TraceFrame {
+    pub(crate) function: String,
+    /// A path, or what the runtime names code that has none (`node:internal/…`).
+    pub(crate) file: String,
+    pub(crate) line: Option<u32>,
+    /// A library's or the runtime's own code, not the program's.
+    pub(crate) library: bool,
+}
+
+/// How many of the program's own frames an exception's stack shows.
+const TRACE_FRAMES: usize = 8;
+
+/// An exception's stack as every answer shows it, whatever the runtime: the program's own
+/// frames first, innermost first, at most [`TRACE_FRAMES`] (`at add (/p/app.py:12)`); then how
+/// many frames were left out, the libraries' and the runtime's counted, not printed (a test
+/// runner's forty frames would otherwise bury the program's two). `null` without a traceback.
+pub(crate) fn trace_text(frames: &[TraceFrame]) -> Value {
+    if frames.is_empty() {
+        return Value::Null;
+    }
+    let own: Vec<&TraceFrame> = frames.iter().filter(|f| !f.library).collect();
+    let mut lines: Vec<String> = own
+        .iter()
+        .take(TRACE_FRAMES)
+        .map(|f| match f.line {
+            Some(line) => format!("at {} ({}:{line})", f.function, f.file),
+            None => format!("at {} ({})", f.function, f.file),
+        })
+        .collect();
+    let more = own.len().saturating_sub(TRACE_FRAMES);
+    let libraries = frames.len() - own.len();
+    let left_out = match (more, libraries) {
+        (0, 0) => None,
+        (0, n) => Some(format!("… {n} frame{} in libraries and the runtime", plural(n))),
+        (m, 0) => Some(format!("… {m} more frame{}", plural(m))),
+        (m, n) => {
+            Some(format!("… {m} more frame{} and {n} in libraries and the runtime", plural(m)))
+        }
+    };
+    lines.extend(left_out);
+    lines.join("\n").into()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 /// Why the program stopped, when the runtime knows better than "what it was last told".
@@ -267,6 +320,40 @@ pub(crate) fn logpoint_parts(message: &str) -> Vec<Part<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exception_stacks_show_the_programs_frames_first_and_count_the_rest() {
+        let frame = |function: &str, library: bool| TraceFrame {
+            function: function.into(),
+            file: if library { "/lib/runner.py".into() } else { "/p/app.py".into() },
+            line: Some(3),
+            library,
+        };
+        let check = |frames: Vec<TraceFrame>, expected: &str| {
+            assert_eq!(trace_text(&frames), Value::from(expected), "{frames:?}");
+        };
+        assert_eq!(trace_text(&[]), Value::Null);
+        check(vec![frame("f", false)], "at f (/p/app.py:3)");
+        // A test runner's frames between the program's: the program's first, theirs counted.
+        let mut frames = vec![frame("check", false)];
+        frames.extend((0..40).map(|i| frame(&format!("run{i}"), true)));
+        frames.push(frame("test_x", false));
+        check(
+            frames,
+            "at check (/p/app.py:3)\nat test_x (/p/app.py:3)\n… 40 frames in libraries and the runtime",
+        );
+        // Deep recursion in the program: capped at 8.
+        let frames: Vec<TraceFrame> = (0..12).map(|_| frame("r", false)).collect();
+        let expected = format!("{}\n… 4 more frames", ["at r (/p/app.py:3)"; 8].join("\n"));
+        check(frames, &expected);
+        let mut frames: Vec<TraceFrame> = (0..9).map(|_| frame("r", false)).collect();
+        frames.push(TraceFrame { line: None, ..frame("native", true) });
+        let expected = format!(
+            "{}\n… 1 more frame and 1 in libraries and the runtime",
+            ["at r (/p/app.py:3)"; 8].join("\n")
+        );
+        check(frames, &expected);
+    }
 
     #[test]
     fn logpoint_messages_split_into_text_and_expressions() {

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::debugger::backend::{Backend, Happening, Input};
 use crate::debugger::model::VALUE_PREVIEW;
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Reason, Resolution, Stop, VariablesQuery,
+    trace_text, Action, BreakpointSpec, Exception, Reason, Resolution, Stop, VariablesQuery,
 };
 use crate::debugger::{Code, Failure};
 use crate::log;
@@ -225,21 +225,40 @@ pub(crate) struct Begin<B> {
     pub(crate) cwd: Option<std::path::PathBuf>,
 }
 
+/// How a launched program is started: on the first launch, what the call asked for; on a
+/// restart, what the session has come to (its exception setting, its breakpoints).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Setup {
+    pub(crate) stop_on_entry: bool,
+    pub(crate) pause_on_exceptions: String,
+    /// `pauseOnExceptions: all` stops at exceptions raised and caught inside libraries too.
+    pub(crate) include_libraries: bool,
+    /// The files that hold breakpoints.
+    pub(crate) breakpoint_files: Vec<std::path::PathBuf>,
+}
+
 impl<B: Backend> Begin<B> {
-    /// How a launched program begins: `start` spawns it under its debugger (`command`,
-    /// stop on entry, the `pauseOnExceptions` state, the cancel signal) and set it up; the
-    /// same `start` serves `debug-restart`.
+    /// How a launched program begins: `start` spawns it under its debugger (`command`, how
+    /// it is [`Setup`], the cancel signal) and sets it up; the same `start` serves
+    /// `debug-restart`.
     pub(crate) fn launched(
         spec: LaunchSpec,
         abandon: &Receiver<()>,
-        start: impl Fn(&CommandLine, bool, &str, &Receiver<()>) -> Result<B, Failure> + Send + 'static,
+        start: impl Fn(&CommandLine, &Setup, &Receiver<()>) -> Result<B, Failure> + Send + 'static,
     ) -> Result<Begin<B>, Failure> {
         let LaunchSpec { command, breakpoints, stop_on_entry, pause_on_exceptions, timeout } = spec;
-        let backend = start(&command, stop_on_entry, &pause_on_exceptions, abandon)?;
+        let setup = Setup {
+            stop_on_entry,
+            pause_on_exceptions: pause_on_exceptions.clone(),
+            include_libraries: false,
+            breakpoint_files: breakpoints.iter().map(|b| b.file.clone()).collect(),
+        };
+        let backend = start(&command, &setup, abandon)?;
         let command_line = crate::shell::join(&command.words);
         let cwd = command.cwd.clone();
-        let relaunch: Relaunch<B> =
-            Box::new(move |pause: &str| start(&command, stop_on_entry, pause, &never()));
+        let relaunch: Relaunch<B> = Box::new(move |setup: Setup| {
+            start(&command, &Setup { stop_on_entry, ..setup }, &never())
+        });
         Ok(Begin {
             backend,
             command_line,
@@ -253,8 +272,8 @@ impl<B: Backend> Begin<B> {
 }
 
 /// Starts the program of a launched session again, set up as it first was, with the current
-/// `pauseOnExceptions` state; the backend before it is shut down first.
-pub(crate) type Relaunch<B> = Box<dyn FnMut(&str) -> Result<B, Failure> + Send>;
+/// exception setting and breakpoints; the backend before it is shut down first.
+pub(crate) type Relaunch<B> = Box<dyn FnMut(Setup) -> Result<B, Failure> + Send>;
 
 /// Starts a session thread: `begin` sets the backend up there (a debuggee dies with the thread
 /// that spawned it, see `sys::new_process_group`, so that must be the thread that owns it for
@@ -645,9 +664,12 @@ impl<B: Backend> Actor<B> {
             }
             Command::PauseOnExceptions { state, include_libraries, reply } => {
                 let answer =
-                    self.backend.pause_on_exceptions(&state, include_libraries).map(|()| {
-                        let answer = json!({"sessionId": self.id, "pauseOnExceptions": state,
+                    self.backend.pause_on_exceptions(&state, include_libraries).map(|note| {
+                        let mut answer = json!({"sessionId": self.id, "pauseOnExceptions": state,
                                         "includeLibraries": include_libraries});
+                        if let Some(note) = note {
+                            answer["message"] = note.into();
+                        }
                         self.pause_on_exceptions = state;
                         self.include_libraries = include_libraries;
                         answer
@@ -843,8 +865,14 @@ impl<B: Backend> Actor<B> {
 
     /// Starts the program afresh with the session's breakpoints and exception setting.
     fn start_again(&mut self) -> Result<(), Failure> {
+        let setup = Setup {
+            stop_on_entry: false,
+            pause_on_exceptions: self.pause_on_exceptions.clone(),
+            include_libraries: self.include_libraries,
+            breakpoint_files: self.breakpoints.iter().map(|b| b.spec.file.clone()).collect(),
+        };
         let relaunch = self.relaunch.as_mut().expect("restart checks the session launched");
-        self.backend = relaunch(&self.pause_on_exceptions)?;
+        self.backend = relaunch(setup)?;
         self.restarts += 1;
         self.output = self.backend.output();
         self.console = Console::default();
@@ -858,7 +886,7 @@ impl<B: Backend> Actor<B> {
             }
         }
         let exceptions = match self.include_libraries {
-            true => self.backend.pause_on_exceptions(&self.pause_on_exceptions, true),
+            true => self.backend.pause_on_exceptions(&self.pause_on_exceptions, true).map(drop),
             false => Ok(()),
         };
         self.start(exceptions)
@@ -1064,7 +1092,7 @@ impl<B: Backend> Actor<B> {
                 }
                 if let Some(Exception { class, message, stack, uncaught }) = &stop.exception {
                     state["exception"] = json!({"class": class, "message": message,
-                                                "stack": stack, "uncaught": uncaught});
+                                                "stack": trace_text(stack), "uncaught": uncaught});
                 }
                 if !self.watches.is_empty() {
                     let watches = self.watches.iter().map(|expression| {

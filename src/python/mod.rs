@@ -403,6 +403,28 @@ impl Flavour for Debugpy {
                "subProcess": false, "redirectOutput": true})
     }
 
+    /// debugpy's `rules`: library code (the standard library, installed packages, frozen
+    /// modules) is not traced, so pydevd itself never stops at what it raises and catches,
+    /// and its exceptions stop where they reach the program's own code; the files that hold
+    /// breakpoints stay traced (a path rule is checked before the patterns).
+    fn pass_over_libraries(&self, launch: &mut Value, keep: &[PathBuf]) -> bool {
+        let mut rules: Vec<Value> = keep
+            .iter()
+            .map(|file| file.display().to_string())
+            .filter(|file| is_library(file))
+            .map(|file| json!({"path": file, "include": true}))
+            .collect();
+        for pattern in LIBRARY_PATTERNS {
+            rules.push(json!({"path": pattern, "include": false}));
+        }
+        launch["rules"] = rules.into();
+        true
+    }
+
+    fn is_exit(&self, class: &str) -> bool {
+        class == "SystemExit"
+    }
+
     fn exception_filters(&self, state: &str) -> Value {
         match state {
             "all" => json!(["raised", "uncaught"]),
@@ -654,6 +676,10 @@ fn is_library(path: &str) -> bool {
     ["/lib/python3.", "/site-packages/", "/dist-packages/"].iter().any(|part| path.contains(part))
         || path.starts_with("<frozen")
 }
+
+/// What [`is_library`] says, as pydevd's path patterns.
+const LIBRARY_PATTERNS: [&str; 4] =
+    ["**/lib/python3.*/**", "**/site-packages/**", "**/dist-packages/**", "<frozen *>"];
 
 /// Whether `text` could be `template` with its `{expression}` parts filled in:
 /// the literal pieces appear in order, the first at the start and the last at

@@ -930,3 +930,69 @@ fn a_session_stops_in_a_child_process() {
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
+
+/// Exception stops that help: a program ending through `SystemExit` (a console script's
+/// `sys.exit(main())`, `sys.exit(3)`) is not a stop; `all` on a pytest run stops first in the
+/// program's own code, its stack the program's frames first; and a breakpoint in library code
+/// still stops while `all` leaves libraries out.
+#[test]
+fn exception_stops_are_the_programs_own() {
+    let mut server = Server::initialized();
+    let tag = crate::tag();
+    let pytest = |pause: &str| {
+        json!({"command": format!("DMCP_TAG={tag} {} -m pytest -q -p no:cacheprovider {}",
+                                  python(), py("failing")),
+               "cwd": py("failing"), "pauseOnExceptions": pause, "timeout": 60000})
+    };
+    // `uncaught`: the failing test is caught by pytest, and pytest's SystemExit(1) ends it.
+    let state = tool(&mut server, "debug-launch", pytest("uncaught"));
+    assert_eq!((&state["state"], &state["exitCode"]), (&json!("exited"), &json!(1)), "{state}");
+    assert!(state["stdout"].as_str().unwrap().contains("1 failed, 1 passed"), "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    let state = launch(&mut server, &tag, "exit_mid.py", "", json!({"pauseOnExceptions": "all"}));
+    assert_eq!((&state["state"], &state["exitCode"]), (&json!("exited"), &json!(3)), "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    // `all`: the first stop is the failing assertion, in the test, not pytest's machinery.
+    let state = tool(&mut server, "debug-launch", pytest("all"));
+    assert_eq!(state["reason"], "exception", "{state}");
+    assert_eq!(state["exception"]["class"], "AssertionError", "{state}");
+    assert_eq!(state["location"]["file"], py("failing/test_prices.py"), "{state}");
+    assert_eq!(state["location"]["line"], 11, "{state}");
+    let stack = state["exception"]["stack"].as_str().unwrap();
+    let first = stack.lines().next().unwrap();
+    assert_eq!(first, format!("at test_ten_percent ({}:11)", py("failing/test_prices.py")));
+    assert!(stack.lines().count() <= 9, "{stack}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    // A breakpoint in the standard library, with `all`: stops there all the same.
+    let json_py = std::process::Command::new(python())
+        .args(["-c", "import json; print(json.__file__)"])
+        .output()
+        .unwrap();
+    let json_py = String::from_utf8(json_py.stdout).unwrap().trim().to_string();
+    let text = std::fs::read_to_string(&json_py).unwrap();
+    let line =
+        text.lines().position(|l| l.contains("return _default_encoder.encode(obj)")).unwrap();
+    let state = launch(
+        &mut server,
+        &tag,
+        "uses_json.py",
+        "",
+        json!({"pauseOnExceptions": "all",
+        "breakpoints": [{"file": json_py, "line": line + 1}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    assert_eq!(state["location"]["function"], "dumps", "{state}");
+    let answer = tool(
+        &mut server,
+        "debug-pause-on-exceptions",
+        json!({"state": "all", "includeLibraries": true}),
+    );
+    assert!(
+        answer["message"].as_str().unwrap().contains("from the next debug-restart on"),
+        "{answer}"
+    );
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
+}

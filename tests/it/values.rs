@@ -306,6 +306,17 @@ fn pausing_on_all_exceptions_passes_over_those_libraries_catch() {
     assert_eq!(state["location"]["file"], fixture("libcatch/main.js"), "{state}");
     assert_eq!(state["exception"]["class"], "TypeError");
     assert_eq!(state["exception"]["uncaught"], false);
+    // Its stack: the program's frames, Node's own counted.
+    let stack = state["exception"]["stack"].as_str().unwrap();
+    assert!(stack.starts_with("at "), "{stack}");
+    assert!(stack.contains(&fixture("libcatch/main.js")), "{stack}");
+    assert!(!stack.contains("node:internal"), "{stack}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    // process.exit ends the program: no stop.
+    let launch = json!({"command": node(&tag, "exit_mid.js", ""), "pauseOnExceptions": "all"});
+    let state = tool(&mut server, "debug-launch", launch);
+    assert_eq!((&state["state"], &state["exitCode"]), (&json!("exited"), &json!(3)), "{state}");
     tool(&mut server, "debug-stop", json!({}));
 
     let launch = json!({"command": command, "stopOnEntry": true});

@@ -124,8 +124,8 @@ impl Backend for Fake {
     fn select_thread(&mut self, _: &(), id: &str) -> Result<Stop<()>, Failure> {
         Err(Failure::new(Code::InvalidArguments, id.to_string()))
     }
-    fn pause_on_exceptions(&mut self, _: &str, _: bool) -> Result<(), Failure> {
-        Ok(())
+    fn pause_on_exceptions(&mut self, _: &str, _: bool) -> Result<Option<String>, Failure> {
+        Ok(None)
     }
     fn loaded_sources(&mut self, _: Option<&()>, _: bool) -> Result<Vec<Source>, Failure> {
         Ok(Vec::new())
