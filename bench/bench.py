@@ -10,6 +10,8 @@ Figures:
   - wall time of a 10,000-hit debug-script call;
   - time from spawning the server to its tools/list answer (initialize and tools/list are
     written at once, as clients do);
+  - the bytes of tools/list that clients put before the model (each tool's name,
+    description and inputSchema), and of initialize's instructions;
   - peak RSS of the server process (VmHWM, after all the calls above);
   - size of the stripped release binary, and the number of crates in `cargo tree`;
   - the static build's size (`bash .ci/dist` makes it) and its speed against the release
@@ -85,6 +87,21 @@ class Server:
     def close(self):
         self.proc.stdin.close()
         self.proc.wait(timeout=10)
+
+
+def tools_list_bytes():
+    """What clients put before the model in every turn: each tool's name, description and
+    inputSchema (compact JSON), all tools together; the whole tools/list answer; and the
+    `instructions` of initialize."""
+    server = Server()
+    init = server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                         "clientInfo": {"name": "bench", "version": "0"}})
+    tools = server.request("tools/list", {})["result"]["tools"]
+    server.close()
+    compact = lambda value: len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    facing = sum(compact({k: t[k] for k in ("name", "description", "inputSchema")}) for t in tools)
+    instructions = len(init["result"]["instructions"].encode())
+    return len(tools), facing, compact({"tools": tools}), instructions
 
 
 def timed(f):
@@ -448,6 +465,7 @@ def main():
     server.close()
 
     startup = statistics.median(spawn_to_tools_list() for _ in range(30))
+    tool_count, facing, whole, instructions = tools_list_bytes()
     size = os.path.getsize(BINARY)
     tree = subprocess.run(["cargo", "tree", "--prefix", "none", "--edges", "normal,build"], cwd=ROOT,
                           capture_output=True, text=True, check=True).stdout
@@ -465,6 +483,9 @@ def main():
         ("debug-script, Python, 2,000 hits (debugpy)",
          ms(python_hits) if python_hits else "no debugpy", "target < 3000 ms"),
         ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
+        (f"tools/list: names, descriptions, inputSchemas ({tool_count} tools)", f"{facing} B",
+         f"target <= 10000 B; the whole answer {whole} B"),
+        ("initialize's instructions", f"{instructions} B", "target <= 2048 B"),
         ("debug-continue to the next hit (median of 30)", ms(session_resume), "with stop state: location, source, locals"),
         ("bare CDP: resume to the next Debugger.paused", ms(raw_resume), f"debug-mcp adds {ms(session_resume - raw_resume)}"),
         ("debug-step over (median of 30)", ms(session_step), ""),

@@ -16,22 +16,25 @@ use crate::tools;
 /// Protocol versions this server speaks, newest first.
 pub(crate) const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-const INSTRUCTIONS: &str = "debug-mcp runs programs under a real debugger. To learn what a \
-value is at a line, call debug-script once with the command that runs the program (e.g. `node \
-app.js` or `python3 app.py`, no inspector flag needed), the breakpoint file and 1-based line, \
-and an expression in the program's language: you get the value at every hit, in order, typed, \
-plus the exit code and output tail. \
-Use `breakpoint.condition` to keep only interesting hits and `maxHits` to cap long loops. If \
-`resolvedLine` differs from your line, the breakpoint moved to the nearest line with code. A \
-result of type `error` means the expression threw at that hit. `Process exited before \
-breakpoint was hit` means the line never ran: check the stderr tail and the hint. To explore \
-interactively, debug-launch with breakpoints returns where the program stopped with its \
-locals; then debug-step, debug-continue (`to` runs to a line), debug-variables (with `path` \
-to open values), debug-evaluate, debug-watch and debug-stack; after editing the code, \
-debug-restart runs it again with the same breakpoints; end with debug-stop. Breakpoints in \
-TypeScript work through \
-source maps. Code run in child processes and worker threads is not debugged: answers say so in \
-`undebugged`.";
+/// How to use the tools well, said once (MCP `instructions`): what every tool's description
+/// would otherwise repeat. At most 2 KB.
+const INSTRUCTIONS: &str = "debug-mcp runs programs under a real debugger: Node.js, Deno, web \
+pages (headless Chromium), Python, C, C++, Rust, Zig, Go, and adapters named in \
+debug-mcp.json. Lines are 1-based; relative paths resolve against `cwd`; breakpoints in \
+TypeScript or bundled code work through source maps.\n\
+One question, one call: debug-script runs a command to its end and answers the value of \
+`expression` at every hit of `breakpoint`, typed, in order, with the exit code and output. \
+Write the command as you would run it (`pytest -q tests/test_x.py`, `npm test`, `npx jest`, \
+`go test -run TestX ./pkg`, `cargo test`, `./build/app`); no inspector flag. Every process it \
+starts is followed. An expression that throws gives `{type: \"error\"}` for that hit. Keep \
+hits few with `breakpoint.condition` and `maxHits`; `includeStack` adds each hit's frames. An \
+`exited` or `timeout` error means the line never ran: read its `hint` and the stderr.\n\
+To explore: debug-launch with `breakpoints` answers the first stop with its locals and a \
+`sessionId` (omit it while one session is open). Then debug-continue (`step`, `to`, `pause`), \
+debug-variables (`path` opens what was cut), debug-evaluate (`set` assigns), debug-stack, \
+debug-breakpoint, debug-watch, debug-output; debug-restart after editing the code; debug-stop \
+at the end. A call that waits answers state `running` when `timeout` passes: not an error. \
+Every error has a stable `code` and says what to do.";
 
 pub(crate) struct State {
     /// Minimum level for `notifications/message`, an index into `crate::call::LOG_LEVELS`.
@@ -186,8 +189,8 @@ fn prompts_get(params: &Value) -> Result<Value, jsonrpc::Error> {
             (
                 "Analyze a crash",
                 format!(
-                "Debug session {id} runs a program that crashes. 1. Call debug-pause-on-exceptions \
-                 with state `uncaught` (or `all` if the error is caught and rethrown). 2. Call \
+                "Debug session {id} runs a program that crashes. 1. Call debug-breakpoint with \
+                 exceptions `uncaught` (or `all` if the error is caught and rethrown). 2. Call \
                  debug-continue until the state is `paused` with reason `exception`; read \
                  `exception` (class and message) and `location`. 3. Call debug-stack, then \
                  debug-variables (and debug-evaluate) on the frames that passed the bad value \
@@ -202,7 +205,7 @@ fn prompts_get(params: &Value) -> Result<Value, jsonrpc::Error> {
                 "Investigate when a condition holds",
                 format!(
                 "In debug session {id}, find when `{expression}` becomes true. 1. Set breakpoints \
-                 (debug-set-breakpoint) with condition `{expression}` on the lines that change \
+                 (debug-breakpoint) with condition `{expression}` on the lines that change \
                  the values it reads; use a logpoint (logMessage) to trace them without \
                  stopping. 2. debug-continue until a stop; read `location`, `locals` and \
                  debug-stack. 3. Use debug-variables with `path` to open nested values, and \

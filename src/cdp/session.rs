@@ -1333,12 +1333,10 @@ impl Backend for Cdp {
             return Err(Failure::new(
                 Code::InvalidArguments,
                 format!(
-                    "invalid argument `select`: no thread `{id}`: the threads are {} (list them \
-                     with debug-threads)",
+                    "no thread `{id}`: the threads are {} (debug-stack lists them)",
                     ids.join(", ")
                 ),
-            )
-            .with("field", "select".into()));
+            ));
         };
         let held =
             self.held.iter().position(|h| matches!(h, Happening::Stopped(s) if s.paused.at == at));
@@ -1397,8 +1395,8 @@ impl Backend for Cdp {
             None => Err(Failure::new(
                 Code::FileNotFound,
                 format!(
-                    "{file} is neither on disk nor a script the program loaded: list them with \
-                     debug-scripts"
+                    "{file} is neither on disk nor a script the program loaded: debug-source \
+                     without `file` lists those"
                 ),
             )),
         }

@@ -1026,7 +1026,7 @@ impl<F: Flavour> Backend for Dap<F> {
                 Code::DuplicateBreakpoint,
                 format!(
                     "line {} of {} already has breakpoint {}: {} keeps one breakpoint per line; \
-                     remove it with debug-remove-breakpoint first, then set the one you want",
+                     remove it first (debug-breakpoint with `remove`), then set the one you want",
                     spec.line,
                     spec.file.display(),
                     there.id,
@@ -1354,10 +1354,7 @@ impl<F: Flavour> Backend for Dap<F> {
     /// A thread of the stopped process, or of a child whose stop is held (the stop shown until
     /// then is held in turn). A child that runs is not stopped for this.
     fn select_thread(&mut self, paused: &Paused, id: &str) -> Result<Stop<Paused>, Failure> {
-        let unknown = |why: &str| {
-            Failure::new(Code::InvalidArguments, format!("invalid argument `select`: {why}"))
-                .with("field", "select".into())
-        };
+        let unknown = |why: &str| Failure::new(Code::InvalidArguments, why);
         let (connection, thread) = match id.split_once('/') {
             Some((pid, thread)) => {
                 let index =
@@ -1369,7 +1366,7 @@ impl<F: Flavour> Backend for Dap<F> {
         let thread: Value = serde_json::from_str(thread)
             .ok()
             .filter(|_| connection.is_some())
-            .ok_or_else(|| unknown(&format!("no thread `{id}`: list them with debug-threads")))?;
+            .ok_or_else(|| unknown(&format!("no thread `{id}`: debug-stack lists them")))?;
         let connection = connection.unwrap_or_default();
         if connection != paused.connection {
             let held = self.held.iter().position(
@@ -1378,7 +1375,7 @@ impl<F: Flavour> Backend for Dap<F> {
             let Some(Happening::Stopped(stop)) = held.and_then(|i| self.held.remove(i)) else {
                 return Err(unknown(&format!(
                     "thread `{id}` runs: its process is not stopped (it stops at its breakpoints; \
-                     debug-threads says `, paused` when it waits its turn)"
+                     debug-stack's `threads` say `, paused` when it waits its turn)"
                 )));
             };
             let shown = Paused {
@@ -1405,7 +1402,7 @@ impl<F: Flavour> Backend for Dap<F> {
         let (threads, _) = self.threads(None)?;
         self.on = connection;
         if !threads.iter().any(|t| t.id == id) {
-            return Err(unknown(&format!("no thread `{id}`: list them with debug-threads")));
+            return Err(unknown(&format!("no thread `{id}`: debug-stack lists them")));
         }
         let frames = self.frames(&thread);
         let top = frames.first().cloned().unwrap_or(Value::Null);
@@ -1453,7 +1450,7 @@ impl<F: Flavour> Backend for Dap<F> {
         let Some(paused) = paused else {
             return Err(Failure::new(
                 Code::Running,
-                "this program lists its loaded files only while paused: call debug-pause first",
+                "this program lists its loaded files only while paused: pause it first (debug-continue with `pause: true`)",
             ));
         };
         let Some(expression) = self.flavour.loaded_files() else {

@@ -91,8 +91,8 @@ pub(crate) struct Handle {
 pub(crate) fn running_state(id: &str) -> Value {
     json!({"sessionId": id, "state": "running",
            "message": "the program is running: nothing stopped it while this call waited. Call \
-                       debug-pause to stop it, debug-continue to wait for the next stop, or \
-                       debug-output to read what it printed"})
+                       debug-continue with `pause: true` to stop it, debug-continue to wait for \
+                       the next stop, or debug-output to read what it printed"})
 }
 
 /// Called with a session's id whenever its summary changes (resource subscriptions).
@@ -698,7 +698,7 @@ impl<B: Backend> Actor<B> {
                 Code::Running,
                 format!(
                     "a watchpoint is set while the program is paused (the expression is read in \
-                     the paused frame): stop session {} at a breakpoint or with debug-pause first",
+                     the paused frame): stop session {} at a breakpoint or pause it first (debug-continue with `pause: true`)",
                     self.id
                 ),
             ));
@@ -840,7 +840,7 @@ impl<B: Backend> Actor<B> {
                 Code::NotLaunched,
                 format!(
                     "session {} is attached to a program debug-mcp did not start, so it cannot \
-                     start it again: restart the program yourself and debug-attach again",
+                     start it again: restart the program yourself and attach again",
                     self.id
                 ),
             )));
@@ -941,7 +941,7 @@ impl<B: Backend> Actor<B> {
             (State::Running, _) => {
                 let _ = reply.send(Err(Failure::new(
                     Code::Running,
-                    "the program is running: stop it with debug-pause (or wait with debug-continue) before stepping",
+                    "the program is running: pause it (debug-continue with `pause: true`), or wait for a stop with debug-continue, before stepping",
                 )));
                 return;
             }
@@ -1160,7 +1160,7 @@ fn mark_cut(answer: &mut Value, cut: bool, expression: &str, max_chars: usize) {
 fn busy() -> Failure {
     Failure::new(
         Code::Busy,
-        "another call is already waiting on this session: wait for it, or use debug-pause",
+        "another call is already waiting on this session: wait for it, or pause the program (debug-continue with `pause: true`)",
     )
 }
 
@@ -1203,7 +1203,7 @@ fn not_paused<P>(id: &str, state: &State<P>) -> Failure {
         ),
         _ => Failure::new(
             Code::Running,
-            format!("session {id} is running: stop it with debug-pause first"),
+            format!("session {id} is running: pause it first (debug-continue with `pause: true`)"),
         ),
     }
 }

@@ -1,5 +1,5 @@
-//! `debug-set-breakpoint`, `debug-remove-breakpoint`, `debug-list-breakpoints`, and the
-//! breakpoint fields `debug-launch` and `debug-attach` take too.
+//! `debug-breakpoint`: setting, removing and listing breakpoints and watchpoints, and which
+//! exceptions stop the program; and the breakpoint fields `debug-launch` takes too.
 
 use std::path::Path;
 use std::time::Duration;
@@ -7,104 +7,138 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::debugger::model::BreakpointSpec;
-use crate::debugger::session::Command;
+use crate::debugger::session::{Command, Reply};
 use crate::debugger::Failure;
 use crate::tools::script::check_file;
 use crate::tools::{
-    answer, any_object, ask, in_dir, session_cwd, session_id, with_session, ArgError, Args, Tool,
+    answer, any_object, ask, in_dir, one_of, session_cwd, session_id, with_session, ArgError, Args,
+    Call, Tool,
 };
 
-pub(crate) const TOOLS: &[Tool] = &[
+pub(crate) const TOOLS: &[Tool] = &[Tool {
+    name: "debug-breakpoint",
+    title: "Breakpoints, watchpoints and exception stops",
+    description: "Sets a breakpoint at `file`:`line` (`logMessage` logs instead of stopping), \
+        a watchpoint (`data`: stop when that variable is written), removes one (`remove`: its \
+        id), or says which `exceptions` stop the program. Answers the breakpoint (`verified`, \
+        where it `resolved`); with no arguments, the list.",
+    properties: || {
+        let mut properties = with_session(breakpoint_properties());
+        properties["data"] = json!({"type": "string"});
+        properties["access"] = json!({"type": "string", "enum": ["write", "read", "readWrite"]});
+        properties["remove"] = json!({"type": "string"});
+        properties["exceptions"] = json!({"type": "string", "enum": ["none", "uncaught", "all"]});
+        properties["includeLibraries"] = json!({"type": "boolean", "description": "with all: also those libraries raise and catch"});
+        properties
+    },
+    required: &[],
+    read_only: false,
+    output: any_object,
+    run: |args, call| {
+        one_of(args, &["file", "data", "remove", "exceptions"])?;
+        if args.has("includeLibraries") && !args.has("exceptions") {
+            return Err(ArgError::new("includeLibraries", "only with `exceptions`").into());
+        }
+        if args.has("remove") {
+            answer(remove(args, call, "remove"))
+        } else if args.has("exceptions") {
+            answer(crate::tools::control::pause_on_exceptions(args, call, "exceptions"))
+        } else if args.has("file") || args.has("data") || args.has("line") {
+            answer(set(args, call))
+        } else {
+            answer(list(args, call))
+        }
+    },
+}];
+
+/// Former names, still answered: `debug-breakpoint` sets, removes and lists.
+pub(crate) const FORMER: &[Tool] = &[
     Tool {
         name: "debug-set-breakpoint",
         title: "Set a breakpoint or a watchpoint",
-        description: "Sets a breakpoint (or, with `logMessage`, a logpoint) in a running or \
-            paused session. A breakpoint in a script not loaded yet binds when it loads; \
-            `verified` and `resolved` say whether and where it is bound. With `data` instead of \
-            `file` and `line`, a watchpoint: the program stops whenever what `data` names (a \
-            variable or field of the paused frame, e.g. `total` or `order->total`) is written \
-            (`access`: `write`, or `read`, `readWrite`), and the stop says the old and new value \
-            under `watchpoints`. Watchpoints need a paused program and an adapter with data \
-            breakpoints (lldb-dap: C, C++, Rust).",
+        description: "Former name of debug-breakpoint with `file` and `line`, or `data`.",
         properties: || {
             let mut properties = with_session(breakpoint_properties());
-            properties["data"] = json!({"type": "string", "description": "A watchpoint on this variable or field of the paused top frame (instead of file and line)."});
-            properties["access"] = json!({"type": "string", "enum": ["write", "read", "readWrite"], "default": "write"});
+            properties["data"] = json!({"type": "string"});
+            properties["access"] = json!({"type": "string"});
             properties
         },
         required: &[],
         read_only: false,
         output: any_object,
-        run: |args, call| {
-            if let Some(expression) = args.optional_string("data")? {
-                for field in ["file", "line", "column", "condition", "logMessage"] {
-                    if args.has(field) {
-                        return Err(ArgError {
-                            field: field.into(),
-                            problem:
-                                "a watchpoint (`data`) takes no file, line, condition or logMessage"
-                                    .into(),
-                        }
-                        .into());
-                    }
-                }
-                let expression = expression.to_string();
-                let access =
-                    args.choice("access", &["write", "read", "readWrite"], Some("write"))?;
-                let access = access.to_string();
-                let set = |reply| Command::SetWatchpoint { expression, access, reply };
-                return answer(ask(args, call, Duration::ZERO, set));
-            }
-            if !args.has("file") || !args.has("line") {
-                let field = if args.has("file") { "line" } else { "file" };
-                return Err(ArgError {
-                    field: field.into(),
-                    problem: "give `file` and `line` for a breakpoint, or `data` for a watchpoint"
-                        .into(),
-                }
-                .into());
-            }
-            let spec = breakpoint_spec(args, session_cwd(args, call)?.as_deref())?;
-            answer(ask(args, call, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply }))
-        },
+        run: |args, call| answer(set(args, call)),
     },
     Tool {
         name: "debug-remove-breakpoint",
         title: "Remove a breakpoint",
-        description: "Removes a breakpoint by the `breakpointId` debug-set-breakpoint or \
-            debug-list-breakpoints gave.",
+        description: "Former name of debug-breakpoint with `remove`.",
         properties: || json!({"sessionId": session_id(), "breakpointId": {"type": "string"}}),
         required: &["breakpointId"],
         read_only: false,
         output: any_object,
-        run: |args, call| {
-            let id = args.string("breakpointId")?.to_string();
-            answer(ask(args, call, Duration::ZERO, |reply| Command::RemoveBreakpoint { id, reply }))
-        },
+        run: |args, call| answer(remove(args, call, "breakpointId")),
     },
     Tool {
         name: "debug-list-breakpoints",
         title: "List breakpoints",
-        description: "Every breakpoint of the session: requested and resolved locations, \
-            condition, logMessage, hit count, and why one has not bound.",
+        description: "Former name of debug-breakpoint with no arguments.",
         properties: || json!({"sessionId": session_id()}),
         required: &[],
         read_only: true,
         output: any_object,
-        run: |args, call| {
-            answer(ask(args, call, Duration::ZERO, |reply| Command::ListBreakpoints { reply }))
-        },
+        run: |args, call| answer(list(args, call)),
     },
 ];
+
+/// A breakpoint (`file`, `line`) or a watchpoint (`data`), set in the session.
+fn set(args: &Args, call: &Call) -> Reply {
+    if let Some(expression) = args.optional_string("data")? {
+        for field in ["file", "line", "column", "condition", "logMessage"] {
+            if args.has(field) {
+                return Err(ArgError {
+                    field: field.into(),
+                    problem: "a watchpoint (`data`) takes no file, line, condition or logMessage"
+                        .into(),
+                }
+                .into());
+            }
+        }
+        let expression = expression.to_string();
+        let access = args.choice("access", &["write", "read", "readWrite"], Some("write"))?;
+        let access = access.to_string();
+        let set = |reply| Command::SetWatchpoint { expression, access, reply };
+        return ask(args, call, Duration::ZERO, set);
+    }
+    if !args.has("file") || !args.has("line") {
+        let field = if args.has("file") { "line" } else { "file" };
+        return Err(ArgError {
+            field: field.into(),
+            problem: "give `file` and `line` for a breakpoint, or `data` for a watchpoint".into(),
+        }
+        .into());
+    }
+    let spec = breakpoint_spec(args, session_cwd(args, call)?.as_deref())?;
+    ask(args, call, Duration::ZERO, |reply| Command::SetBreakpoint { spec, reply })
+}
+
+/// Removes the breakpoint whose id `field` holds.
+fn remove(args: &Args, call: &Call, field: &str) -> Reply {
+    let id = args.string(field)?.to_string();
+    ask(args, call, Duration::ZERO, |reply| Command::RemoveBreakpoint { id, reply })
+}
+
+fn list(args: &Args, call: &Call) -> Reply {
+    ask(args, call, Duration::ZERO, |reply| Command::ListBreakpoints { reply })
+}
 
 /// The fields of one breakpoint.
 pub(crate) fn breakpoint_properties() -> Value {
     json!({
-        "file": {"type": "string", "description": "Absolute or relative to the server's working directory; an original source (.ts) works through source maps."},
+        "file": {"type": "string"},
         "line": {"type": "integer", "minimum": 1},
         "column": {"type": "integer", "minimum": 1},
-        "condition": {"type": "string", "description": "An expression in the program's language; stop only when truthy."},
-        "logMessage": {"type": "string", "description": "A logpoint: log this (with {expression} parts) to debug-output instead of stopping."}
+        "condition": {"type": "string"},
+        "logMessage": {"type": "string", "description": "log this ({expr} parts evaluated) instead of stopping"}
     })
 }
 

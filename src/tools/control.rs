@@ -1,6 +1,6 @@
-//! Moving the program: `debug-continue`, `debug-step`, `debug-pause`, and which exceptions
-//! stop it (`debug-pause-on-exceptions`). Every call that waits has a deadline and returns a
-//! state (`paused`, `running` or `exited`) rather than hanging.
+//! Moving the program: `debug-continue` (which steps and pauses too), and the watch
+//! expressions shown at every stop (`debug-watch`). Every call that waits has a deadline and
+//! returns a state (`paused`, `running` or `exited`) rather than hanging.
 
 use std::time::Duration;
 
@@ -10,70 +10,46 @@ use crate::debugger::model::Action;
 use crate::debugger::session::{Command, Reply};
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::{
-    answer, any_object, ask, session_cwd, session_id, timeout, timeout_arg, Args, Call, Tool,
+    answer, any_object, ask, one_of, session_cwd, session_id, timeout, timeout_arg, Args, Call,
+    Tool,
 };
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-continue",
-        title: "Continue to the next stop",
-        description: "Resumes the program and returns the next stop (breakpoint, exception, \
-            `debugger;`), or `exited` with the exit code, or `running` if `timeout` passes \
-            first. With `to`, runs to that line (a one-shot breakpoint: reason `runTo`) unless \
-            something stops it before.",
+        title: "Continue, step or pause",
+        description: "Resumes and answers the next stop, or `exited`, or `running` once \
+            `timeout` passes. `step` steps instead, `to` runs to a line, `pause: true` stops a \
+            running program.",
         properties: || {
             json!({"sessionId": session_id(), "timeout": timeout(),
-                   "to": {"type": "object", "properties": to_properties(), "required": ["file", "line"],
-                          "additionalProperties": false,
-                          "description": "Run to this line: stop there once (or at anything that stops the program first)."}})
+                   "step": {"type": "string", "enum": ["over", "into", "out"]},
+                   "to": {"type": "object", "properties": to_properties(), "required": ["file", "line"]},
+                   "pause": {"type": "boolean"}})
         },
         required: &[],
-        read_only: false,
-        output: any_object,
-        run: |args, call| answer(resume(args, call, Action::Continue)),
-    },
-    Tool {
-        name: "debug-step",
-        title: "Step over, into or out",
-        description: "Steps the paused program (`over` the current line, `into` a call, `out` \
-            of the function) and returns where it stopped.",
-        properties: || {
-            json!({"sessionId": session_id(),
-                   "kind": {"type": "string", "enum": ["over", "into", "out"]},
-                   "timeout": timeout()})
-        },
-        required: &["kind"],
         read_only: false,
         output: any_object,
         run: |args, call| {
-            let action = match args.choice("kind", &["over", "into", "out"], None)? {
-                "over" => Action::StepOver,
-                "into" => Action::StepInto,
-                _ => Action::StepOut,
-            };
-            answer(resume(args, call, action))
+            one_of(args, &["step", "to", "pause"])?;
+            if args.boolean("pause", false)? {
+                return answer(resume(args, call, Action::Pause));
+            }
+            match args.optional_string("step")? {
+                Some(_) => answer(step(args, call, "step")),
+                None => answer(resume(args, call, Action::Continue)),
+            }
         },
-    },
-    Tool {
-        name: "debug-pause",
-        title: "Pause the running program",
-        description: "Stops a running program wherever it is and returns the stop state.",
-        properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
-        required: &[],
-        read_only: false,
-        output: any_object,
-        run: |args, call| answer(resume(args, call, Action::Pause)),
     },
     Tool {
         name: "debug-watch",
         title: "Watch expressions",
-        description: "Adds or removes watch expressions: each is evaluated in the top frame at \
-            every stop and shown in the stop state's `watch` as {expression, type, value}, like \
-            a debugger's watch pane. Answers the list; with no arguments, just lists them.",
+        description: "Adds or removes expressions evaluated at every stop (the stop's `watch`); \
+            answers the list.",
         properties: || {
             json!({"sessionId": session_id(),
-                   "add": {"type": "array", "items": {"type": "string"}, "description": "Expressions to watch, in the program's language."},
-                   "remove": {"type": "array", "items": {"type": "string"}, "description": "Expressions to stop watching."}})
+                   "add": {"type": "array", "items": {"type": "string"}},
+                   "remove": {"type": "array", "items": {"type": "string"}}})
         },
         required: &[],
         read_only: false,
@@ -84,30 +60,67 @@ pub(crate) const TOOLS: &[Tool] = &[
             answer(ask(args, call, Duration::ZERO, |reply| Command::Watch { add, remove, reply }))
         },
     },
+];
+
+/// Former names, still answered: `debug-continue` with `step` or `pause`, and
+/// `debug-breakpoint` with `exceptions`.
+pub(crate) const FORMER: &[Tool] = &[
+    Tool {
+        name: "debug-step",
+        title: "Step over, into or out",
+        description: "Former name of debug-continue with `step`.",
+        properties: || {
+            json!({"sessionId": session_id(), "timeout": timeout(),
+                   "kind": {"type": "string", "enum": ["over", "into", "out"]}})
+        },
+        required: &["kind"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(step(args, call, "kind")),
+    },
+    Tool {
+        name: "debug-pause",
+        title: "Pause the running program",
+        description: "Former name of debug-continue with `pause: true`.",
+        properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(resume(args, call, Action::Pause)),
+    },
     Tool {
         name: "debug-pause-on-exceptions",
         title: "Pause on exceptions",
-        description: "Chooses which exceptions stop the program: `none`, `uncaught`, or `all` \
-            (caught too; those thrown and caught inside dependencies and the runtime's own code \
-            only with includeLibraries). The stop says the exception's class, message, stack \
-            and whether it is uncaught.",
+        description: "Former name of debug-breakpoint with `exceptions`.",
         properties: || {
             json!({"sessionId": session_id(),
                    "state": {"type": "string", "enum": ["none", "uncaught", "all"]},
-                   "includeLibraries": {"type": "boolean", "default": false,
-                       "description": "With `all`, also stop for exceptions thrown and caught inside dependencies (node_modules, installed packages) and the runtime's own code."}})
+                   "includeLibraries": {"type": "boolean"}})
         },
         required: &["state"],
         read_only: false,
         output: any_object,
-        run: |args, call| {
-            let state = args.choice("state", &["none", "uncaught", "all"], None)?.to_string();
-            let include_libraries = args.boolean("includeLibraries", false)?;
-            let set = |reply| Command::PauseOnExceptions { state, include_libraries, reply };
-            answer(ask(args, call, Duration::ZERO, set))
-        },
+        run: |args, call| answer(pause_on_exceptions(args, call, "state")),
     },
 ];
+
+/// Steps the way `field` says (`over`, `into`, `out`).
+fn step(args: &Args, call: &Call, field: &str) -> Reply {
+    let action = match args.choice(field, &["over", "into", "out"], None)? {
+        "over" => Action::StepOver,
+        "into" => Action::StepInto,
+        _ => Action::StepOut,
+    };
+    resume(args, call, action)
+}
+
+/// Which exceptions stop the program: `field`'s state, and `includeLibraries`.
+pub(crate) fn pause_on_exceptions(args: &Args, call: &Call, field: &str) -> Reply {
+    let state = args.choice(field, &["none", "uncaught", "all"], None)?.to_string();
+    let include_libraries = args.boolean("includeLibraries", false)?;
+    let set = |reply| Command::PauseOnExceptions { state, include_libraries, reply };
+    ask(args, call, Duration::ZERO, set)
+}
 
 fn to_properties() -> serde_json::Value {
     let mut properties = breakpoint_properties();

@@ -1,6 +1,6 @@
-//! Looking around a stopped program: `debug-stack`, `debug-variables`, `debug-evaluate`,
-//! `debug-set-variable`, and what it printed and loaded: `debug-output`, `debug-scripts`,
-//! `debug-source`.
+//! Looking around a stopped program: `debug-stack` (and its threads), `debug-variables`,
+//! `debug-evaluate` (which sets variables too), and what it printed and loaded:
+//! `debug-output`, `debug-source`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,65 +10,39 @@ use serde_json::{json, Value};
 use crate::debugger::model::{VariablesQuery, VALUE_PREVIEW};
 use crate::debugger::session::{Command, Reply};
 use crate::debugger::{Code, Failure};
-use crate::tools::{answer, any_object, ask, session_id, Args, Call, Tool};
+use crate::tools::{answer, any_object, ask, session_id, ArgError, Args, Call, Tool};
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-stack",
-        title: "Call stack",
-        description: "The paused program's call stack, top first, in original source \
-            coordinates.",
+        title: "Call stack and threads",
+        description: "The stopped thread's call stack, top first, in the source's own lines, \
+            and the program's `threads` when it has several; `thread` switches to another \
+            thread's stop, which the other tools then inspect and step.",
         properties: || {
             json!({"sessionId": session_id(),
-                   "maxFrames": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
-                   "includeAsync": {"type": "boolean", "default": true, "description": "Also the awaiting callers (frames marked `async`; Node)."}})
-        },
-        required: &[],
-        read_only: true,
-        output: any_object,
-        run: |args, call| {
-            let max_frames = args.integer("maxFrames", 1, 200, Some(20))? as usize;
-            let include_async = args.boolean("includeAsync", true)?;
-            let stack = |reply| Command::Stack { max_frames, include_async, reply };
-            answer(ask(args, call, Duration::ZERO, stack))
-        },
-    },
-    Tool {
-        name: "debug-threads",
-        title: "Threads",
-        description: "The program's threads, in every process debugged, and which one the stop \
-            is in (`current`): the program's own (Node: `main`; Python: its thread ids), each \
-            child process's (`pid`, or `pid/id`) and worker's (`pid/n`); `, paused` marks one \
-            that stopped and waits its turn. With `select`, the stop as seen from that thread: \
-            its location, locals, and the frames debug-stack, debug-variables, debug-evaluate \
-            and debug-step then use.",
-        properties: || {
-            json!({"sessionId": session_id(),
-                   "select": {"type": "string", "description": "A thread's `id` from the list: inspect and step that thread."}})
+                   "maxFrames": {"type": "integer", "minimum": 1, "maximum": 200},
+                   "includeAsync": {"type": "boolean", "description": "awaiting callers too (default true)"},
+                   "thread": {"type": "string"}})
         },
         required: &[],
         read_only: false,
         output: any_object,
-        run: |args, call| {
-            let select = args.optional_string("select")?.map(String::from);
-            answer(ask(args, call, Duration::ZERO, |reply| Command::Threads { select, reply }))
-        },
+        run: |args, call| answer(stack(args, call)),
     },
     Tool {
         name: "debug-variables",
         title: "Variables of a paused frame",
-        description: "Lists the variables of a scope of a paused frame as {name, type, value, \
-            expandable}, compact and capped; `path` (e.g. `order.items[2]`) lists the members \
-            of that value instead, to open what was cut.",
+        description: "A paused frame's variables as {name, type, value, expandable}, values cut \
+            short; `path` (`order.items[2]`) lists that value's members, to open what was cut.",
         properties: || {
             json!({"sessionId": session_id(),
-                   "frame": {"type": "integer", "minimum": 0, "default": 0},
-                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "registers", "all"], "default": "local", "description": "`registers`: a native frame's CPU registers (lldb-dap, gdb)."},
-                   "path": {"type": "string", "description": "An expression whose members to list, e.g. `order.items[2]`; a Map's or Set's entries are `[0]`, `[1]`... (open one with `[...m][3]` or `m.get(key)`)."},
-                   "start": {"type": "integer", "minimum": 0, "default": 0, "description": "The first member to list, to page through a long one."},
-                   "maxChars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "default": VARIABLE_CHARS,
-                                "description": "Characters of each value's preview at most; a cut one ends in `… [truncated]`."},
-                   "maxItems": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}})
+                   "frame": {"type": "integer", "minimum": 0},
+                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global", "registers", "all"]},
+                   "path": {"type": "string"},
+                   "start": {"type": "integer", "minimum": 0, "description": "first member, to page"},
+                   "maxChars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS},
+                   "maxItems": {"type": "integer", "minimum": 1, "maximum": 1000}})
         },
         required: &[],
         read_only: true,
@@ -77,64 +51,39 @@ pub(crate) const TOOLS: &[Tool] = &[
     },
     Tool {
         name: "debug-evaluate",
-        title: "Evaluate an expression",
-        description: "Evaluates an expression in the program's language in a paused frame \
-            (locals and closures visible; `frame` 0 is the top) or, while a Node program runs, \
-            in the global scope. Returns {type, value} as debug-script does; a thrown error \
-            gives type `error`.",
+        title: "Evaluate an expression, or set a variable",
+        description: "Evaluates `expression` in a paused frame (locals visible; `frame` 0 is the \
+            top) and answers {type, value}, type `error` when it throws. With `set`, assigns \
+            its value to that variable.",
         properties: || {
             json!({"sessionId": session_id(),
                    "expression": {"type": "string"},
-                   "frame": {"type": "integer", "minimum": 0, "default": 0},
-                   "maxChars": max_chars_schema()})
+                   "frame": {"type": "integer", "minimum": 0},
+                   "set": {"type": "string", "description": "a variable's name"},
+                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "description": "with set"},
+                   "maxChars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS}})
         },
         required: &["expression"],
         read_only: false,
         output: any_object,
-        run: |args, call| {
-            let expression = args.string("expression")?.to_string();
-            let frame = args.integer("frame", 0, 10_000, Some(0))? as usize;
-            let max_chars = args.integer("maxChars", 1, MAX_MAX_CHARS, Some(MAX_CHARS))? as usize;
-            let evaluate = |reply| Command::Evaluate { expression, frame, max_chars, reply };
-            answer(ask(args, call, Duration::ZERO, evaluate))
-        },
-    },
-    Tool {
-        name: "debug-set-variable",
-        title: "Change a variable",
-        description: "Sets a variable of a paused frame to the value of an expression in the \
-            program's language and returns its new {type, value}.",
-        properties: || {
-            json!({"sessionId": session_id(),
-                   "name": {"type": "string"},
-                   "value": {"type": "string", "description": "An expression in the program's language, e.g. `42`, `{a: 1}` or `{'a': 1}`."},
-                   "frame": {"type": "integer", "minimum": 0, "default": 0},
-                   "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "default": "local"},
-                   "maxChars": max_chars_schema()})
-        },
-        required: &["name", "value"],
-        read_only: false,
-        output: any_object,
-        run: |args, call| {
-            let name = args.string("name")?.to_string();
-            let value = args.string("value")?.to_string();
-            let frame = args.integer("frame", 0, 10_000, Some(0))? as usize;
-            let scopes = ["local", "closure", "module", "global"];
-            let scope = args.choice("scope", &scopes, Some("local"))?.to_string();
-            let max_chars = args.integer("maxChars", 1, MAX_MAX_CHARS, Some(MAX_CHARS))? as usize;
-            let set = |reply| Command::SetVariable { name, value, frame, scope, max_chars, reply };
-            answer(ask(args, call, Duration::ZERO, set))
+        run: |args, call| match args.has("set") {
+            true => answer(set_variable(args, call, "set", "expression")),
+            false => {
+                if args.has("scope") {
+                    return Err(ArgError::new("scope", "only with `set`").into());
+                }
+                answer(evaluate(args, call))
+            }
         },
     },
     Tool {
         name: "debug-output",
         title: "Program output",
-        description: "The program's stdout and stderr, console messages and logpoint messages \
-            since `since` (the `cursor` of the previous answer; omit it for everything kept).",
+        description: "The program's stdout, stderr, console and logpoint messages since \
+            `since` (the last answer's `cursor`).",
         properties: || {
             json!({"sessionId": session_id(), "since": {"type": "string"},
-                   "stripAnsi": {"type": "boolean", "default": true,
-                                 "description": "Leave out terminal colour codes; false gives the output as written."}})
+                   "stripAnsi": {"type": "boolean", "description": "default true"}})
         },
         required: &[],
         read_only: true,
@@ -147,38 +96,136 @@ pub(crate) const TOOLS: &[Tool] = &[
         },
     },
     Tool {
-        name: "debug-scripts",
-        title: "Loaded scripts",
-        description: "The scripts the program has loaded, with their source maps and the \
-            original sources those list (Node's own `node:` scripts and Deno's `ext:` ones only with \
-            includeInternal).",
-        properties: || json!({"sessionId": session_id(), "includeInternal": {"type": "boolean", "default": false}}),
-        required: &[],
-        read_only: true,
-        output: any_object,
-        run: |args, call| {
-            let include_internal = args.boolean("includeInternal", false)?;
-            let scripts = |reply| Command::Scripts { include_internal, reply };
-            answer(ask(args, call, Duration::ZERO, scripts))
-        },
-    },
-    Tool {
         name: "debug-source",
-        title: "Show source lines",
-        description: "Lines of a file with their numbers: `context` lines around `line`, or the \
-            start of the file. Works for files on disk (original sources included) and for \
-            scripts the program compiled in memory.",
+        title: "Source lines and loaded scripts",
+        description: "Numbered lines of `file` around `line` (sources through their maps, code \
+            compiled in memory); without `file`, the scripts the program loaded.",
         properties: || {
             json!({"sessionId": session_id(), "file": {"type": "string"},
                    "line": {"type": "integer", "minimum": 1},
-                   "context": {"type": "integer", "minimum": 0, "maximum": 200, "default": 5}})
+                   "context": {"type": "integer", "minimum": 0, "maximum": 200},
+                   "includeInternal": {"type": "boolean", "description": "without file: the runtime's own scripts too"}})
         },
-        required: &["file"],
+        required: &[],
         read_only: true,
         output: any_object,
-        run: |args, call| answer(source(args, call)),
+        run: |args, call| match args.has("file") {
+            true => {
+                if args.has("includeInternal") {
+                    return Err(ArgError::new("includeInternal", "only without `file`").into());
+                }
+                answer(source(args, call))
+            }
+            false => {
+                for field in ["line", "context"] {
+                    if args.has(field) {
+                        return Err(ArgError::new(field, "only with `file`").into());
+                    }
+                }
+                answer(scripts(args, call))
+            }
+        },
     },
 ];
+
+/// Former names, still answered: `debug-stack` with `thread`, `debug-evaluate` with `set`,
+/// `debug-source` without `file`.
+pub(crate) const FORMER: &[Tool] = &[
+    Tool {
+        name: "debug-threads",
+        title: "Threads",
+        description: "Former name of debug-stack with `thread`.",
+        properties: || json!({"sessionId": session_id(), "select": {"type": "string"}}),
+        required: &[],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(select_thread(args, call, "select")),
+    },
+    Tool {
+        name: "debug-set-variable",
+        title: "Change a variable",
+        description: "Former name of debug-evaluate with `set`.",
+        properties: || {
+            json!({"sessionId": session_id(), "name": {"type": "string"},
+                   "value": {"type": "string"}, "frame": {"type": "integer"},
+                   "scope": {"type": "string"}, "maxChars": {"type": "integer"}})
+        },
+        required: &["name", "value"],
+        read_only: false,
+        output: any_object,
+        run: |args, call| answer(set_variable(args, call, "name", "value")),
+    },
+    Tool {
+        name: "debug-scripts",
+        title: "Loaded scripts",
+        description: "Former name of debug-source without `file`.",
+        properties: || json!({"sessionId": session_id(), "includeInternal": {"type": "boolean"}}),
+        required: &[],
+        read_only: true,
+        output: any_object,
+        run: |args, call| answer(scripts(args, call)),
+    },
+];
+
+/// The stack of the stop shown (after switching to `thread`'s), with the threads when the
+/// program has several.
+fn stack(args: &Args, call: &Call) -> Reply {
+    let max_frames = args.integer("maxFrames", 1, 200, Some(20))? as usize;
+    let include_async = args.boolean("includeAsync", true)?;
+    if args.has("thread") {
+        select_thread(args, call, "thread")?;
+    }
+    let mut stack = ask(args, call, Duration::ZERO, |reply| Command::Stack {
+        max_frames,
+        include_async,
+        reply,
+    })?;
+    let threads =
+        ask(args, call, Duration::ZERO, |reply| Command::Threads { select: None, reply })?;
+    if threads["threads"].as_array().is_some_and(|threads| threads.len() > 1) {
+        stack["threads"] = threads["threads"].clone();
+    }
+    Ok(stack)
+}
+
+/// The threads, and with the thread `field` names, the stop as seen from it (a thread that
+/// does not exist is `field`'s fault).
+fn select_thread(args: &Args, call: &Call, field: &str) -> Reply {
+    let select = args.optional_string(field)?.map(String::from);
+    ask(args, call, Duration::ZERO, |reply| Command::Threads { select, reply }).map_err(|failure| {
+        match failure {
+            Failure::Error { code: Code::InvalidArguments, .. } => {
+                failure.or_with("field", field.into())
+            }
+            other => other,
+        }
+    })
+}
+
+fn evaluate(args: &Args, call: &Call) -> Reply {
+    let expression = args.string("expression")?.to_string();
+    let frame = args.integer("frame", 0, 10_000, Some(0))? as usize;
+    let max_chars = args.integer("maxChars", 1, MAX_MAX_CHARS, Some(MAX_CHARS))? as usize;
+    let evaluate = |reply| Command::Evaluate { expression, frame, max_chars, reply };
+    ask(args, call, Duration::ZERO, evaluate)
+}
+
+/// Sets the variable `name_field` names to the value of the expression `value_field` holds.
+fn set_variable(args: &Args, call: &Call, name_field: &str, value_field: &str) -> Reply {
+    let name = args.string(name_field)?.to_string();
+    let value = args.string(value_field)?.to_string();
+    let frame = args.integer("frame", 0, 10_000, Some(0))? as usize;
+    let scopes = ["local", "closure", "module", "global"];
+    let scope = args.choice("scope", &scopes, Some("local"))?.to_string();
+    let max_chars = args.integer("maxChars", 1, MAX_MAX_CHARS, Some(MAX_CHARS))? as usize;
+    let set = |reply| Command::SetVariable { name, value, frame, scope, max_chars, reply };
+    ask(args, call, Duration::ZERO, set)
+}
+
+fn scripts(args: &Args, call: &Call) -> Reply {
+    let include_internal = args.boolean("includeInternal", false)?;
+    ask(args, call, Duration::ZERO, |reply| Command::Scripts { include_internal, reply })
+}
 
 /// Characters of a value's JSON in an answer, unless `maxChars` says otherwise: enough to
 /// read, small enough for a context window.
@@ -187,11 +234,6 @@ const MAX_MAX_CHARS: u64 = 1_000_000;
 /// Characters of each value `debug-variables` lists, unless `maxChars` says otherwise: a list
 /// stays short.
 const VARIABLE_CHARS: u64 = VALUE_PREVIEW as u64;
-
-fn max_chars_schema() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "default": MAX_CHARS,
-           "description": "Characters of the value's JSON at most; a cut value says `truncated` and how to see more."})
-}
 
 fn variables(args: &Args, call: &Call) -> Reply {
     let scopes = ["local", "closure", "module", "global", "registers", "all"];

@@ -1,5 +1,5 @@
-//! Starting and ending sessions: `debug-launch`, `debug-attach`, `debug-sessions`,
-//! `debug-stop`. Each session is a thread running the session actor (`debugger/session.rs`)
+//! Starting and ending sessions: `debug-launch` (which attaches too), `debug-restart`,
+//! `debug-sessions`, `debug-stop`. Each session is a thread running the session actor (`debugger/session.rs`)
 //! over a runtime's backend; the registry is `sessions.rs`.
 
 use std::path::PathBuf;
@@ -18,97 +18,52 @@ use crate::node::Node;
 use crate::python::Debugpy;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::page::{self, Page};
-use crate::tools::script::{self, MAX_TIMEOUT_MS};
+use crate::tools::script;
 use crate::tools::{
-    answer, any_object, ask, ask_session, command_arg, cwd_arg, in_dir, open_session,
+    answer, any_object, ask, ask_session, command_arg, cwd_arg, extend, in_dir, open_session,
     run_properties, session_id, timeout, timeout_arg, ArgError, Args, Call, Tool, ToolResult,
 };
 
 pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-launch",
-        title: "Launch a program under the debugger",
-        description: "Starts a Node.js or Python command under the debugger, sets `breakpoints` \
-            (original source files and lines work through source maps), and returns the first \
-            stop: where it stopped, the source around it and the local variables. Every \
-            process the program starts (and every Node worker thread) is debugged too: a stop \
-            says which (`process`). Returns `sessionId` for the other debug-* tools. If nothing \
-            stops it within `timeout`, the state is `running`. C, C++, Rust and Go programs \
-            run under their debug adapters (lldb-dap, Delve). With `core` (a core file) and \
-            `program` (the executable that dumped it) instead of `command`: the crash's stop, \
-            its stack, frames and variables (lldb-dap). With `url` instead of `command`: a web \
-            page in headless Chromium (`browser`), its scripts debugged; its console and \
-            uncaught errors are in debug-output, debug-restart reloads it.",
+        title: "Start a debug session",
+        description: "Starts a session and answers its first stop (where, why, the source \
+            around it, the locals) with a `sessionId`, or state `running` if nothing stopped it \
+            within `timeout`. Runs `command`, opens `url` (a web page), or reads `core` with \
+            its `program`; attaches instead to `pid`, to `port` (node/deno --inspect, debugpy \
+            --listen, a browser's debugging port; `target` picks its page) or to an inspector's \
+            ws:// `url`, which it never kills.",
         properties: || {
-            let mut properties = json!({
-                "command": {"type": "string", "description": "e.g. `node app.js`, `python3 app.py`, `./a.out 5`, `go run .`; no inspector flag needed."},
-                "core": {"type": "string", "description": "A core file to read instead of running `command` (with `program`)."},
-                "program": {"type": "string", "description": "With `core`: the executable that dumped it."},
+            let properties = json!({
+                "command": {"type": "string"},
                 "breakpoints": breakpoints_schema(),
-                "stopOnEntry": {"type": "boolean", "default": false},
                 "pauseOnExceptions": pause_on_exceptions_schema(),
+                "stopOnEntry": {"type": "boolean"},
+                "timeout": timeout(),
+                "core": {"type": "string"},
+                "program": {"type": "string"},
+                "pid": {"type": "integer", "minimum": 1},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                "host": {"type": "string"},
+                "target": {"type": "string"},
                 "language": script::language_schema(),
-                "timeout": timeout()
             });
-            if let (Some(all), Some(run)) =
-                (properties.as_object_mut(), run_properties(true).as_object())
-            {
-                all.extend(run.clone());
-            }
-            if let (Some(all), Some(page)) =
-                (properties.as_object_mut(), page::properties(false).as_object())
-            {
-                all.extend(page.clone());
-            }
-            properties
+            extend(extend(properties, run_properties(true)), page::properties(false))
         },
         required: &[],
         read_only: false,
         output: any_object,
-        run: |args, call| answer(launch(args, call)),
-    },
-    Tool {
-        name: "debug-attach",
-        title: "Attach to a running process",
-        description: "Attaches to a program that is already running. Node and Deno: by \
-            inspector WebSocket `url`, by inspector `port` (started with --inspect), or (Node) \
-            by `pid` (its inspector is opened with SIGUSR1, on port 9229). A browser started \
-            with --remote-debugging-port: by `port`, one of its pages picked by `target` (part \
-            of its URL or title); the browser is never closed. Python: by the `port` of `python \
-            -m debugpy --listen PORT app.py`. C, C++, Rust and Go: by `pid` (lldb-dap, Delve; \
-            ptrace rights needed). What listens on `port` is found out unless \
-            `language` says. Only this machine unless the host is in DEBUG_MCP_ALLOWED_HOSTS. \
-            `breakpoints` are set before the program goes on (one started with --inspect-brk or \
-            debugpy's --wait-for-client waits for that), and the answer is the first stop, as \
-            for debug-launch. debug-stop detaches; the process is never killed.",
-        properties: || {
-            json!({"url": {"type": "string", "description": "ws://127.0.0.1:9229/<id>"},
-                   "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                   "pid": {"type": "integer", "minimum": 1, "description": "A Node process (through SIGUSR1) or a native one (C, C++, Rust, Go), told apart by its executable."},
-                   "host": {"type": "string", "default": "127.0.0.1"},
-                   "target": {"type": "string", "description": "A browser's page to debug: part of its URL or title (needed when the browser has several pages)."},
-                   "webRoot": page::properties(false)["webRoot"],
-                   "language": {"type": "string", "enum": ["node", "python", "c", "cpp", "rust", "zig", "go", "lldb", "gdb"],
-                                "description": "Which debugger listens on `port` (Node's inspector or debugpy); by default debug-mcp asks it. With `pid`: `go` attaches Delve, another native language lldb-dap; by default told by the executable."},
-                   "breakpoints": breakpoints_schema(),
-                   "cwd": run_properties(false)["cwd"],
-                   "pauseOnExceptions": pause_on_exceptions_schema(),
-                   "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
-                               "description": "Milliseconds the answer waits for a stop; by default 30000 with `breakpoints`, else it answers at once."}})
+        run: |args, call| match attaching(args)? {
+            true => answer(attach(args, call)),
+            false => answer(launch(args, call)),
         },
-        required: &[],
-        read_only: false,
-        output: any_object,
-        run: |args, call| answer(attach(args, call)),
     },
     Tool {
         name: "debug-restart",
         title: "Restart the program",
-        description: "The edit-rerun loop in one call: ends the session's program and starts \
-            the same command again, with the same breakpoints (placed again in the files as \
-            they are now, so edits count) and watch expressions, and answers the first stop as \
-            debug-launch does. Hit counts, console messages and output start afresh. Only for \
-            a program debug-launch started.",
+        description: "Runs the session's program again (after an edit) with the same \
+            breakpoints and watches; answers the first stop.",
         properties: || json!({"sessionId": session_id(), "timeout": timeout()}),
         required: &[],
         read_only: false,
@@ -121,7 +76,7 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-sessions",
         title: "List debug sessions",
-        description: "Every open session with its state and the processes it debugs.",
+        description: "The open sessions: state, command, processes.",
         properties: || json!({}),
         required: &[],
         read_only: true,
@@ -131,9 +86,7 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-stop",
         title: "End a debug session",
-        description: "Ends the session: kills a program it launched (with its process group and \
-            anything it started), detaches from one it attached to (which runs on), and forgets \
-            the session.",
+        description: "Ends a session: kills what it launched, detaches from what it attached to.",
         properties: || json!({"sessionId": session_id()}),
         required: &[],
         read_only: false,
@@ -142,13 +95,50 @@ pub(crate) const TOOLS: &[Tool] = &[
     },
 ];
 
+/// Former names, still answered: `debug-attach` is `debug-launch` with `pid`, `port` or a
+/// ws:// `url`.
+pub(crate) const FORMER: &[Tool] = &[Tool {
+    name: "debug-attach",
+    title: "Attach to a running process",
+    description: "Former name of debug-launch with `pid`, `port` or a ws:// `url`.",
+    properties: || {
+        json!({"url": {"type": "string"}, "port": {"type": "integer"}, "pid": {"type": "integer"},
+               "host": {"type": "string"}, "target": {"type": "string"},
+               "webRoot": {"type": "string"}, "language": {"type": "string"},
+               "breakpoints": breakpoints_schema(), "cwd": {"type": "string"},
+               "pauseOnExceptions": pause_on_exceptions_schema(), "timeout": timeout()})
+    },
+    required: &[],
+    read_only: false,
+    output: any_object,
+    run: |args, call| answer(attach(args, call)),
+}];
+
+/// Whether a `debug-launch` call attaches (`pid`, `port`, or an inspector's ws:// `url`)
+/// rather than starting a program; the fields of the other way are refused.
+fn attaching(args: &Args) -> Result<bool, ArgError> {
+    let ws = args.optional_string("url")?.is_some_and(|url| url.starts_with("ws://"));
+    let attaching = ws || args.has("pid") || args.has("port");
+    let (refused, why) = match attaching {
+        true => (
+            &["command", "core", "program", "stopOnEntry", "env", "stdin", "browser"][..],
+            "a program attached to runs as it was started: leave out",
+        ),
+        false => (&["host", "target"][..], "only to attach (with `port`):"),
+    };
+    match refused.iter().find(|field| args.has(field)) {
+        Some(field) => Err(ArgError::new(field, format!("{why} `{field}`"))),
+        None => Ok(attaching),
+    }
+}
+
 fn breakpoints_schema() -> Value {
     json!({"type": "array", "items": {"type": "object", "properties": breakpoint_properties(),
-           "required": ["file", "line"], "additionalProperties": false}})
+           "required": ["file", "line"]}})
 }
 
 pub(crate) fn pause_on_exceptions_schema() -> Value {
-    json!({"type": "string", "enum": ["none", "uncaught", "all"], "default": "none"})
+    json!({"type": "string", "enum": ["none", "uncaught", "all"]})
 }
 
 fn breakpoints_arg(

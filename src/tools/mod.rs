@@ -80,15 +80,22 @@ impl Tool {
 }
 
 /// Every tool, in the order `tools/list` shows them.
-fn all() -> impl Iterator<Item = &'static Tool> {
-    [script::TOOLS, launch::TOOLS, breakpoints::TOOLS, control::TOOLS, inspect::TOOLS]
+fn listed() -> impl Iterator<Item = &'static Tool> {
+    [script::TOOLS, launch::TOOLS, control::TOOLS, breakpoints::TOOLS, inspect::TOOLS]
         .into_iter()
         .flatten()
 }
 
+/// Every tool a call may name: those listed, and the former names of what a listed tool now
+/// does too (`debug-step` is `debug-continue` with `step`), which still answer as they did.
+fn all() -> impl Iterator<Item = &'static Tool> {
+    let former = [launch::FORMER, control::FORMER, breakpoints::FORMER, inspect::FORMER];
+    listed().chain(former.into_iter().flatten())
+}
+
 /// Every tool, as `tools/list` shows it.
 pub(crate) fn list() -> Vec<Value> {
-    all().map(Tool::declaration).collect()
+    listed().map(Tool::declaration).collect()
 }
 
 /// Whether `name` is a tool (an unknown name is a protocol error, not a tool result).
@@ -168,12 +175,11 @@ fn open_session(
 }
 
 fn session_id() -> Value {
-    json!({"type": "string", "description": "The session (from debug-launch); may be omitted when exactly one is open."})
+    json!({"type": "string"})
 }
 
 fn timeout() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS,
-           "description": "Milliseconds to wait for the program to stop; then the state is `running` (not an error)."})
+    json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "ms (30000)"})
 }
 
 fn timeout_arg(args: &Args) -> Result<Duration, Failure> {
@@ -192,13 +198,32 @@ fn any_object() -> Value {
 /// The schema of `cwd`, `env` and `stdin`: where and how a program runs.
 fn run_properties(stdin: bool) -> Value {
     let mut properties = json!({
-        "cwd": {"type": "string", "description": "The program's working directory (relative paths, in the command and in breakpoints, resolve against it); by default the server's."},
-        "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment variables to set for the program, e.g. {\"DEBUG\": \"1\"}."}
+        "cwd": {"type": "string", "description": "relative paths resolve here"},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}}
     });
     if stdin {
-        properties["stdin"] = json!({"type": "string", "description": "Text the program reads on stdin (by default it reads end of file at once)."});
+        properties["stdin"] = json!({"type": "string"});
     }
     properties
+}
+
+/// Adds `more` (an object's properties) to `properties`.
+fn extend(mut properties: Value, more: Value) -> Value {
+    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), more) {
+        all.extend(more);
+    }
+    properties
+}
+
+/// Fails unless at most one of `fields` is given: the ways a merged tool is called.
+fn one_of(args: &Args, fields: &[&str]) -> Result<(), ArgError> {
+    let given: Vec<&str> = fields.iter().copied().filter(|f| args.has(f)).collect();
+    match given.as_slice() {
+        [_, second, ..] => {
+            Err(ArgError::new(second, format!("give one of {}, not several", fields.join(", "))))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `cwd`: a directory that exists, made absolute.

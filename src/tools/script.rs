@@ -17,7 +17,9 @@ use crate::native::Native;
 use crate::python::Debugpy;
 use crate::shell::CommandLine;
 use crate::tools::page::{self, Page};
-use crate::tools::{command_arg, in_dir, run_properties, ArgError, Args, Call, Tool, ToolResult};
+use crate::tools::{
+    command_arg, extend, in_dir, run_properties, ArgError, Args, Call, Tool, ToolResult,
+};
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -59,26 +61,17 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "description": "Which debugger: `node`, `deno`, `python`, `c`, `cpp`, `rust`, `zig` (lldb-dap), `go` (Delve), `gdb`, or the name of an adapter in debug-mcp.json. By default guessed from the command and breakpoint files: Python for python, python3, a venv's bin/python or a script whose #! line names Python, or a `.py` breakpoint; Go for `go run`/`go test`, a Go binary or a `.go` breakpoint; lldb-dap for another built program (ELF) or a C, C++, Rust or Zig breakpoint; an adapter of debug-mcp.json whose `match` fits; Deno for `deno`; else Node."})
+    json!({"type": "string", "description": "node, deno, python, c, cpp, rust, zig, go, gdb, or an adapter of debug-mcp.json; guessed from the command"})
 }
 
 pub(crate) const TOOLS: &[Tool] = &[Tool {
     name: "debug-script",
     title: "Debug a script: evaluate an expression at a breakpoint",
-    description: "Runs a Node.js or Python command under the debugger, evaluates `expression` \
-        in the frame every time `breakpoint` is hit (locals and closures are visible), and \
-        returns every value in hit order with its type, plus the exit code and the tail of \
-        stdout/stderr. The program is never left stopped: it runs to its end (or is killed at \
-        `timeout`). Use it to answer questions like 'what is order.total each time line 42 \
-        runs?'. No inspector flag is needed in `command` (a free port is chosen). If \
-        `resolvedLine` differs from the line you asked for, the debugger moved the breakpoint \
-        to the nearest line with code. An expression that throws yields {type: 'error', value: \
-        message} for that hit. Every Node process the command starts (forks, spawns, npm scripts, \
-        test runners' workers) and every worker thread is debugged too: each hit says its \
-        `pid` (and `thread` for a worker), and `processes` lists the processes debugged. \
-        What could not be followed is listed in `undebugged`. With `url` instead of \
-        `command`: a web page, opened in headless Chromium; the run ends at its `until` \
-        (load by default), console messages are its output.",
+    description: "Runs a program once under the debugger, to its end, and answers the value of \
+        `expression` at every hit of `breakpoint`, in order and typed, with the exit code and \
+        output; it never stays stopped. Give the command as you would run it (`pytest -q`, \
+        `npm test`, `go test -run TestX .`, `cargo test`, `./a.out`): every process it starts \
+        is followed. If `resolvedLine` differs from `line`, the breakpoint moved to code.",
     properties,
     required: &["breakpoint", "expression"],
     read_only: false,
@@ -88,36 +81,27 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
 
 fn breakpoint_properties() -> Value {
     json!({
-        "file": {"type": "string", "description": "Script path, absolute or relative to the server's working directory."},
-        "line": {"type": "integer", "minimum": 1, "description": "1-based line number."},
-        "condition": {"type": "string", "description": "Optional expression in the program's language (JavaScript or Python); only hits where it is truthy count."}
+        "file": {"type": "string"},
+        "line": {"type": "integer", "minimum": 1},
+        "condition": {"type": "string"}
     })
 }
 
 fn properties() -> Value {
-    let mut properties = json!({
-        "command": {"type": "string", "description": "Command line to run, e.g. `node app.js --flag` or `python3 app.py`. Split with POSIX shell quoting and run without a shell; leading NAME=value words set environment variables. Required unless `url` names a page."},
+    let properties = json!({
+        "command": {"type": "string"},
         "breakpoint": {
             "type": "object",
             "properties": breakpoint_properties(),
-            "required": ["file", "line"],
-            "additionalProperties": false
+            "required": ["file", "line"]
         },
-        "expression": {"type": "string", "description": "Expression in the program's language (JavaScript or Python) evaluated in the frame at each hit."},
-        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_TIMEOUT_MS, "description": "Milliseconds for the whole run; the program is killed after it."},
-        "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS, "default": DEFAULT_MAX_HITS, "description": "Stop collecting after this many hits; the program then runs to its end."},
-        "includeStack": {"type": "boolean", "default": false, "description": "Also return the top stack frames of each hit (slower: each hit pauses)."},
+        "expression": {"type": "string"},
+        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "ms (30000); the program is killed then"},
+        "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS},
+        "includeStack": {"type": "boolean"},
         "language": language_schema()
     });
-    if let (Some(all), Some(run)) = (properties.as_object_mut(), run_properties(true).as_object()) {
-        all.extend(run.clone());
-    }
-    if let (Some(all), Some(page)) =
-        (properties.as_object_mut(), page::properties(true).as_object())
-    {
-        all.extend(page.clone());
-    }
-    properties
+    extend(extend(properties, run_properties(true)), page::properties(true))
 }
 
 fn output() -> Value {

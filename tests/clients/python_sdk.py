@@ -96,7 +96,7 @@ async def main():
                 steps += [
                     ("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": 5}]}, "paused"),
                     ("debug-evaluate", {"expression": "total"}, None),
-                    ("debug-step", {"kind": "over"}, "paused"),
+                    ("debug-continue", {"step": "over"}, "paused"),
                     ("debug-stack", {}, None),
                     ("debug-variables", {}, None),
                     ("debug-sessions", {}, None),
@@ -121,12 +121,12 @@ async def main():
             try:
                 attach = {"port": port, "breakpoints": [{"file": "fixtures/py/loop.py", "line": 5}]}
                 for _ in range(200):  # until debugpy listens
-                    result = await asyncio.wait_for(session.call_tool("debug-attach", attach), 60)
+                    result = await asyncio.wait_for(session.call_tool("debug-launch", attach), 60)
                     if (result.structured_content or {}).get("code") != "no_inspector":
                         break
                     await asyncio.sleep(0.05)
-                jsonschema.validate(result.structured_content, schemas["debug-attach"])
-                check(result.structured_content.get("state") == "paused", f"debug-attach: {result.structured_content}")
+                jsonschema.validate(result.structured_content, schemas["debug-launch"])
+                check(result.structured_content.get("state") == "paused", f"attached: {result.structured_content}")
                 for name, arguments in [("debug-evaluate", {"expression": "total"}), ("debug-stop", {})]:
                     result = await asyncio.wait_for(session.call_tool(name, arguments), 60)
                     jsonschema.validate(result.structured_content, schemas[name])

@@ -297,16 +297,16 @@ fn a_page_session_steps_evaluates_stops_on_errors_and_reloads() {
     assert_eq!(value, json!({"type": "string", "value": "Cart"}));
     let stack = tool(&mut server, "debug-stack", json!({}));
     assert_eq!(stack["frames"][1]["line"], 10, "the loop calling it: {stack}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 4, "{state}");
     assert_eq!(local(&state, "line")["value"], 3, "{state}");
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "line", "value": "100"}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "line", "expression": "100"}));
     assert_eq!(set["value"], 100, "{set}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "(anonymous)", "{state}");
     assert_eq!(state["location"]["line"], 9, "back in the loop: {state}");
 
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(
         (&state["state"], &state["reason"]),
@@ -338,7 +338,7 @@ fn a_page_session_steps_evaluates_stops_on_errors_and_reloads() {
     assert!(text.starts_with("Uncaught Error: checkout failed\n    at http://"), "{output}");
 
     // debug-restart opens the page afresh, with the breakpoints.
-    let set = tool(&mut server, "debug-set-breakpoint", json!({"file": file, "line": 4}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"file": file, "line": 4}));
     assert_eq!(set["verified"], true, "{set}");
     let state = tool(&mut server, "debug-restart", json!({}));
     assert_eq!(
@@ -372,7 +372,7 @@ fn a_running_browser_is_attached_by_port_and_left_open() {
     eventually(Duration::from_secs(20), "the browser lists its page", || {
         attached = tool(
             &mut server,
-            "debug-attach",
+            "debug-launch",
             json!({"port": port, "target": "Cart",
             "cwd": fixture("web"), "breakpoints": [{"file": "static/cart.js", "line": 4}],
             "timeout": 1}),

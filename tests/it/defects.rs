@@ -215,7 +215,7 @@ fn breakpoints_set_mid_session_bind_in_files_tsx_already_loaded() {
     paused_at(&state, "tsx-app/src/main.ts", 9);
     let set = tool(
         &mut server,
-        "debug-set-breakpoint",
+        "debug-breakpoint",
         json!({"file": fixture("tsx-app/src/describe.ts"), "line": 8}),
     );
     assert_eq!(set["verified"], true, "{set}");

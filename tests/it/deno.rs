@@ -83,15 +83,15 @@ fn a_deno_session_from_breakpoint_to_exit() {
         members["variables"].as_array().unwrap().iter().map(|v| &v["name"]).collect();
     assert_eq!(names, vec!["id", "total", "customer"], "{members}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert_eq!(state["location"]["function"], "discount", "{state}");
     assert_eq!(state["location"]["file"], fixture("deno/pricing.ts"), "{state}");
     assert_eq!(state["location"]["line"], 5, "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 6, "{state}");
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "rate", "value": "0.5"}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "rate", "expression": "0.5"}));
     assert_eq!(set["value"], 0.5, "{set}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "add", "{state}");
     let stack = tool(&mut server, "debug-stack", json!({}));
     let functions: Vec<&Value> =
@@ -99,7 +99,7 @@ fn a_deno_session_from_breakpoint_to_exit() {
     assert_eq!(functions[0], "add", "{stack}");
     assert_eq!(stack["frames"][1]["line"], 24, "the loop in orders.ts: {stack}");
 
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
     assert_eq!(state["exitCode"], 0, "{state}");

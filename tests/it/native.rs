@@ -192,7 +192,7 @@ fn a_c_session_from_breakpoint_to_exit() {
     assert_eq!(stack["totalFrames"], 2, "libc's start-up is not the program's: {stack}");
     assert_eq!(stack["frames"][1]["function"], "main", "{stack}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(
         (state["state"].as_str(), state["reason"].as_str()),
         (Some("paused"), Some("step")),
@@ -201,18 +201,18 @@ fn a_c_session_from_breakpoint_to_exit() {
     assert_eq!(state["location"]["line"], 16, "{state}");
     assert_eq!(local(&state, "next")["value"], 9.5, "{state}");
 
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "next", "value": "100.5"}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "next", "expression": "100.5"}));
     assert_eq!((&set["type"], &set["value"]), (&json!("double"), &json!(100.5)), "{set}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "main", "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(local(&state, "sum")["value"], 100.5, "the set value was kept: {state}");
-    tool(&mut server, "debug-step", json!({"kind": "over"}));
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    tool(&mut server, "debug-continue", json!({"step": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert_eq!(state["location"]["function"], "add_order", "{state}");
 
-    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let removed = tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     assert!(removed.get("error").is_none(), "{removed}");
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
@@ -297,11 +297,11 @@ fn watchpoints_stop_where_a_value_changes() {
     let file = fixture("native/c/loop.c");
     let state = launch(&mut server, &format!("{} 3", c_loop()), &file, 24);
     assert_eq!(state["location"]["function"], "main", "{state}");
-    let set = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum"}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"data": "sum"}));
     assert_eq!(set["verified"], true, "{set}");
     assert_eq!(set["value"], json!({"type": "double", "value": 0.0}), "{set}");
     let id = set["breakpointId"].as_str().unwrap().to_string();
-    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let removed = tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     assert!(removed.get("error").is_none(), "{removed}");
 
     let state = tool(&mut server, "debug-continue", json!({}));
@@ -316,11 +316,11 @@ fn watchpoints_stop_where_a_value_changes() {
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["watchpoints"][0]["old"]["value"], 9.5, "{state}");
     assert_eq!(state["watchpoints"][0]["new"]["value"], 29.75, "{state}");
-    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    let listed = tool(&mut server, "debug-breakpoint", json!({}));
     assert_eq!(listed["breakpoints"][0]["hits"], 2, "{listed}");
     assert_eq!(listed["breakpoints"][0]["data"], "sum", "{listed}");
 
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": id}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": id}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
     assert_eq!(state["exitCode"], 0, "{state}");
@@ -335,10 +335,10 @@ fn watchpoints_stop_where_a_value_changes() {
         json!({"command": "go run .", "cwd": dir, "breakpoints": breakpoints, "timeout": 120000}),
     );
     assert_eq!(state["state"], "paused", "{state}");
-    let refused = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum"}));
+    let refused = tool(&mut server, "debug-breakpoint", json!({"data": "sum"}));
     assert_eq!(refused["code"], "unsupported", "{refused}");
     assert!(refused["error"].as_str().unwrap().contains("delve"), "{refused}");
-    let refused = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum", "line": 3}));
+    let refused = tool(&mut server, "debug-breakpoint", json!({"data": "sum", "line": 3}));
     assert_eq!(refused["code"], "invalid_arguments", "{refused}");
     tool(&mut server, "debug-stop", json!({}));
 }
@@ -408,13 +408,13 @@ fn a_running_c_program_is_attached_by_pid_and_let_go() {
     let pid = ticker.0.id();
     let mut server = Server::initialized();
     let breakpoints = json!([{"file": fixture("native/c/ticker.c"), "line": 8}]);
-    let state = tool(&mut server, "debug-attach", json!({"pid": pid, "breakpoints": breakpoints}));
+    let state = tool(&mut server, "debug-launch", json!({"pid": pid, "breakpoints": breakpoints}));
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["location"]["function"], "tick", "{state}");
     assert_eq!(state["attached"], json!({"pid": pid}), "{state}");
     let n = tool(&mut server, "debug-evaluate", json!({"expression": "n"}));
     assert!(n["value"].as_i64().is_some_and(|n| n > 0), "{n}");
-    let set = tool(&mut server, "debug-set-breakpoint", json!({"data": "ticks"}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"data": "ticks"}));
     assert_eq!(set["verified"], true, "{set}");
     tool(&mut server, "debug-stop", json!({}));
     // Detached, watchpoint cleared first: it runs on.
@@ -453,9 +453,9 @@ fn gdb_serves_debug_script_sessions_and_core_files() {
     assert_eq!(state["location"]["function"], "add_order", "{state}");
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "*o"}));
     assert_eq!(value["value"], json!({"id": 1, "total": 9.5, "customer": "ada"}), "{value}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 16, "{state}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
     tool(&mut server, "debug-stop", json!({}));
@@ -491,27 +491,27 @@ fn a_cpp_session_steps_watches_and_sets() {
     assert_eq!(values, vec!["a", "b", "a", "c"], "{words}");
     assert_eq!(tool(&mut server, "debug-evaluate", json!({"expression": "wanted"}))["value"], "a");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert!(state["location"]["function"].as_str().unwrap().starts_with("count"), "{state}");
     let stack = tool(&mut server, "debug-stack", json!({}));
     assert_eq!(functions(&stack).len(), 2, "{stack}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 8, "{state}");
-    let set = tool(&mut server, "debug-set-breakpoint", json!({"data": "found"}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"data": "found"}));
     let watch = set["breakpointId"].as_str().unwrap().to_string();
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["reason"], "watchpoint", "{state}");
     assert_eq!(state["watchpoints"][0]["old"]["value"], 0, "{state}");
     assert_eq!(state["watchpoints"][0]["new"]["value"], 1, "{state}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": watch}));
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "found", "value": "5"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": watch}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "found", "expression": "5"}));
     assert_eq!(set["value"], 5, "{set}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "main", "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(local(&state, "n")["value"], 6, "{state}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
     assert_eq!(state["exitCode"], 0, "{state}");
@@ -530,24 +530,24 @@ fn a_rust_session_steps_watches_and_sets() {
     let customer = order["variables"].as_array().unwrap().iter().find(|v| v["name"] == "customer");
     assert_eq!(customer.unwrap()["value"], "ada", "{order}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert_eq!(state["location"]["function"], "orders::total", "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 12, "{state}");
-    let set = tool(&mut server, "debug-set-breakpoint", json!({"data": "sum"}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"data": "sum"}));
     let watch = set["breakpointId"].as_str().unwrap().to_string();
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["reason"], "watchpoint", "{state}");
     assert_eq!(state["watchpoints"][0]["new"]["value"], 10, "{state}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": watch}));
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "sum", "value": "100"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": watch}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "sum", "expression": "100"}));
     assert_eq!(set["value"], 100, "{set}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "orders::main", "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(local(&state, "t")["value"], 125, "{state}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["exitCode"], 0, "{state}");
     assert!(state["stdout"].as_str().unwrap().starts_with("order 1 for ada: 125\n"), "{state}");
@@ -615,23 +615,23 @@ fn a_go_session_steps_and_sets() {
     let threads = tool(&mut server, "debug-threads", json!({}));
     assert!(threads["threads"].as_array().unwrap().len() > 1, "goroutines: {threads}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert_eq!(state["location"]["function"], "main.add", "{state}");
     let stack = tool(&mut server, "debug-stack", json!({}));
     assert_eq!(functions(&stack), vec!["main.add", "main.main"], "Go's start-up left out: {stack}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 16, "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 17, "{state}");
     assert_eq!(local(&state, "next")["value"], 9.5, "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "main.main", "{state}");
     // An int, set where the loop starts its goroutines: one worker, 5.
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let to = json!({"file": file, "line": 28});
     let state = tool(&mut server, "debug-continue", json!({"to": to}));
     assert_eq!(state["location"]["line"], 28, "{state}");
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "i", "value": "5"}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "i", "expression": "5"}));
     assert_eq!(set["value"], 5, "{set}");
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
@@ -682,7 +682,7 @@ fn zig_stops_and_steps_without_values() {
         vec!["orders.addOrder", "orders.main"],
         "Zig's start-up is not the program's: {stack}"
     );
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["function"], "orders.main", "{state}");
     tool(&mut server, "debug-stop", json!({}));
 

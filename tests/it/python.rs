@@ -360,7 +360,7 @@ fn a_python_session_from_breakpoint_to_exit() {
     let price = tool(&mut server, "debug-variables", json!({"path": "items[1]"}));
     assert!(price["variables"].as_array().unwrap().iter().any(|v| v["value"] == 5), "{price}");
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!((state["state"].as_str(), state["reason"].as_str()), (Some("paused"), Some("step")));
     assert_eq!(local(&state, "total")["value"], 10);
     let stack = tool(&mut server, "debug-stack", json!({}));
@@ -370,34 +370,34 @@ fn a_python_session_from_breakpoint_to_exit() {
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["reason"], "breakpoint");
     assert_eq!(local(&state, "item")["value"], "{'price': 5, 'qty': 3}");
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "1000"}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "total", "expression": "1000"}));
     assert_eq!(set, json!({"sessionId": id, "name": "total", "type": "int", "value": 1000}));
     // debugpy keeps the old value without a word when the new one fails: we say so.
-    let bad = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "nope"}));
+    let bad = tool(&mut server, "debug-evaluate", json!({"set": "total", "expression": "nope"}));
     assert_eq!(bad["code"], "invalid_expression", "{bad}");
     assert!(bad["error"].as_str().unwrap().contains("NameError"), "{bad}");
-    let bad = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "1 +"}));
+    let bad = tool(&mut server, "debug-evaluate", json!({"set": "total", "expression": "1 +"}));
     assert!(bad["error"].as_str().unwrap().contains("SyntaxError"), "{bad}");
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "total"}));
     assert_eq!(value, json!({"type": "int", "value": 1000}));
     let closure = tool(&mut server, "debug-variables", json!({"scope": "closure"}));
     assert_eq!(closure["code"], "invalid_arguments", "{closure}");
-    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    let scripts = tool(&mut server, "debug-source", json!({}));
     assert_eq!(scripts["scripts"], json!([{"file": py("loop.py"), "url": py("loop.py")}]));
-    let all = tool(&mut server, "debug-scripts", json!({"includeInternal": true}));
+    let all = tool(&mut server, "debug-source", json!({"includeInternal": true}));
     assert!(all["scripts"].as_array().unwrap().len() > 10, "{all}");
     let logpoint = tool(
         &mut server,
-        "debug-set-breakpoint",
+        "debug-breakpoint",
         json!({"file": py("loop.py"), "line": 6, "logMessage": "total={total}"}),
     );
     assert_eq!(
         (logpoint["breakpointId"].as_str(), logpoint["verified"].as_bool()),
         (Some("2"), Some(true))
     );
-    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    let removed = tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     assert_eq!(removed["removed"], "1");
-    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    let listed = tool(&mut server, "debug-breakpoint", json!({}));
     assert_eq!(listed["breakpoints"].as_array().unwrap().len(), 1);
 
     let state = tool(&mut server, "debug-continue", json!({}));
@@ -426,10 +426,10 @@ fn python_sessions_step_into_pause_and_stop() {
         json!({"breakpoints": [{"file": py("recursion.py"), "line": 8}]}),
     );
     assert_eq!(state["location"]["line"], 8, "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert_eq!(state["location"]["function"], "factorial", "{state}");
     assert_eq!(local(&state, "n")["value"], 5);
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["location"]["function"], "<module>");
     let state = tool(&mut server, "debug-continue", json!({}));
@@ -446,7 +446,7 @@ fn python_sessions_step_into_pause_and_stop() {
     let state = launch(&mut server, &tag, "count.py", "100000000", json!({"timeout": 2000}));
     assert_eq!(state["state"], "running", "{state}");
     let id = state["sessionId"].clone();
-    let state = tool(&mut server, "debug-pause", json!({"sessionId": id}));
+    let state = tool(&mut server, "debug-continue", json!({"pause": true, "sessionId": id}));
     assert_eq!(
         (state["state"].as_str(), state["reason"].as_str()),
         (Some("paused"), Some("pause"))
@@ -546,7 +546,7 @@ fn python_exceptions_conditions_scopes_and_lines_without_code() {
     let set = |server: &mut Server, line: u64, extra: Value| {
         let mut arguments = json!({"sessionId": id, "file": py("loop.py"), "line": line});
         arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        tool(server, "debug-set-breakpoint", arguments)
+        tool(server, "debug-breakpoint", arguments)
     };
     let conditional = set(&mut server, 5, json!({"condition": "item['qty'] == 3"}));
     assert_eq!(conditional["verified"], true, "{conditional}");
@@ -669,12 +669,12 @@ fn attach_to_debugpy_listen_and_detach() {
     let file = py("listening.py");
 
     // What listens on the port is found out: debugpy, not Node's inspector.
-    let state = tool(&mut server, "debug-attach", json!({"port": port}));
+    let state = tool(&mut server, "debug-launch", json!({"port": port}));
     assert_eq!(state["state"], "running", "{state}");
     assert_eq!(state["attached"]["url"], format!("tcp://127.0.0.1:{port}"));
     let sessions = tool(&mut server, "debug-sessions", json!({}));
     assert_eq!(sessions["sessions"][0]["language"], "python", "{sessions}");
-    let bp = tool(&mut server, "debug-set-breakpoint", json!({"file": file, "line": 6}));
+    let bp = tool(&mut server, "debug-breakpoint", json!({"file": file, "line": 6}));
     assert_eq!(bp["verified"], true, "{bp}");
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["reason"], "breakpoint", "{state}");
@@ -687,14 +687,14 @@ fn attach_to_debugpy_listen_and_detach() {
     let value =
         tool(&mut server, "debug-evaluate", json!({"expression": "__import__('os').getpid()"}));
     assert_eq!(value["value"], program.0.id());
-    let set = tool(&mut server, "debug-set-variable", json!({"name": "n", "value": "1000000"}));
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "n", "expression": "1000000"}));
     assert_eq!(set["value"], 1000000, "{set}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(state["location"]["line"], 7, "{state}");
     assert_eq!(local(&state, "label")["value"], "tick 1000000");
     let output = tool(&mut server, "debug-output", json!({}));
     assert!(output["stdout"].as_str().unwrap().contains("tick "), "{output}");
-    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    let scripts = tool(&mut server, "debug-source", json!({}));
     assert_eq!(scripts["scripts"], json!([{"file": file, "url": file}]), "{scripts}");
 
     // Stopped while paused at a breakpoint: detached, never killed, and it runs on.
@@ -705,16 +705,12 @@ fn attach_to_debugpy_listen_and_detach() {
     assert!(program.0.try_wait().unwrap().is_none(), "attach must never kill the target");
 
     // Again, saying the language; a logpoint, then pause anywhere. One client at a time.
-    let state = tool(&mut server, "debug-attach", json!({"port": port, "language": "python"}));
+    let state = tool(&mut server, "debug-launch", json!({"port": port, "language": "python"}));
     assert_eq!(state["state"], "running", "{state}");
-    let error = tool(&mut server, "debug-attach", json!({"port": port}));
+    let error = tool(&mut server, "debug-launch", json!({"port": port}));
     assert_eq!(error["code"], "attach_failed", "{error}");
     assert!(error["error"].as_str().unwrap().contains("Another client is attached"), "{error}");
-    tool(
-        &mut server,
-        "debug-set-breakpoint",
-        json!({"file": file, "line": 7, "logMessage": "at {n}"}),
-    );
+    tool(&mut server, "debug-breakpoint", json!({"file": file, "line": 7, "logMessage": "at {n}"}));
     let state = tool(&mut server, "debug-continue", json!({"timeout": 300}));
     assert_eq!(state["state"], "running", "{state}");
     let output = tool(&mut server, "debug-output", json!({}));
@@ -725,7 +721,7 @@ fn attach_to_debugpy_listen_and_detach() {
             .any(|c| c["breakpointId"] == "1" && c["text"].as_str().unwrap().starts_with("at ")),
         "{output}"
     );
-    let state = tool(&mut server, "debug-pause", json!({}));
+    let state = tool(&mut server, "debug-continue", json!({"pause": true}));
     assert_eq!(state["state"], "paused", "{state}");
     tool(&mut server, "debug-stop", json!({}));
     assert!(next_tick(&lines) > 0);
@@ -733,13 +729,13 @@ fn attach_to_debugpy_listen_and_detach() {
 
     // Python programs are attached to by port only; a port without debugpy says so.
     let error =
-        tool(&mut server, "debug-attach", json!({"pid": program.0.id(), "language": "python"}));
+        tool(&mut server, "debug-launch", json!({"pid": program.0.id(), "language": "python"}));
     assert_eq!(error["field"], "port", "{error}");
     assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"));
-    let error = tool(&mut server, "debug-attach", json!({"port": port, "host": "example.com"}));
+    let error = tool(&mut server, "debug-launch", json!({"port": port, "host": "example.com"}));
     assert_eq!(error["code"], "host_not_allowed", "{error}");
     let free = free_port();
-    let error = tool(&mut server, "debug-attach", json!({"port": free, "language": "python"}));
+    let error = tool(&mut server, "debug-launch", json!({"port": free, "language": "python"}));
     assert_eq!(error["code"], "no_inspector", "{error}");
     assert!(error["error"].as_str().unwrap().contains("python -m debugpy --listen"), "{error}");
     drop(program);
@@ -757,7 +753,7 @@ fn attach_with_breakpoints_to_a_program_waiting_for_its_client() {
     let state = loop {
         let state = tool(
             &mut server,
-            "debug-attach",
+            "debug-launch",
             json!({"port": port, "language": "python", "breakpoints": breakpoints}),
         );
         if state["code"] != "no_inspector" || std::time::Instant::now() > deadline {
@@ -986,8 +982,8 @@ fn exception_stops_are_the_programs_own() {
     assert_eq!(state["location"]["function"], "dumps", "{state}");
     let answer = tool(
         &mut server,
-        "debug-pause-on-exceptions",
-        json!({"state": "all", "includeLibraries": true}),
+        "debug-breakpoint",
+        json!({"exceptions": "all", "includeLibraries": true}),
     );
     assert!(
         answer["message"].as_str().unwrap().contains("from the next debug-restart on"),

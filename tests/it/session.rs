@@ -51,7 +51,7 @@ fn a_session_from_breakpoint_to_exit() {
     let value = tool(&mut server, "debug-evaluate", json!({"sessionId": id, "expression": "nope"}));
     assert_eq!(value, json!({"type": "error", "value": "ReferenceError: nope is not defined"}));
 
-    let state = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!((state["state"].as_str(), state["reason"].as_str()), (Some("paused"), Some("step")));
     assert_eq!(state["location"]["line"], 18);
     assert!(state["locals"]
@@ -73,7 +73,7 @@ fn a_session_from_breakpoint_to_exit() {
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "total", "frame": 1}));
     assert_eq!(value, json!({"type": "number", "value": 0}));
 
-    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    let scripts = tool(&mut server, "debug-source", json!({}));
     let app = scripts["scripts"]
         .as_array()
         .unwrap()
@@ -190,14 +190,14 @@ fn variables_paths_and_setting_them() {
 
     let set = tool(
         &mut server,
-        "debug-set-variable",
-        json!({"name": "count", "value": "100", "scope": "closure"}),
+        "debug-evaluate",
+        json!({"set": "count", "expression": "100", "scope": "closure"}),
     );
     assert_eq!(
         set,
         json!({"sessionId": state["sessionId"], "name": "count", "type": "number", "value": 100})
     );
-    let error = tool(&mut server, "debug-set-variable", json!({"name": "nosuch", "value": "1"}));
+    let error = tool(&mut server, "debug-evaluate", json!({"set": "nosuch", "expression": "1"}));
     assert_eq!(error["code"], "no_variable", "{error}");
     // The program sees the change: the second call returns 105, not 10.
     let state = tool(&mut server, "debug-continue", json!({}));
@@ -231,7 +231,7 @@ fn variables_paths_and_setting_them() {
     );
     let error = tool(&mut server, "debug-variables", json!({"path": "nope.x"}));
     assert_eq!(error["code"], "invalid_path");
-    let set = tool(&mut server, "debug-pause-on-exceptions", json!({"state": "all"}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"exceptions": "all"}));
     assert_eq!(set["pauseOnExceptions"], "all");
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
@@ -247,7 +247,7 @@ fn breakpoints_logpoints_and_output() {
     // A logpoint (never stops) and a conditional breakpoint.
     let logpoint = tool(
         &mut server,
-        "debug-set-breakpoint",
+        "debug-breakpoint",
         json!({"file": fixture("count.js"), "line": 6,
         "logMessage": "i={i} square={square}"}),
     );
@@ -259,7 +259,7 @@ fn breakpoints_logpoints_and_output() {
     );
     let conditional = tool(
         &mut server,
-        "debug-set-breakpoint",
+        "debug-breakpoint",
         json!({"file": fixture("count.js"), "line": 6,
         "condition": "i === 12"}),
     );
@@ -280,7 +280,7 @@ fn breakpoints_logpoints_and_output() {
     assert_eq!(output["console"][0]["breakpointId"], "1");
     let cursor = output["cursor"].as_str().unwrap().to_string();
 
-    let list = tool(&mut server, "debug-list-breakpoints", json!({}));
+    let list = tool(&mut server, "debug-breakpoint", json!({}));
     let list = list["breakpoints"].as_array().unwrap().clone();
     assert_eq!(
         (&list[0]["hits"], &list[0]["logMessage"]),
@@ -288,9 +288,9 @@ fn breakpoints_logpoints_and_output() {
     );
     assert_eq!((&list[1]["hits"], &list[1]["condition"]), (&json!(1), &json!("i === 12")));
 
-    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "2"}));
+    let removed = tool(&mut server, "debug-breakpoint", json!({"remove": "2"}));
     assert_eq!(removed["removed"], "2");
-    let error = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "2"}));
+    let error = tool(&mut server, "debug-breakpoint", json!({"remove": "2"}));
     assert_eq!(error["code"], "no_breakpoint");
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(
@@ -322,8 +322,7 @@ fn breakpoints_that_have_not_bound_say_why() {
         json!({"command": node(&tag, "hang.js", ""), "timeout": 100}),
     );
     assert_eq!(state["state"], "running");
-    let bp =
-        tool(&mut server, "debug-set-breakpoint", json!({"file": fixture("loop.js"), "line": 5}));
+    let bp = tool(&mut server, "debug-breakpoint", json!({"file": fixture("loop.js"), "line": 5}));
     assert_eq!(bp["verified"], false);
     assert_eq!(bp["resolved"], json!([]));
     assert!(
@@ -348,16 +347,16 @@ fn timeouts_return_running_and_pause_stops_anywhere() {
     // asked for no timeout.
     assert_eq!(
         state["message"],
-        "the program is running: nothing stopped it while this call waited. Call debug-pause to \
-         stop it, debug-continue to wait for the next stop, or debug-output to read what it \
-         printed"
+        "the program is running: nothing stopped it while this call waited. Call \
+         debug-continue with `pause: true` to stop it, debug-continue to wait for the next \
+         stop, or debug-output to read what it printed"
     );
-    let error = server.call("debug-step", json!({"kind": "over"}));
+    let error = server.call("debug-continue", json!({"step": "over"}));
     assert_eq!(error["structuredContent"]["code"], "running");
     let value =
         tool(&mut server, "debug-evaluate", json!({"expression": "typeof globalThis.lastTick"}));
     assert_eq!(value, json!({"type": "string", "value": "number"}));
-    let state = tool(&mut server, "debug-pause", json!({}));
+    let state = tool(&mut server, "debug-continue", json!({"pause": true}));
     assert_eq!(
         (state["state"].as_str(), state["reason"].as_str()),
         (Some("paused"), Some("pause")),
@@ -478,7 +477,7 @@ fn launch_failures_are_clear() {
         error["error"],
         "invalid argument `pauseOnExceptions`: expected one of none, uncaught, all, got \"some\""
     );
-    let error = tool(&mut server, "debug-step", json!({"kind": "sideways"}));
+    let error = tool(&mut server, "debug-continue", json!({"step": "sideways"}));
     assert_eq!(error["code"], "invalid_arguments");
     // The program ends before any stop: the launch says so with the exit code.
     let tag = tag();
@@ -550,15 +549,15 @@ fn attach_by_url_and_port_never_kills_the_program() {
     let (mut program, url) = running_program(&tag, &["--inspect=127.0.0.1:0"]);
     let child = &mut program.0;
     let url = url.unwrap();
-    let state = tool(&mut server, "debug-attach", json!({"url": url}));
+    let state = tool(&mut server, "debug-launch", json!({"url": url}));
     assert_eq!(state["state"], "running", "{state}");
     assert_eq!(state["attached"]["url"], url.as_str());
-    let state = tool(&mut server, "debug-pause", json!({}));
+    let state = tool(&mut server, "debug-continue", json!({"pause": true}));
     assert_eq!(state["state"], "paused", "{state}");
     // A pause lands wherever the program is, now and then in Node's own code: evaluate at a
     // line of the program's.
     let set = json!({"file": fixture("hang.js"), "line": 4});
-    tool(&mut server, "debug-set-breakpoint", set);
+    tool(&mut server, "debug-breakpoint", set);
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["location"]["line"], 4, "{state}");
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "process.pid"}));
@@ -570,7 +569,7 @@ fn attach_by_url_and_port_never_kills_the_program() {
     assert!(child.try_wait().unwrap().is_none(), "attach must never kill the target");
 
     let port = url.split(':').nth(2).unwrap().split('/').next().unwrap().parse::<u64>().unwrap();
-    let state = tool(&mut server, "debug-attach", json!({"port": port}));
+    let state = tool(&mut server, "debug-launch", json!({"port": port}));
     assert_eq!(state["state"], "running", "{state}");
     tool(&mut server, "debug-stop", json!({}));
     assert!(child.try_wait().unwrap().is_none());
@@ -583,7 +582,7 @@ fn attach_by_url_and_port_never_kills_the_program() {
 fn attached_with_a_breakpoint(server: &mut Server, tag: &str) -> (Program, Value) {
     let (program, url) = running_program(tag, &["--inspect-brk=127.0.0.1:0"]);
     let breakpoints = json!([{"file": fixture("hang.js"), "line": 5}]);
-    let state = tool(server, "debug-attach", json!({"url": url, "breakpoints": breakpoints}));
+    let state = tool(server, "debug-launch", json!({"url": url, "breakpoints": breakpoints}));
     assert_eq!(state["state"], "paused", "{state}");
     (program, state)
 }
@@ -637,7 +636,7 @@ fn attach_by_pid_opens_the_inspector() {
             .is_ok_and(|s| s.contains("Threads:\t") && !s.contains("Threads:\t1\n"))
     });
     std::thread::sleep(Duration::from_millis(300));
-    let state = tool(&mut server, "debug-attach", json!({"pid": child.id()}));
+    let state = tool(&mut server, "debug-launch", json!({"pid": child.id()}));
     assert_eq!(state["state"], "running", "{state}");
     let value = tool(&mut server, "debug-evaluate", json!({"expression": "process.pid"}));
     assert_eq!(value["value"], child.id());
@@ -650,18 +649,18 @@ fn attach_by_pid_opens_the_inspector() {
 #[test]
 fn attach_refuses_other_hosts_and_explains_misses() {
     let mut server = Server::initialized();
-    let error = tool(&mut server, "debug-attach", json!({"url": "ws://10.1.2.3:9229/abc"}));
+    let error = tool(&mut server, "debug-launch", json!({"url": "ws://10.1.2.3:9229/abc"}));
     assert_eq!(error["code"], "host_not_allowed");
     assert!(error["error"].as_str().unwrap().contains("DEBUG_MCP_ALLOWED_HOSTS"));
-    let error = tool(&mut server, "debug-attach", json!({"port": 9, "host": "example.com"}));
+    let error = tool(&mut server, "debug-launch", json!({"port": 9, "host": "example.com"}));
     assert_eq!(error["code"], "host_not_allowed");
-    let error = tool(&mut server, "debug-attach", json!({"url": "ws://127.0.0.1:1/x", "port": 3}));
+    let error = tool(&mut server, "debug-launch", json!({"url": "ws://127.0.0.1:1/x", "port": 3}));
     assert_eq!(
         error["error"],
         "invalid argument `url`: give exactly one of `url`, `port` or `pid`"
     );
     let free = free_port();
-    let error = tool(&mut server, "debug-attach", json!({"port": free}));
+    let error = tool(&mut server, "debug-launch", json!({"port": free}));
     assert_eq!(error["code"], "no_inspector", "{error}");
 }
 
@@ -746,7 +745,7 @@ fn prompts_tell_agents_which_tools_to_call() {
     assert!(
         text.contains("session s1")
             && text.contains("`total > 20`")
-            && text.contains("debug-set-breakpoint"),
+            && text.contains("debug-breakpoint"),
         "{text}"
     );
     let missing = server.request("prompts/get", json!({"name": "analyze-crash", "arguments": {}}));
@@ -861,7 +860,7 @@ fn step_into_and_out_of_a_call() {
         "breakpoints": [{"file": ts_file("src/app.ts"), "line": 22}]}),
     );
     assert_eq!(state["location"]["line"], 22, "{state}");
-    let state = tool(&mut server, "debug-step", json!({"kind": "into"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     assert_eq!(
         (state["reason"].as_str(), state["location"]["function"].as_str()),
         (Some("step"), Some("lineTotal")),
@@ -870,7 +869,7 @@ fn step_into_and_out_of_a_call() {
     assert_eq!(state["location"]["file"], ts_file("src/pricing.ts"));
     assert_eq!(state["location"]["line"], 16);
     // Out of lineTotal: back in the caller, at its next statement (the call on line 22 is done).
-    let state = tool(&mut server, "debug-step", json!({"kind": "out"}));
+    let state = tool(&mut server, "debug-continue", json!({"step": "out"}));
     assert_eq!(state["location"]["file"], ts_file("src/app.ts"), "{state}");
     assert_eq!(state["location"]["line"], 23);
     tool(&mut server, "debug-stop", json!({}));
@@ -938,4 +937,78 @@ fn breakpoint_entries_take_only_their_declared_fields() {
     );
     assert_eq!(error["code"], "invalid_arguments");
     assert_eq!(error["field"], "breakpoints[0].sessionId");
+}
+
+/// The tools that do several things say which by their fields, refuse two at once, and their
+/// former names (debug-step, debug-set-breakpoint, ...) still answer as they did.
+#[test]
+fn merged_tools_and_their_former_names() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let file = fixture("loop.js");
+    let state = launch(&mut server, &node(&tag, "loop.js", ""), &file, 5);
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+
+    let listed = tool(&mut server, "debug-breakpoint", json!({}));
+    assert_eq!(listed["breakpoints"].as_array().unwrap().len(), 1, "{listed}");
+    let set = json!({"file": file, "line": 7, "logMessage": "total {total}"});
+    let added = tool(&mut server, "debug-breakpoint", set);
+    assert_eq!((&added["breakpointId"], &added["verified"]), (&json!("2"), &json!(true)));
+    let removed = tool(&mut server, "debug-breakpoint", json!({"remove": "2"}));
+    assert_eq!(removed["removed"], "2", "{removed}");
+    let exceptions = tool(&mut server, "debug-breakpoint", json!({"exceptions": "uncaught"}));
+    assert_eq!(exceptions["pauseOnExceptions"], "uncaught", "{exceptions}");
+    let both = tool(&mut server, "debug-breakpoint", json!({"remove": "1", "exceptions": "all"}));
+    assert_eq!(
+        (&both["code"], &both["field"]),
+        (&json!("invalid_arguments"), &json!("exceptions"))
+    );
+    let libraries = tool(&mut server, "debug-breakpoint", json!({"includeLibraries": true}));
+    assert_eq!(libraries["field"], "includeLibraries", "{libraries}");
+
+    let set = tool(&mut server, "debug-evaluate", json!({"set": "total", "expression": "100"}));
+    assert_eq!((&set["name"], &set["value"]), (&json!("total"), &json!(100)), "{set}");
+    let value = tool(&mut server, "debug-evaluate", json!({"expression": "total"}));
+    assert_eq!(value, json!({"type": "number", "value": 100}));
+    let scope = tool(&mut server, "debug-evaluate", json!({"expression": "1", "scope": "local"}));
+    assert_eq!(scope["field"], "scope", "{scope}");
+
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    assert_eq!(stack["frames"][0]["line"], 5, "{stack}");
+    assert!(stack.get("threads").is_none(), "one thread: {stack}");
+    let scripts = tool(&mut server, "debug-source", json!({}));
+    let files: Vec<&Value> =
+        scripts["scripts"].as_array().unwrap().iter().map(|s| &s["file"]).collect();
+    assert!(files.contains(&&json!(file)), "{scripts}");
+    let lines = tool(&mut server, "debug-source", json!({"file": file, "line": 5, "context": 0}));
+    assert_eq!(lines["lines"][0]["line"], 5, "{lines}");
+
+    let two = tool(&mut server, "debug-continue", json!({"step": "over", "pause": true}));
+    assert_eq!(two["code"], "invalid_arguments", "{two}");
+    let stepped = tool(&mut server, "debug-continue", json!({"step": "over"}));
+    assert_eq!((&stepped["reason"], &stepped["location"]["line"]), (&json!("step"), &json!(4)));
+
+    // The former names: the same answers.
+    let removed = tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    assert_eq!(removed["removed"], "1", "{removed}");
+    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    assert_eq!(listed["breakpoints"], json!([]), "{listed}");
+    let stepped = tool(&mut server, "debug-step", json!({"kind": "over"}));
+    assert_eq!((&stepped["reason"], &stepped["location"]["line"]), (&json!("step"), &json!(5)));
+    let set = tool(&mut server, "debug-set-variable", json!({"name": "total", "value": "7"}));
+    assert_eq!(set["value"], 7, "{set}");
+    let scripts = tool(&mut server, "debug-scripts", json!({}));
+    assert!(scripts["scripts"].is_array(), "{scripts}");
+    let exceptions = tool(&mut server, "debug-pause-on-exceptions", json!({"state": "none"}));
+    assert_eq!(exceptions["pauseOnExceptions"], "none", "{exceptions}");
+    let end = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!((&end["state"], &end["stdout"]), (&json!("exited"), &json!("total 32\n")), "{end}");
+    tool(&mut server, "debug-stop", json!({}));
+
+    // Attaching and launching are one tool; their fields do not mix.
+    let mixed = tool(&mut server, "debug-launch", json!({"command": "node x.js", "pid": 1}));
+    assert_eq!((&mixed["code"], &mixed["field"]), (&json!("invalid_arguments"), &json!("command")));
+    let mixed = tool(&mut server, "debug-launch", json!({"command": "node x.js", "target": "x"}));
+    assert_eq!(mixed["field"], "target", "{mixed}");
+    assert_no_debuggee(&tag);
 }

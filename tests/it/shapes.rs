@@ -47,10 +47,10 @@ fn scenario(command: &str, file: &str) -> Vec<(&'static str, Value)> {
     call("variables", "debug-variables", json!({}));
     call("variables of a path", "debug-variables", json!({"path": "items"}));
     call("evaluate", "debug-evaluate", json!({"expression": "total"}));
-    call("breakpoints", "debug-list-breakpoints", json!({}));
+    call("breakpoints", "debug-breakpoint", json!({}));
     call("sessions", "debug-sessions", json!({}));
-    call("step", "debug-step", json!({"kind": "over"}));
-    call("remove", "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    call("step", "debug-continue", json!({"step": "over"}));
+    call("remove", "debug-breakpoint", json!({"remove": "1"}));
     call("exited", "debug-continue", json!({}));
     call("output", "debug-output", json!({}));
     call("stop", "debug-stop", json!({}));

@@ -73,7 +73,7 @@ fn round(server: &mut Server) {
                "breakpoints": [{"file": fixture("count.js"), "line": 6}]}),
     );
     assert_eq!(state["state"], "paused", "{state}");
-    tool(server, "debug-step", json!({"kind": "over"}));
+    tool(server, "debug-continue", json!({"step": "over"}));
     tool(server, "debug-continue", json!({}));
     tool(server, "debug-evaluate", json!({"expression": "sum"}));
     tool(server, "debug-stop", json!({}));

@@ -101,7 +101,7 @@ fn watch_and_run_to(command: String, file: &str, print_line: u64) {
     let to = json!({"file": file, "line": print_line});
     let state = tool(&mut server, "debug-continue", json!({"to": to}));
     assert_eq!((&state["reason"], &state["location"]["line"]), (&json!("breakpoint"), &json!(5)));
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({"to": to}));
     assert_eq!(state["reason"], "runTo", "{state}");
     assert_eq!(state["location"]["line"], print_line, "{state}");
@@ -110,7 +110,7 @@ fn watch_and_run_to(command: String, file: &str, print_line: u64) {
     // The one-shot breakpoint is gone: the program runs to its end.
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["state"], "exited", "{state}");
-    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    let listed = tool(&mut server, "debug-breakpoint", json!({}));
     assert_eq!(listed["breakpoints"], json!([]), "{listed}");
     tool(&mut server, "debug-stop", json!({}));
 }
@@ -155,7 +155,7 @@ fn restart_after_an_edit(fixture_name: &str, run: impl Fn(&str) -> String) {
     assert_eq!(state["location"]["line"], 5, "{state}");
     let price = &state["watch"][0]["value"]["price"];
     assert_eq!(price.as_f64(), Some(100.0), "the edited program runs: {state}");
-    let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+    let listed = tool(&mut server, "debug-breakpoint", json!({}));
     assert_eq!(listed["breakpoints"][0]["hits"], 1, "{listed}");
     let sessions = tool(&mut server, "debug-sessions", json!({}));
     assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1, "{sessions}");
@@ -184,7 +184,7 @@ fn an_attached_session_cannot_restart() {
     let mut program = std::process::Command::new("node");
     program.args(["--inspect=127.0.0.1:0", &fixture("hang.js")]).env("DMCP_TAG", &tag);
     let (program, url) = crate::session::running(&mut program);
-    tool(&mut server, "debug-attach", json!({"url": url}));
+    tool(&mut server, "debug-launch", json!({"url": url}));
     let error = tool(&mut server, "debug-restart", json!({}));
     assert_eq!(error["code"], "not_launched", "{error}");
     tool(&mut server, "debug-stop", json!({}));
@@ -227,7 +227,7 @@ fn large_values_are_cut(command: String, file: &str, container: &str) {
     let listed = tool(&mut server, "debug-variables", json!({"maxChars": 30000}));
     assert!(long(&listed) >= 20000, "{}", long(&listed));
     let set =
-        tool(&mut server, "debug-set-variable", json!({"name": "long", "value": "long + long"}));
+        tool(&mut server, "debug-evaluate", json!({"set": "long", "expression": "long + long"}));
     assert_eq!(set["truncated"], true, "{set}");
     tool(&mut server, "debug-stop", json!({}));
 }
@@ -322,8 +322,8 @@ fn pausing_on_all_exceptions_passes_over_those_libraries_catch() {
     let launch = json!({"command": command, "stopOnEntry": true});
     let state = tool(&mut server, "debug-launch", launch);
     assert_eq!(state["state"], "paused", "{state}");
-    let set = json!({"state": "all", "includeLibraries": true});
-    let answer = tool(&mut server, "debug-pause-on-exceptions", set);
+    let set = json!({"exceptions": "all", "includeLibraries": true});
+    let answer = tool(&mut server, "debug-breakpoint", set);
     assert_eq!(answer["includeLibraries"], true, "{answer}");
     let state = tool(&mut server, "debug-continue", json!({}));
     let file = state["location"]["file"].as_str().unwrap();
@@ -350,7 +350,7 @@ fn stop_on_entry_stops_at_the_first_line_of_the_commands_own_script() {
         assert_eq!(state["location"]["file"], file, "{state}");
         assert_eq!(state["location"]["line"], line, "{state}");
         assert!(state.get("hitBreakpoints").is_none(), "{state}");
-        let listed = tool(&mut server, "debug-list-breakpoints", json!({}));
+        let listed = tool(&mut server, "debug-breakpoint", json!({}));
         assert_eq!(listed["breakpoints"], json!([]), "{listed}");
         let state = tool(&mut server, "debug-continue", json!({}));
         assert_eq!(state["state"], "exited", "{state}");
@@ -449,14 +449,14 @@ fn runs_where_and_with_what_it_is_told(interpreter: &str, file: &str, line: u64)
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["location"]["file"], file, "{state}");
     // A breakpoint set later by a relative name resolves in the session's `cwd` too.
-    let set = tool(&mut server, "debug-set-breakpoint", json!({"file": name, "line": 8}));
+    let set = tool(&mut server, "debug-breakpoint", json!({"file": name, "line": 8}));
     assert_eq!(set["file"], file, "{set}");
     let sessions = tool(&mut server, "debug-sessions", json!({}));
     assert_eq!(sessions["sessions"][0]["cwd"], dir, "{sessions}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "2"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "2"}));
     let state = tool(&mut server, "debug-restart", json!({}));
     assert_eq!(state["location"]["line"], line, "a restart runs the same way: {state}");
-    tool(&mut server, "debug-remove-breakpoint", json!({"breakpointId": "1"}));
+    tool(&mut server, "debug-breakpoint", json!({"remove": "1"}));
     let state = tool(&mut server, "debug-continue", json!({}));
     assert_eq!(state["stdout"], format!("hello {dir} 15\n"), "{state}");
     tool(&mut server, "debug-stop", json!({}));
@@ -510,7 +510,15 @@ fn threads_are_listed_and_one_can_be_inspected() {
     let state = tool(&mut server, "debug-threads", json!({"select": worker_id}));
     assert_eq!(state["location"]["line"], 8, "{state}");
     let error = tool(&mut server, "debug-threads", json!({"select": "999999"}));
-    assert_eq!(error["code"], "invalid_arguments", "{error}");
+    assert_eq!((&error["code"], &error["field"]), (&json!("invalid_arguments"), &json!("select")));
+    // debug-stack lists the threads (there are several) and switches to one with `thread`.
+    let stack = tool(&mut server, "debug-stack", json!({"thread": main["id"]}));
+    assert_eq!(stack["threads"].as_array().map(Vec::len), Some(threads.len()), "{stack}");
+    let lines: Vec<&Value> =
+        stack["frames"].as_array().unwrap().iter().map(|f| &f["line"]).collect();
+    assert!(lines.contains(&&json!(14)), "the main thread's: {stack}");
+    let error = tool(&mut server, "debug-stack", json!({"thread": "999999"}));
+    assert_eq!((&error["code"], &error["field"]), (&json!("invalid_arguments"), &json!("thread")));
     tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 

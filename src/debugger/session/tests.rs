@@ -281,7 +281,7 @@ fn a_call_that_waits_past_its_deadline_gets_the_running_state() {
     let session = Session::start(Duration::from_millis(30), PATIENCE, Vec::new());
     let first = session.first.as_ref().unwrap();
     assert_eq!(first["state"], "running", "{first}");
-    assert!(first["message"].as_str().unwrap().contains("debug-pause"));
+    assert!(first["message"].as_str().unwrap().contains("`pause: true`"));
 }
 
 #[test]
