@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::need::{need, Tool};
 use crate::{
     assert_no_debuggee, eventually, fixture, free_port, local, ok, tag, tool, values, Program,
     Server,
@@ -121,6 +122,9 @@ fn profiles(server: &Server) -> Vec<String> {
 
 #[test]
 fn a_page_gives_values_console_output_and_ends_at_its_load() {
+    if !need(Tool::Chromium) {
+        return;
+    }
     let web = WebServer::start();
     let tag = tag();
     let mut server = Server::initialized();
@@ -162,6 +166,9 @@ fn a_page_gives_values_console_output_and_ends_at_its_load() {
 
 #[test]
 fn a_page_without_a_hit_says_why() {
+    if !need(Tool::Chromium) {
+        return;
+    }
     let web = WebServer::start();
     let tag = tag();
     let mut server = Server::initialized();
@@ -200,6 +207,9 @@ fn a_page_without_a_hit_says_why() {
 
 #[test]
 fn a_bundled_page_places_breakpoints_through_the_map_it_serves() {
+    if !need(Tool::Chromium) {
+        return;
+    }
     let web = WebServer::start();
     let tag = tag();
     let mut server = Server::initialized();
@@ -272,6 +282,9 @@ fn a_bundled_page_places_breakpoints_through_the_map_it_serves() {
 
 #[test]
 fn a_page_session_steps_evaluates_stops_on_errors_and_reloads() {
+    if !need(Tool::Chromium) {
+        return;
+    }
     let web = WebServer::start();
     let tag = tag();
     let mut server = Server::initialized();
@@ -354,6 +367,9 @@ fn a_page_session_steps_evaluates_stops_on_errors_and_reloads() {
 
 #[test]
 fn a_running_browser_is_attached_by_port_and_left_open() {
+    if !need(Tool::Chromium) {
+        return;
+    }
     let web = WebServer::start();
     let port = free_port();
     let profile = std::env::temp_dir().join(format!("dmcp-test-profile-{port}"));

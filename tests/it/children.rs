@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use crate::need::npm_packages;
 use crate::{assert_no_debuggee, fixture, node, ok, run_script, tag, tool, values, Server};
 
 /// A child whose stdout and stderr are piped into its parent: its inspector's lines never
@@ -29,6 +30,7 @@ fn a_spawned_node_child_with_piped_output_is_followed() {
 /// test files in worker threads, its fork pool in child processes.
 #[test]
 fn vitest_thread_and_fork_pools() {
+    npm_packages();
     for pool in ["threads", "forks"] {
         let tag = tag();
         let result = run_script(json!({"command": format!("npx vitest run --pool {pool}"),

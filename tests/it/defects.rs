@@ -204,7 +204,8 @@ fn node_test_hits_the_code_under_test_in_every_file() {
 /// A breakpoint set mid-session in a file tsx had already compiled never bound.
 #[test]
 fn breakpoints_set_mid_session_bind_in_files_tsx_already_loaded() {
-    // tsx is installed in fixtures/ (`npm install --prefix fixtures`), where node looks for it.
+    // tsx is installed in fixtures/, where node looks for it.
+    crate::need::npm_packages();
     let mut server = Server::initialized_in(&root().join("fixtures"));
     let tag = tag();
     let command = format!(

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use crate::need::npm_packages;
 use crate::{assert_no_debuggee, fixture, local, ok, tag, tool, values, Server};
 
 fn deno(tag: &str, args: &str) -> String {
@@ -12,6 +13,7 @@ fn deno(tag: &str, args: &str) -> String {
 
 #[test]
 fn deno_run_values_through_typescript_maps() {
+    npm_packages();
     let tag = tag();
     let mut server = Server::initialized();
     let command = deno(&tag, &format!("run '{}'", fixture("deno/orders.ts")));
@@ -38,6 +40,7 @@ fn deno_run_values_through_typescript_maps() {
 
 #[test]
 fn deno_test_runs_under_the_debugger() {
+    npm_packages();
     let tag = tag();
     let mut server = Server::initialized();
     let command = deno(&tag, &format!("test '{}'", fixture("deno/pricing_test.ts")));
@@ -52,6 +55,7 @@ fn deno_test_runs_under_the_debugger() {
 
 #[test]
 fn a_deno_session_from_breakpoint_to_exit() {
+    npm_packages();
     let tag = tag();
     let mut server = Server::initialized();
     let command = deno(&tag, &format!("run '{}'", fixture("deno/orders.ts")));
@@ -111,6 +115,7 @@ fn a_deno_session_from_breakpoint_to_exit() {
 
 #[test]
 fn a_deno_program_that_cannot_load_says_why() {
+    npm_packages();
     let tag = tag();
     let mut server = Server::initialized();
     let dir = std::env::temp_dir().join(format!("dmcp-deno-{tag}"));

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::need::npm_packages;
 use crate::{assert_no_debuggee, err, fixture, ok, run_script, tag, values};
 
 /// `debug-script` in fixtures/launchers, with `command` and a breakpoint at `file:line`.
@@ -105,6 +106,7 @@ fn package_managers_as_written() {
 /// fixtures/package.json).
 #[test]
 fn mocha_and_jest_tests_stop_in_the_code_under_test() {
+    npm_packages();
     let tag = tag();
     let runners = |command: &str| {
         run_script(json!({"command": command, "cwd": fixture("runners"),
@@ -132,6 +134,7 @@ fn mocha_and_jest_tests_stop_in_the_code_under_test() {
 /// a worker process, and every hit says which.
 #[test]
 fn jest_workers_are_followed() {
+    npm_packages();
     let tag = tag();
     let result = run_script(
         json!({"command": "npx jest --maxWorkers=2 --no-cache sum.test.js sum2.test.js",
@@ -158,6 +161,7 @@ fn jest_workers_are_followed() {
 /// a worker thread of its own); the child's `process.execArgv` stays intact.
 #[test]
 fn npx_tsx_runs_the_typescript_in_a_followed_child() {
+    npm_packages();
     let tag = tag();
     let result = run_script(json!({"command": "npx tsx tsx-app/src/main.ts 3",
         "cwd": fixture(""), "env": {"DMCP_TAG": tag},

@@ -13,6 +13,7 @@ mod defects;
 mod deno;
 mod launchers;
 mod native;
+pub mod need;
 mod protocol;
 mod python;
 mod scratch;

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use crate::need::{need, Tool};
 use crate::{err, fixture, launch, local, ok, root, tool, values, Server};
 
 /// Where the fixtures are built.
@@ -57,6 +58,9 @@ fn rust_orders() -> &'static str {
 
 #[test]
 fn c_values_at_every_hit_typed_in_c() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/c/loop.c");
     let result = server.debug_script(json!({"command": format!("{} 5", c_loop()),
@@ -97,6 +101,9 @@ fn c_values_at_every_hit_typed_in_c() {
 
 #[test]
 fn cpp_strings_and_rust_collections_read_whole() {
+    if !need(Tool::Lldb) || !need(Tool::Cxx) {
+        return;
+    }
     let mut server = Server::initialized();
     let result = server.debug_script(json!({"command": cpp_words(),
         "breakpoint": {"file": fixture("native/cpp/words.cpp"), "line": 9}, "expression": "w"}));
@@ -124,6 +131,9 @@ fn cpp_strings_and_rust_collections_read_whole() {
 
 #[test]
 fn go_run_values_and_goroutines() {
+    if !need(Tool::Delve) {
+        return;
+    }
     let mut server = Server::initialized();
     let dir = fixture("native/go");
     let file = fixture("native/go/main.go");
@@ -165,6 +175,9 @@ fn go_run_values_and_goroutines() {
 
 #[test]
 fn a_c_session_from_breakpoint_to_exit() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/c/loop.c");
     let state = launch(&mut server, &format!("{} 3", c_loop()), &file, 15);
@@ -225,6 +238,9 @@ fn a_c_session_from_breakpoint_to_exit() {
 /// Ruby's rdbg, declared in fixtures/native/ruby/debug-mcp.json (the README's example).
 #[test]
 fn a_configured_adapter_serves_debug_script_and_sessions() {
+    if !need(Tool::Ruby) {
+        return;
+    }
     let mut server = Server::initialized();
     let dir = fixture("native/ruby");
     let file = fixture("native/ruby/orders.rb");
@@ -253,6 +269,9 @@ fn a_configured_adapter_serves_debug_script_and_sessions() {
 
 #[test]
 fn a_rust_session_reads_names_and_collections_as_written() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/rust/src/main.rs");
     let state = launch(&mut server, rust_orders(), &file, 13);
@@ -269,6 +288,9 @@ fn a_rust_session_reads_names_and_collections_as_written() {
 /// `cargo run` and `cargo test`: cargo builds, lldb-dap runs what it built.
 #[test]
 fn cargo_run_and_cargo_test_debug_what_cargo_builds() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let dir = fixture("native/rust");
     let file = fixture("native/rust/src/main.rs");
@@ -293,6 +315,9 @@ fn cargo_run_and_cargo_test_debug_what_cargo_builds() {
 /// old and new value; adapters without data breakpoints say so.
 #[test]
 fn watchpoints_stop_where_a_value_changes() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/c/loop.c");
     let state = launch(&mut server, &format!("{} 3", c_loop()), &file, 24);
@@ -373,6 +398,9 @@ fn crash_core() -> (String, String) {
 
 #[test]
 fn a_core_file_shows_the_crash() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let (core, program) = crash_core();
     let state = tool(&mut server, "debug-launch", json!({"core": core, "program": program}));
@@ -402,6 +430,9 @@ fn a_core_file_shows_the_crash() {
 /// end it), stops at a breakpoint, and at the end lets it run on.
 #[test]
 fn a_running_c_program_is_attached_by_pid_and_let_go() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let program = build("gcc", "native/c/ticker.c", "ticker");
     let mut ticker =
         crate::Program::spawn(Command::new(&program).stdout(std::process::Stdio::null()));
@@ -429,9 +460,7 @@ fn a_running_c_program_is_attached_by_pid_and_let_go() {
 /// `language`: debug-script, a session, a core file.
 #[test]
 fn gdb_serves_debug_script_sessions_and_core_files() {
-    let python = std::path::PathBuf::from(crate::python::python());
-    let bin = python.parent().unwrap();
-    assert!(bin.join("gdb").is_file(), "no gdb in {}: pip install gdb-for-pwndbg", bin.display());
+    let bin = crate::need::gdb_bin();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let mut server = Server::initialized_with(&root(), &[("PATH", &path)]);
     let file = fixture("native/c/loop.c");
@@ -481,6 +510,9 @@ fn functions(stack: &Value) -> Vec<String> {
 /// watchpoint, set a variable, step out and over, exit.
 #[test]
 fn a_cpp_session_steps_watches_and_sets() {
+    if !need(Tool::Lldb) || !need(Tool::Cxx) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/cpp/words.cpp");
     let state = launch(&mut server, cpp_words(), &file, 19);
@@ -522,6 +554,9 @@ fn a_cpp_session_steps_watches_and_sets() {
 /// A Rust session through lldb-dap, with rustc's formatters: the same walk.
 #[test]
 fn a_rust_session_steps_watches_and_sets() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/rust/src/main.rs");
     let state = launch(&mut server, rust_orders(), &file, 26);
@@ -559,6 +594,9 @@ fn a_rust_session_steps_watches_and_sets() {
 /// fails in Delve's own words.
 #[test]
 fn go_test_flags_as_written_and_build_errors_in_delves_words() {
+    if !need(Tool::Delve) {
+        return;
+    }
     let mut server = Server::initialized();
     let dir = fixture("native/go");
     let file = fixture("native/go/main.go");
@@ -595,6 +633,9 @@ fn go_test_flags_as_written_and_build_errors_in_delves_words() {
 /// an int is set here.)
 #[test]
 fn a_go_session_steps_and_sets() {
+    if !need(Tool::Delve) {
+        return;
+    }
     let mut server = Server::initialized();
     let dir = fixture("native/go");
     let file = fixture("native/go/main.go");
@@ -644,15 +685,7 @@ fn a_go_session_steps_and_sets() {
 fn zig_orders() -> &'static str {
     static BUILT: OnceLock<String> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let python = crate::python::python();
-        let has = Command::new(&python).args(["-c", "import ziglang"]).status().unwrap();
-        if !has.success() {
-            let installed = Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "ziglang"])
-                .status()
-                .unwrap();
-            assert!(installed.success(), "pip install ziglang");
-        }
+        let python = crate::need::zig_python();
         let out = out_dir().join("zig-orders");
         let status = Command::new(&python)
             .args(["-m", "ziglang", "build-exe", "-O", "Debug"])
@@ -670,6 +703,9 @@ fn zig_orders() -> &'static str {
 /// values come back as lldb's own error, said per hit.
 #[test]
 fn zig_stops_and_steps_without_values() {
+    if !need(Tool::Lldb) {
+        return;
+    }
     let mut server = Server::initialized();
     let file = fixture("native/zig/orders.zig");
     let state = launch(&mut server, zig_orders(), &file, 7);

@@ -1,10 +1,9 @@
 //! `debug-script` for Python programs through real debugpy.
 //!
-//! The interpreter comes from `DEBUG_MCP_TEST_PYTHON` (.ci/run sets it), else from
-//! `target/venv`, which is created with `pip install debugpy` on first use: so `cargo test`
-//! works on a fresh machine with Python 3 and pip.
+//! The interpreter comes from `need::python`: `DEBUG_MCP_TEST_PYTHON` (.ci/run sets it), else
+//! `target/venv`, made with debugpy, pytest and pytest-xdist on first use.
 
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 
 use serde_json::{json, Value};
 
@@ -13,52 +12,7 @@ use crate::{
     tool, values, Program, Server, DEADLINE,
 };
 
-/// An interpreter that has debugpy.
-pub fn python() -> String {
-    static READY: Mutex<Option<String>> = Mutex::new(None);
-    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(python) = ready.as_ref() {
-        return python.clone();
-    }
-    let python = match std::env::var("DEBUG_MCP_TEST_PYTHON") {
-        Ok(python) => python,
-        Err(_) => {
-            let venv = root().join("target/venv");
-            let python = venv.join("bin/python");
-            if !python.exists() {
-                let made = std::process::Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&venv)
-                    .status()
-                    .unwrap();
-                assert!(made.success(), "python3 -m venv target/venv failed");
-            }
-            let has = std::process::Command::new(&python)
-                .args(["-c", "import debugpy, pytest, xdist"])
-                .status()
-                .unwrap();
-            if !has.success() {
-                let installed = std::process::Command::new(&python)
-                    .args([
-                        "-m",
-                        "pip",
-                        "install",
-                        "--quiet",
-                        "--disable-pip-version-check",
-                        "debugpy",
-                        "pytest",
-                        "pytest-xdist",
-                    ])
-                    .status()
-                    .unwrap();
-                assert!(installed.success(), "pip install debugpy pytest pytest-xdist failed");
-            }
-            python.display().to_string()
-        }
-    };
-    *ready = Some(python.clone());
-    python
-}
+pub use crate::need::python;
 
 fn py(name: &str) -> String {
     fixture(&format!("py/{name}"))

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::need::{need, Tool};
 use crate::{eventually, fixture, node, ok, root, tag, values, Server};
 
 /// A directory standing in for `/tmp`: anyone may write in it (mode 1777), removed on drop.
@@ -201,23 +202,33 @@ fn a_session_of_each_runtime_leaves_nothing_behind() {
     let mut server = Server::initialized_with(&root(), &tmp.env());
     let tag = tag();
     let python = crate::python::python();
-    let c_loop = crate::native::c_loop();
+    crate::need::npm_packages();
     let deno = fixture("node_modules/.bin/deno");
-    let sessions = [
+    let mut sessions = vec![
         json!({"command": node(&tag, "loop.js", ""),
                "breakpoints": [{"file": fixture("loop.js"), "line": 5}]}),
         json!({"command": format!("DMCP_TAG={tag} {python} {}", fixture("py/loop.py")),
                "breakpoints": [{"file": fixture("py/loop.py"), "line": 5}]}),
         json!({"command": format!("DMCP_TAG={tag} {deno} run {}", fixture("deno/orders.ts")),
                "breakpoints": [{"file": fixture("deno/orders.ts"), "line": 13}]}),
-        json!({"command": format!("DMCP_TAG={tag} {c_loop} 3"),
-               "breakpoints": [{"file": fixture("native/c/loop.c"), "line": 15}]}),
-        json!({"command": "go run .", "cwd": fixture("native/go"), "env": {"DMCP_TAG": tag},
+    ];
+    // Those whose system packages are here (the others are said skipped).
+    if need(Tool::Lldb) {
+        let c_loop = crate::native::c_loop();
+        sessions.push(json!({"command": format!("DMCP_TAG={tag} {c_loop} 3"),
+               "breakpoints": [{"file": fixture("native/c/loop.c"), "line": 15}]}));
+    }
+    if need(Tool::Delve) {
+        sessions.push(
+            json!({"command": "go run .", "cwd": fixture("native/go"), "env": {"DMCP_TAG": tag},
                "breakpoints": [{"file": fixture("native/go/main.go"), "line": 16}],
                "timeout": 120000}),
-        json!({"url": fixture("web/static/index.html"), "env": {"DMCP_TAG": tag},
-               "breakpoints": [{"file": fixture("web/static/cart.js"), "line": 4}]}),
-    ];
+        );
+    }
+    if need(Tool::Chromium) {
+        sessions.push(json!({"url": fixture("web/static/index.html"), "env": {"DMCP_TAG": tag},
+               "breakpoints": [{"file": fixture("web/static/cart.js"), "line": 4}]}));
+    }
     for arguments in sessions {
         let state = crate::tool(&mut server, "debug-launch", arguments.clone());
         assert_eq!(state["state"], "paused", "{arguments}: {state}");

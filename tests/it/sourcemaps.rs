@@ -3,7 +3,7 @@
 //! The generated files are committed under fixtures/ts/ (see fixtures/ts/README.md). The tsx
 //! tests need `npm install --prefix fixtures` (done by .ci/run).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
@@ -129,36 +129,9 @@ fn stack_frames_speak_original_coordinates() {
     assert_eq!(stack[1]["generated"]["file"], ts_file("dist/app.js"));
 }
 
-/// Installs tsx from fixtures/package.json (the lockfile pins it) on first use, so that
-/// `cargo test` works on a fresh clone; .ci/run does the same up front.
-fn require_tsx() {
-    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let tsx = root().join("fixtures/node_modules/tsx/package.json");
-    if !Path::new(&tsx).exists() {
-        let status = std::process::Command::new("npm")
-            .args([
-                "install",
-                "--prefix",
-                "fixtures",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-            ])
-            .current_dir(root())
-            .status()
-            .expect("npm is needed to install tsx for these tests");
-        assert!(
-            status.success(),
-            "`npm install --prefix fixtures` failed: tsx is needed for these tests"
-        );
-    }
-    assert!(Path::new(&tsx).exists(), "tsx is not installed: run `npm install --prefix fixtures`");
-}
-
 #[test]
 fn tsx_compiled_while_loading_commonjs() {
-    require_tsx();
+    crate::need::npm_packages();
     let result =
         run_in_ts("node --import tsx src/app.ts", "src/app.ts", 22, "item.name", Value::Null);
     let s = ok(&result);
@@ -184,7 +157,7 @@ fn tsx_compiled_while_loading_commonjs() {
 
 #[test]
 fn tsx_compiled_while_loading_es_modules() {
-    require_tsx();
+    crate::need::npm_packages();
     // The first hit is the first iteration: the breakpoint binds before the module body runs.
     let result = run_in_ts(
         "node --import tsx src/shop.mts",
@@ -240,7 +213,7 @@ fn a_map_on_disk_for_another_build_says_so() {
 fn tsx_beside_builds_on_disk_still_binds() {
     // The search finds dist/ and the bundles, whose maps list src/app.ts, but the program
     // compiles src/app.ts itself: the load-time probe is armed too, and wins.
-    require_tsx();
+    crate::need::npm_packages();
     let result = run_in_ts("node --import tsx run.ts", "src/app.ts", 22, "item.name", Value::Null);
     let s = ok(&result);
     assert_eq!(values(s), NAMES.map(Value::from));

@@ -334,6 +334,7 @@ fn pausing_on_all_exceptions_passes_over_those_libraries_catch() {
 
 #[test]
 fn stop_on_entry_stops_at_the_first_line_of_the_commands_own_script() {
+    crate::need::npm_packages();
     // An ES module (Node's "Break on start" is in its loader) and a TypeScript entry run
     // through `--import tsx` (installed in fixtures/, where node looks for it).
     let mut server = Server::initialized_in(&crate::root().join("fixtures"));
