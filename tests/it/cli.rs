@@ -114,6 +114,9 @@ fn usage_errors_help_and_version() {
 
 #[test]
 fn run_debugs_a_page_given_by_its_file() {
+    if !crate::need::need(crate::need::Tool::Chromium) {
+        return;
+    }
     let (code, stdout, stderr) = debug_mcp(&[
         "run",
         "--break",
