@@ -40,7 +40,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "debug-mcp")
 # The static build (.ci/dist): opt-level "z", panic = "abort", glibc linked in.
-DIST = os.path.join(ROOT, "target", "x86_64-unknown-linux-gnu", "dist", "debug-mcp")
+DIST = os.path.join(ROOT, "target", "x86_64-unknown-linux-gnu", "static", "debug-mcp")
 FIXTURE = os.path.join(ROOT, "fixtures", "loop.js")
 COUNT = os.path.join(ROOT, "fixtures", "count.js")
 COUNT_PY = os.path.join(ROOT, "fixtures", "py", "count.py")
