@@ -142,7 +142,7 @@ fn start_time(pid: u32) -> Option<u64> {
 /// Makes this process the reaper of its orphaned descendants (Linux): a process a debuggee
 /// starts and abandons (a daemon, `spawn(..., {detached: true})`, `setsid`) is re-parented to
 /// debug-mcp rather than to init, so it can still be found, killed and reaped. Elsewhere such
-/// processes escape (README, Limits).
+/// processes escape (docs/limits.md).
 pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with integer arguments only.

@@ -4,7 +4,7 @@
 //   BINDING.hit(conditionThunk | null, () => (EXPRESSION))
 // in the paused frame's scope; `hit` evaluates the expression, reports {type, value} as JSON
 // through the binding (a Runtime.bindingCalled event, in order) and returns false, so the
-// program never stops unless a stack was asked for (README, "Performance").
+// program never stops unless a stack was asked for (docs/performance.md).
 //
 // The built-ins a program is most likely to replace or monkey-patch (JSON.stringify,
 // Object.keys, the Map and Set iterators, toString methods) are captured here, before the

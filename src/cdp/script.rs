@@ -6,7 +6,7 @@
 //! through a `Runtime.addBinding` binding; the condition then returns false. Reports arrive as
 //! `Runtime.bindingCalled` events in hit order, on the same socket and before the end-of-program
 //! event, so none is lost. This is what makes a 10,000-hit loop take well under two seconds
-//! (README, "Performance").
+//! (docs/performance.md).
 //!
 //! Source maps: a breakpoint in a file Node does not run itself (`src/app.ts`) is placed through
 //! the maps `cdp/maps.rs` finds on disk, at the generated line and column of each covering

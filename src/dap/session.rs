@@ -1172,7 +1172,7 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn stack(&mut self, paused: &Paused, max: usize, _: bool) -> Vec<Frame> {
         // DAP has no awaited-caller chain apart from the frames: `includeAsync` changes
-        // nothing (documented in the README).
+        // nothing (documented in docs/limits.md).
         let frames = paused.frames.iter().take(max);
         frames.map(|f| Frame { location: location(f), async_reason: None }).collect()
     }

@@ -1,5 +1,5 @@
 //! Why a tool call produced no answer: a stable [`Code`] an agent can branch on, a message that
-//! says what happened and what to do, and details for `structuredContent`. The README's error
+//! says what happened and what to do, and details for `structuredContent`. docs/tools.md's error
 //! tables document every code; a test keeps them in step.
 
 use serde_json::{Map, Value};
@@ -112,15 +112,15 @@ impl Failure {
 mod tests {
     use super::*;
 
-    /// Every code is documented in the README, where agents and their authors look them up.
+    /// Every code is documented in docs/tools.md, where agents and their authors look them up.
     #[test]
-    fn every_code_is_in_the_readme() {
-        let readme = include_str!("../../README.md");
+    fn every_code_is_documented() {
+        let readme = include_str!("../../docs/tools.md");
         let missing: Vec<&str> = Code::ALL
             .iter()
             .map(|c| c.as_str())
             .filter(|c| !readme.contains(&format!("`{c}`")))
             .collect();
-        assert_eq!(missing, Vec::<&str>::new(), "codes missing from README.md");
+        assert_eq!(missing, Vec::<&str>::new(), "codes missing from docs/tools.md");
     }
 }

@@ -11,6 +11,7 @@ mod children;
 mod cli;
 mod defects;
 mod deno;
+mod docs;
 mod launchers;
 mod native;
 pub mod need;
