@@ -5,7 +5,8 @@ through the installed command as an MCP client does: initialize, tools/list, one
 debug-script call, and stdin closed (exit 0). Also: the npm launcher passes signals on and
 says what to do on a platform it has no binary for.
 
-Usage: python3 tests/clients/installed.py   (after `bash packaging/build`; stdlib only)
+Usage: python3 tests/clients/installed.py   (after `bash packaging/build`; stdlib only; run
+with an interpreter whose bin/ has uvx and pipx, as .ci/run's venv does, to try those too)
 """
 
 import glob
@@ -118,6 +119,20 @@ def pypi(scratch):
     subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", "--no-index",
                     "--disable-pip-version-check", one("debug_mcp-*.whl")], check=True)
     drive("pypi", [os.path.join(venv, "bin", "debug-mcp")])
+    # The one-liners, where uv and pipx are at hand (.ci/run's venv has them): offline too.
+    tools = os.path.dirname(sys.executable)
+    uvx, pipx = os.path.join(tools, "uvx"), os.path.join(tools, "pipx")
+    if os.path.exists(uvx):
+        os.environ["UV_CACHE_DIR"] = os.path.join(scratch, "uv-cache")
+        drive("uvx", [uvx, "--offline", "--from", one("debug_mcp-*.whl"), "debug-mcp"])
+    else:
+        print(f"uvx not in {tools}: `uvx debug-mcp` not tried")
+    if os.path.exists(pipx):
+        os.environ["PIPX_HOME"] = os.path.join(scratch, "pipx")
+        os.environ["PIP_NO_INDEX"] = "1"
+        drive("pipx run", [pipx, "run", "--spec", one("debug_mcp-*.whl"), "debug-mcp"])
+    else:
+        print(f"pipx not in {tools}: `pipx run debug-mcp` not tried")
 
 
 def cargo(scratch):
