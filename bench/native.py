@@ -146,7 +146,7 @@ def bare_logpoints(adapter, loop, hits):
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    bench.build()
     os.makedirs(OUT, exist_ok=True)
     loop = os.path.join(OUT, "loop")
     subprocess.run(["gcc", "-g", "-O0", "-o", loop, C_SOURCE], check=True)

@@ -139,7 +139,7 @@ def deno_rows():
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    bench.build()
     if not shutil.which("chromium"):
         raise SystemExit("chromium is not installed (apt-get install chromium)")
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
