@@ -4,6 +4,8 @@
 //! takes, and debugpy's ways (scope names, runpy's frames, `repr` values, logpoint messages
 //! that do not say whose they are).
 
+pub(crate) mod trace;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -21,6 +23,8 @@ use crate::shell::CommandLine;
 
 const PROBE: &str = include_str!("probe.py");
 const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
+const TRACE: &str = include_str!("trace.py");
+const RUN: &str = include_str!("run.py");
 
 /// What `launch` runs: a script or a module, with its arguments.
 #[derive(Debug, PartialEq)]
@@ -229,6 +233,8 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
         .and_then(|dir| {
             fs::write(dir.join("debug_mcp_probe.py"), PROBE)?;
             fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE)?;
+            fs::write(dir.join("debug_mcp_trace.py"), TRACE)?;
+            fs::write(dir.join("debug_mcp_run.py"), RUN)?;
             Ok(dir)
         })
         .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;

@@ -14,7 +14,6 @@ use crate::debugger::script::{Language, Outcome, Plan};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::native::Native;
-use crate::python::Debugpy;
 use crate::shell::CommandLine;
 use crate::tools::page::{self, Page};
 use crate::tools::{
@@ -155,7 +154,7 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
         }
         Language::Node => crate::cdp::script::run(Box::new(crate::node::Node), &plan, call),
         Language::Deno => crate::cdp::script::run(Box::new(crate::deno::Deno), &plan, call),
-        Language::Python => crate::dap::script::run(Debugpy, &plan, call),
+        Language::Python => crate::python::trace::run(&plan, call),
         Language::Native => {
             let file = plan.file.display().to_string();
             let language = args.optional_string("language")?;
@@ -283,7 +282,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         if resolved != plan.line {
             let debugger = match plan.language {
                 Language::Node | Language::Deno | Language::Browser => "V8",
-                Language::Python => "debugpy",
+                Language::Python => "Python",
                 Language::Native => "the debug adapter",
             };
             notes.push(format!(

@@ -1,0 +1,444 @@
+//! `debug-script` for Python without a debugger: the program runs as it is, with debug-mcp's
+//! helpers first on its `PYTHONPATH`; their sitecustomize.py starts line probes
+//! (`trace.py`: `sys.monitoring` on CPython 3.12+, `sys.settrace` before) in every Python
+//! process of the program, which inherits the plan through its environment. Each process
+//! reports on a connection of its own to a Unix socket in a private scratch directory: its
+//! `hello`, the line a probe resolved to, and each hit as the probe encoded it.
+//!
+//! Nothing pauses, nothing round-trips per hit: the cost is Python's own (debugpy's adapter,
+//! launcher and pydevd took over a second before the first line ran). debugpy stays for
+//! sessions (`dap/session.rs`). A program run with -I, -E or -S skips sitecustomize.py: it runs
+//! through `run.py` (`python -I run.py script.py args`), which starts the probes and then the
+//! program as `python` would.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::{json, Value};
+
+use crate::call::Call;
+use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
+use crate::debugger::{Code, Failure};
+use crate::process::{self, Debuggee, Exit, SpawnError};
+use crate::thread::JoinOnDrop;
+use crate::{log, python};
+
+/// Frames reported per hit with `includeStack`.
+const STACK_FRAMES: usize = 10;
+
+/// What a process of the program said, on its connection (`conn`).
+enum Report {
+    /// It started: its pid, its parent's, its command line; and the write half of its
+    /// connection, to tell it to stop.
+    Hello { conn: usize, pid: u32, parent: u32, command: String, writer: UnixStream },
+    /// The line a probe stops at (0: none).
+    Resolved { line: u32 },
+    /// One hit: was the value cut, its `{type, value}`, and its stack when asked for.
+    Hit { conn: usize, truncated: bool, result: String, stack: Option<Vec<Value>> },
+    /// The connection ended: the process exited (or closed it).
+    Closed { conn: usize },
+}
+
+pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+    let deadline = Instant::now() + plan.timeout;
+    let reports = Reports::open()?;
+    let spec = spec(plan, &reports)?;
+    let debuggee = Debuggee::spawn(&spec, |_| false).map_err(|e| match e {
+        SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
+        SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
+    })?;
+    call.log.send("info", format!("program started (pid {})", debuggee.pid()));
+    let mut run = Run {
+        plan,
+        reports,
+        exited: debuggee.exited().clone(),
+        top_exited: false,
+        debuggee,
+        processes: Vec::new(),
+        resolved: None,
+        capped: false,
+    };
+    script::drive(&mut run, Ok(()), plan, call, deadline)
+}
+
+/// The command as it runs: as written, with the plan and the helpers in its environment; a
+/// program that skips sitecustomize.py (-I, -E, -S) through `run.py`.
+fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
+    let helpers = python::helper_dir().map_err(|m| Failure::new(Code::Internal, m))?;
+    let command = &plan.command;
+    let mut words = command.words.clone();
+    if let Ok(program) = python::parse(command.clone()) {
+        if !program.loads_sitecustomize() {
+            let mut through = vec![program.interpreter.clone()];
+            through.extend(program.python_args.iter().cloned());
+            through.push(helpers.join("debug_mcp_run.py").display().to_string());
+            match &program.target {
+                python::Target::Program(path) => through.push(path.display().to_string()),
+                python::Target::Module(module) => through.extend(["-m".into(), module.clone()]),
+            }
+            through.extend(program.args.iter().cloned());
+            words = through;
+        }
+    }
+    let probe = json!({"file": plan.real_file.display().to_string(), "line": plan.line,
+                       "condition": plan.condition, "expression": plan.expression});
+    let trace = json!({"probes": [probe], "socket": reports.path.display().to_string(),
+                       "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
+                       "stack": plan.include_stack, "stackFrames": STACK_FRAMES});
+    let mut env = command.env.clone();
+    let inherited = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PYTHONPATH").ok())
+        .filter(|p| !p.is_empty());
+    let python_path = match inherited {
+        Some(rest) => format!("{}:{rest}", helpers.display()),
+        None => helpers.display().to_string(),
+    };
+    env.push(("PYTHONPATH".into(), python_path));
+    env.push(("DEBUG_MCP_TRACE".into(), python::base64(trace.to_string().as_bytes())));
+    env.push(("DEBUG_MCP_TRACE_RESOLVE".into(), "1".into()));
+    let (program, args) = words.split_first().expect("a command has a program");
+    Ok(process::Spec {
+        program: program.clone(),
+        args: args.to_vec(),
+        env,
+        env_remove: Vec::new(),
+        cwd: command.cwd.clone(),
+        stdin: command.stdin.clone(),
+    })
+}
+
+/// The socket the program's processes report on, the thread that accepts them, and one
+/// reader thread per connection; all of them end when this is dropped.
+struct Reports {
+    dir: PathBuf,
+    path: PathBuf,
+    events: Receiver<Report>,
+    stopping: Arc<AtomicBool>,
+    /// The accepting thread, then each connection's reader (joined in that order).
+    acceptor: Option<JoinOnDrop>,
+    readers: Arc<std::sync::Mutex<Vec<(UnixStream, JoinOnDrop)>>>,
+}
+
+impl Reports {
+    fn open() -> Result<Reports, Failure> {
+        let dir = crate::scratch::private_dir("python-run").map_err(|e| {
+            Failure::new(Code::Internal, format!("cannot make the probes' channel: {e}"))
+        })?;
+        let path = dir.join("reports");
+        let listener = UnixListener::bind(&path).map_err(|e| {
+            Failure::new(
+                Code::Internal,
+                format!("cannot open the probes' socket {}: {e}", path.display()),
+            )
+        })?;
+        let (events_tx, events) = crossbeam_channel::unbounded();
+        let stopping = Arc::new(AtomicBool::new(false));
+        let readers = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let acceptor = {
+            let (stopping, readers) = (stopping.clone(), readers.clone());
+            JoinOnDrop::spawn("py-reports", move || {
+                accept(&listener, &events_tx, &stopping, &readers)
+            })
+        };
+        Ok(Reports { dir, path, events, stopping, acceptor: Some(acceptor), readers })
+    }
+}
+
+impl Drop for Reports {
+    fn drop(&mut self) {
+        // Wake the acceptor with a connection of our own, then end every connection: the
+        // readers see end of file even where a process still holds its end.
+        self.stopping.store(true, Ordering::Relaxed);
+        drop(UnixStream::connect(&self.path));
+        drop(self.acceptor.take());
+        let readers = std::mem::take(&mut *self.readers.lock().unwrap_or_else(|e| e.into_inner()));
+        for (stream, reader) in readers {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            drop(reader);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn accept(
+    listener: &UnixListener,
+    events: &Sender<Report>,
+    stopping: &AtomicBool,
+    readers: &std::sync::Mutex<Vec<(UnixStream, JoinOnDrop)>>,
+) {
+    for (conn, stream) in listener.incoming().enumerate() {
+        if stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        let (Ok(reading), Ok(writer)) = (stream.try_clone(), stream.try_clone()) else { continue };
+        let events = events.clone();
+        let reader = JoinOnDrop::spawn(&format!("py-report-{conn}"), move || {
+            read(conn, reading, writer, &events)
+        });
+        readers.lock().unwrap_or_else(|e| e.into_inner()).push((stream, reader));
+    }
+}
+
+/// One process's reports, line by line, until its connection ends.
+fn read(conn: usize, stream: UnixStream, writer: UnixStream, events: &Sender<Report>) {
+    let mut writer = Some(writer);
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { break };
+        let mut fields = line.splitn(4, '\t');
+        let report = match fields.next() {
+            Some("hello") => {
+                let hello: Value =
+                    serde_json::from_str(fields.next().unwrap_or_default()).unwrap_or_default();
+                let number = |key: &str| hello[key].as_u64().and_then(|n| u32::try_from(n).ok());
+                let argv: Vec<&str> = hello["argv"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let Some(writer) = writer.take() else { continue };
+                Report::Hello {
+                    conn,
+                    pid: number("pid").unwrap_or(0),
+                    parent: number("ppid").unwrap_or(0),
+                    command: argv.join(" "),
+                    writer,
+                }
+            }
+            Some("resolved") => {
+                let resolved: Value =
+                    serde_json::from_str(fields.next().unwrap_or_default()).unwrap_or_default();
+                // `null`: the file is not Python the interpreter can compile; it says so itself.
+                match resolved["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
+                    Some(line) => Report::Resolved { line },
+                    None => continue,
+                }
+            }
+            Some("hit") => {
+                let _probe = fields.next();
+                let stack = fields.next().filter(|s| !s.is_empty());
+                let stack = stack.and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok());
+                let Some((truncated, result)) = fields.next().and_then(script::flagged) else {
+                    log::warn(format_args!("an unreadable hit report: {line}"));
+                    continue;
+                };
+                Report::Hit { conn, truncated, result: result.to_string(), stack }
+            }
+            _ => {
+                log::warn(format_args!("an unreadable report: {line}"));
+                continue;
+            }
+        };
+        if events.send(report).is_err() {
+            return;
+        }
+    }
+    let _ = events.send(Report::Closed { conn });
+}
+
+/// A Python process of the program, as it said hello.
+struct Process {
+    conn: usize,
+    pid: u32,
+    parent: u32,
+    command: String,
+    hits: u64,
+    writer: UnixStream,
+    /// Its connection ended.
+    closed: bool,
+}
+
+struct Run<'a> {
+    plan: &'a Plan,
+    reports: Reports,
+    debuggee: Debuggee,
+    /// The program's exit, until it came (then never).
+    exited: Receiver<Exit>,
+    top_exited: bool,
+    processes: Vec<Process>,
+    /// The line the probe resolved to, as the first process said.
+    resolved: Option<u32>,
+    /// The hit cap was reached: every process is told to stop.
+    capped: bool,
+}
+
+impl Run<'_> {
+    fn tell_stop(writer: &mut UnixStream) {
+        let _ = writer.write_all(b"stop\n");
+    }
+}
+
+impl Run<'_> {
+    /// Finished once the program's process exited and every connection has ended (a child
+    /// still running is killed at the end; its last reports wait for the drain's grace).
+    fn ended(&self) -> Step {
+        match self.top_exited && self.processes.iter().all(|p| p.closed) {
+            true => Step::Finished,
+            false => Step::Go,
+        }
+    }
+}
+
+impl Collector for Run<'_> {
+    type Event = Report;
+
+    fn inputs(&self) -> Inputs<Report> {
+        Inputs {
+            events: self.reports.events.clone(),
+            exited: self.exited.clone(),
+            tick: crossbeam_channel::never(),
+            more: crossbeam_channel::never(),
+        }
+    }
+
+    fn handle(&mut self, input: Input<Report>) -> Result<Step, Failure> {
+        match input {
+            Input::Event(Report::Hello { conn, pid, parent, command, mut writer }) => {
+                if self.capped {
+                    Run::tell_stop(&mut writer);
+                }
+                let command = match pid == self.debuggee.pid() {
+                    // The started process as the agent wrote it (a console script, not its
+                    // interpreter and path).
+                    true => crate::shell::join(&self.plan.command.words),
+                    false => command,
+                };
+                let closed = false;
+                self.processes.push(Process {
+                    conn,
+                    pid,
+                    parent,
+                    command,
+                    hits: 0,
+                    writer,
+                    closed,
+                });
+                Ok(Step::Go)
+            }
+            Input::Event(Report::Resolved { line }) => {
+                if self.resolved.is_some() {
+                    return Ok(Step::Go);
+                }
+                self.resolved = Some(line);
+                if line == 0 {
+                    return Err(Failure::new(
+                        Code::NoCodeAtLine,
+                        format!(
+                            "line {} of {}: Python cannot stop on that line: it holds no code \
+                             (a comment, a blank line or a docstring before the first \
+                             statement?); choose a line with a statement",
+                            self.plan.line,
+                            self.plan.file.display()
+                        ),
+                    ));
+                }
+                Ok(Step::Go)
+            }
+            Input::Event(Report::Hit { conn, truncated, result, stack }) => {
+                let process = self.processes.iter_mut().find(|p| p.conn == conn);
+                let from = process.map(|p| {
+                    p.hits += 1;
+                    format!("\"pid\":{}", p.pid)
+                });
+                Ok(Step::Hit(Hit { result, truncated, stack, from }))
+            }
+            Input::Event(Report::Closed { conn }) => {
+                if let Some(process) = self.processes.iter_mut().find(|p| p.conn == conn) {
+                    process.closed = true;
+                }
+                Ok(self.ended())
+            }
+            Input::Exited(exit) => {
+                self.exited = crossbeam_channel::never();
+                self.top_exited = true;
+                if let Some(exit) = exit {
+                    self.debuggee.record_exit(exit);
+                }
+                Ok(match self.ended() {
+                    Step::Finished => Step::Finished,
+                    // What the processes sent may still be on its way: read on briefly.
+                    _ => Step::Draining,
+                })
+            }
+            Input::Closed | Input::Tick => Ok(Step::Go),
+        }
+    }
+
+    fn stop_hits(&mut self) {
+        self.capped = true;
+        for process in &mut self.processes {
+            Run::tell_stop(&mut process.writer);
+        }
+    }
+
+    fn end(&mut self, timed_out: bool) -> Exit {
+        let exit = match timed_out {
+            true => self.debuggee.kill(),
+            // Its own end: what it started is let go of with it.
+            false => self.debuggee.finish(std::time::Duration::ZERO),
+        };
+        self.debuggee.settle_output();
+        exit
+    }
+
+    fn abort(&mut self) {
+        self.debuggee.kill();
+    }
+
+    fn output(&self) -> Value {
+        self.debuggee.output().to_json()
+    }
+
+    fn undebugged(&self) -> Undebugged {
+        let followed: Vec<u32> = self.processes.iter().map(|p| p.pid).collect();
+        let descendants = self.debuggee.descendants(None);
+        Undebugged { processes: Undebugged::processes(descendants, &followed), workers: 0 }
+    }
+
+    fn processes(&self) -> Vec<Value> {
+        let top = self.debuggee.pid();
+        let mut processes: Vec<&Process> = self.processes.iter().collect();
+        // The started process first (when it is Python), then in the order they came.
+        processes.sort_by_key(|p| p.pid != top);
+        processes
+            .iter()
+            .map(|p| {
+                Debugged {
+                    pid: p.pid,
+                    command: &p.command,
+                    parent: (p.pid != top).then_some(p.parent),
+                    hits: Some(p.hits),
+                    threads: Vec::new(),
+                }
+                .to_json()
+            })
+            .collect()
+    }
+
+    fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
+        (self.resolved.filter(|line| *line > 0), None, Vec::new())
+    }
+
+    fn never_bound(&self) -> String {
+        match self.processes.is_empty() {
+            true => format!(
+                "no Python process of the program started with the probes (is the command \
+                 Python, or does it start Python? A Python run with -I, -E or -S through a \
+                 wrapper is not followed); {} never ran",
+                self.plan.file.display()
+            ),
+            false => format!("{} could not be read as Python source", self.plan.file.display()),
+        }
+    }
+}
