@@ -76,6 +76,8 @@ def start():
     if hasattr(sys, "monitoring"):
         _watch_with_monitoring()
     else:
+        if sys.version_info >= (3, 8):
+            _rewrite_imports()
         _watch_with_settrace()
 
 
@@ -174,7 +176,8 @@ def _probes_in(code):
     found = _codes.get(code)
     if found is None:
         found = ()
-        indexes = _is_probed_file(code.co_filename)
+        # A rewritten module's code calls `_hit` itself.
+        indexes = _is_probed_file(code.co_filename) if code not in _rewritten else ()
         if indexes:
             own = set(line for _, line in dis.findlinestarts(code) if line is not None)
             found = tuple((i, _resolve(_probes[i])) for i in indexes
@@ -297,7 +300,122 @@ def _watch_with_monitoring():
     monitoring.set_events(_tool, events.PY_START)
 
 
-# Before 3.12: sys.settrace, from when a probed file's code first runs.
+# Before 3.12, first: a probed module that Python imports from its source file gets a call
+# before the probed line's statement (its source compiled with it, never written to a .pyc),
+# which costs nothing elsewhere. Where that cannot stand for the line's event (the line is not
+# the start of a plain statement or an `if`, it holds a comprehension, a lambda, a yield or an
+# await; the main script; a module another loader compiles, such as a test file pytest
+# rewrites), sys.settrace below serves.
+
+_HIT = "__debug_mcp_hit__"
+_rewritten = set()
+_PLAIN = ("Expr", "Assign", "AugAssign", "AnnAssign", "Return", "Raise", "Assert", "Delete",
+          "Pass", "Break", "Continue", "Import", "If")
+_NOT_PLAIN = ("Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "Yield", "YieldFrom",
+              "Await")
+
+
+def _rewrite_imports():
+    import builtins
+    from importlib.machinery import PathFinder, SourceFileLoader
+
+    stems = {}
+    for index, (probe, _) in enumerate(_probes):
+        name, ext = os.path.splitext(os.path.basename(probe["real"]))
+        if ext == ".py":
+            if name == "__init__":
+                name = os.path.basename(os.path.dirname(probe["real"]))
+            stems.setdefault(name, []).append(index)
+    if not stems:
+        return
+
+    class Loader(SourceFileLoader):
+        def get_code(self, fullname):
+            path = self.get_filename(fullname)
+            code = _rewritten_code(self.get_data(path), path)
+            return code if code is not None else super().get_code(fullname)
+
+    class Finder:
+        @classmethod
+        def find_spec(cls, fullname, path=None, target=None):
+            if fullname.rpartition(".")[2] not in stems:
+                return None
+            spec = PathFinder.find_spec(fullname, path, target)
+            if (spec is None or type(spec.loader) is not SourceFileLoader
+                    or not _is_probed_file(spec.origin)):
+                return None
+            spec.loader = Loader(spec.loader.name, spec.loader.path)
+            return spec
+
+    setattr(builtins, _HIT, _hit_here)
+    sys.meta_path.insert(0, Finder)
+
+
+def _hit_here(index):
+    _hit(index, sys._getframe(1))
+
+
+def _rewritten_code(source, path):
+    """The module's code with a call before each probed line's statement, or None (then the
+    file is compiled as usual and traced)."""
+    import ast
+
+    try:
+        tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, True)
+    except SyntaxError:
+        return None
+    places = []
+    for index in _is_probed_file(path):
+        line = _resolve(_probes[index])
+        place = _statement_at(tree, line) if line else None
+        if place is None:
+            return None
+        places.append((index, place))
+    for index, (body, position) in sorted(places, key=lambda p: -p[1][1]):
+        statement = body[position]
+        call = ast.Expr(ast.Call(ast.Name(_HIT, ast.Load()), [ast.Constant(index)], []))
+        for node in ast.walk(call):
+            node.lineno = node.end_lineno = statement.lineno
+            node.col_offset = node.end_col_offset = statement.col_offset
+        body.insert(position, call)
+    try:
+        code = compile(tree, path, "exec", 0, True)
+    except Exception:
+        return None
+    nested = [code]
+    while nested:
+        one = nested.pop()
+        _rewritten.add(one)
+        nested.extend(c for c in one.co_consts if isinstance(c, types.CodeType))
+    return code
+
+
+def _statement_at(tree, line):
+    """Where the statement that starts `line` is (its body list and position in it), when a
+    call before it runs exactly when the line's event would."""
+    import ast
+
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(parent, field, None)
+            if not isinstance(body, list):
+                continue
+            for position, statement in enumerate(body):
+                if getattr(statement, "lineno", None) != line or not isinstance(statement, ast.stmt):
+                    continue
+                if type(statement).__name__ not in _PLAIN:
+                    return None
+                header = [statement.test] if isinstance(statement, ast.If) else [statement]
+                if any(type(node).__name__ in _NOT_PLAIN for part in header for node in ast.walk(part)):
+                    return None
+                # The statement before it must not end on the line (its event came first).
+                if position and body[position - 1].end_lineno >= line:
+                    return None
+                return body, position
+    return None
+
+
+# Before 3.12 otherwise: sys.settrace, from when a probed file's code first runs.
 
 def _watch_with_settrace():
     def local(frame, event, arg):
@@ -322,7 +440,7 @@ def _watch_with_settrace():
     # module's `exec`), not at the interpreter's start.
     def on_audit(event, args):
         if not started and event == "exec" and args and isinstance(args[0], types.CodeType):
-            if _is_probed_file(args[0].co_filename):
+            if args[0] not in _rewritten and _is_probed_file(args[0].co_filename):
                 started.append(True)
                 trace_all()
 
