@@ -363,10 +363,11 @@ impl<F: Flavour> Run<'_, F> {
             "stopped" => return self.stopped(0, body),
             // A child's last reports may still be on their way through the adapter.
             "terminated" if self.children.iter().any(|c| c.open) => return Ok(Step::Draining),
-            // Delve says the exit code in words just after `terminated`.
+            // Delve says the exit code in words only once asked to disconnect: `end` asks
+            // at once (waiting for the words here cost half a second each run).
             "terminated" if self.exit_code.is_none() && self.plain => {
                 self.terminated = true;
-                return Ok(Step::Draining);
+                return Ok(Step::Finished);
             }
             "terminated" => return Ok(Step::Finished),
             _ => {}
