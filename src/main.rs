@@ -43,6 +43,8 @@ Usage:
   debug-mcp                 serve MCP (JSON-RPC, one message per line) on stdin/stdout
   debug-mcp run --break FILE:LINE --eval EXPR [options] -- COMMAND...
   debug-mcp run --break FILE:LINE --eval EXPR [options] --url URL
+  debug-mcp run --probe FILE:LINE[=EXPR]... [options] -- COMMAND...
+  debug-mcp run --failures [options] -- COMMAND...
                             run the debug-script tool once and print its result as JSON
   debug-mcp --help | --version
 
@@ -54,6 +56,12 @@ Options for run:
   --timeout MS         limit for the whole run (default 30000)
   --max-hits N         stop collecting after N hits (default 10000)
   --include-stack      also report the top stack frames of each hit
+  --probe FILE:LINE[=EXPR]
+                       instead of --break/--eval, repeatable: results in execution order,
+                       each with its probe's index; without =EXPR, the frame's locals
+  --failures           record each failing test and uncaught error: its exception, the
+                       program's own frames and their locals (Python so far)
+  --max-failures N     how many failures to record (default 3)
   --url URL            a web page to debug instead of a command (headless Chromium)
   --until WHEN         with --url: when the run ends: load (default), idle, or milliseconds
 
@@ -116,6 +124,7 @@ fn main() -> ExitCode {
 fn run_arguments(args: &[String]) -> Result<Value, String> {
     let mut arguments = Map::new();
     let mut breakpoint = Map::new();
+    let mut probes = Vec::new();
     let mut words = args.iter();
     let mut command = Vec::new();
     while let Some(flag) = words.next() {
@@ -131,14 +140,40 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
                 breakpoint.insert("file".into(), file.into());
                 breakpoint.insert("line".into(), line.into());
             }
+            "--probe" => {
+                let spec = value("--probe")?;
+                let (place, expression) = match spec.split_once('=') {
+                    Some((place, expression)) => (place, Some(expression)),
+                    None => (spec.as_str(), None),
+                };
+                let (file, line) =
+                    place.rsplit_once(':').ok_or("--probe takes FILE:LINE or FILE:LINE=EXPR")?;
+                let line: u64 = line
+                    .parse()
+                    .map_err(|_| format!("--probe {spec}: `{line}` is not a line number"))?;
+                let mut probe = Map::new();
+                probe.insert("file".into(), file.into());
+                probe.insert("line".into(), line.into());
+                if let Some(expression) = expression {
+                    probe.insert("expression".into(), expression.into());
+                }
+                probes.push(Value::Object(probe));
+            }
+            "--failures" => {
+                arguments.insert("failures".into(), true.into());
+            }
             "--eval" => {
                 arguments.insert("expression".into(), value("--eval")?.into());
             }
             "--condition" => {
                 breakpoint.insert("condition".into(), value("--condition")?.into());
             }
-            "--timeout" | "--max-hits" => {
-                let name = if flag == "--timeout" { "timeout" } else { "maxHits" };
+            "--timeout" | "--max-hits" | "--max-failures" => {
+                let name = match flag.as_str() {
+                    "--timeout" => "timeout",
+                    "--max-hits" => "maxHits",
+                    _ => "maxFailures",
+                };
                 let text = value(flag)?;
                 let n: u64 =
                     text.parse().map_err(|_| format!("{flag}: `{text}` is not a whole number"))?;
@@ -169,14 +204,24 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
     if page && !command.is_empty() {
         return Err("give a command after `--` or --url, not both".into());
     }
+    if !page {
+        arguments.insert("command".into(), shell::join(&command).into());
+    }
+    if !probes.is_empty() {
+        if !breakpoint.is_empty() || arguments.contains_key("expression") {
+            return Err("give --probe or --break with --eval, not both".into());
+        }
+        arguments.insert("probes".into(), probes.into());
+        return Ok(Value::Object(arguments));
+    }
+    if breakpoint.is_empty() && arguments.contains_key("failures") {
+        return Ok(Value::Object(arguments));
+    }
     if breakpoint.is_empty() {
-        return Err("--break FILE:LINE is required".into());
+        return Err("--break FILE:LINE is required (or --probe, or --failures)".into());
     }
     if !arguments.contains_key("expression") {
         return Err("--eval EXPR is required".into());
-    }
-    if !page {
-        arguments.insert("command".into(), shell::join(&command).into());
     }
     arguments.insert("breakpoint".into(), Value::Object(breakpoint));
     Ok(Value::Object(arguments))

@@ -41,6 +41,29 @@ pub(crate) struct Plan {
     pub(crate) include_stack: bool,
     /// Which debugger runs it.
     pub(crate) language: Language,
+    /// The `probes` argument, in order (the first is also `file`, `line`, `condition` and
+    /// `expression` above); empty for the single `breakpoint` form.
+    pub(crate) probes: Vec<Probe>,
+    /// With `failures`: how many failures to record (`maxFailures`).
+    pub(crate) failures: Option<u32>,
+}
+
+impl Plan {
+    /// Whether a breakpoint or probes were given (`failures` alone gives neither).
+    pub(crate) fn has_breakpoint(&self) -> bool {
+        self.line > 0
+    }
+}
+
+/// One of several probes: a line, and what to record there (the expression's value, or with
+/// none the frame's locals).
+#[derive(Debug, Clone)]
+pub(crate) struct Probe {
+    pub(crate) file: PathBuf,
+    pub(crate) real_file: PathBuf,
+    pub(crate) line: u32,
+    pub(crate) condition: Option<String>,
+    pub(crate) expression: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,6 +99,12 @@ pub(crate) struct Outcome {
     pub(crate) undebugged: Undebugged,
     /// The processes debugged: `{pid, command, hits, parent?, threads?}` each.
     pub(crate) processes: Vec<Value>,
+    /// With `failures`: each failure recorded, `{kind, type, message, test?, process, frames}`.
+    pub(crate) failures: Vec<Value>,
+    /// Failures past `maxFailures`, counted.
+    pub(crate) more_failures: u64,
+    /// With `probes`: the line each probe resolved to.
+    pub(crate) probe_lines: Vec<Option<u32>>,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
     /// Where each hit ran, as JSON fields (`"pid":12`, and `,"thread":"[worker 1]"`): an
@@ -363,6 +392,8 @@ pub(crate) enum Step {
     Hit(Hit),
     /// The stack of the hit reported last (Node pauses after its probe reported the value).
     Stack(Vec<Value>),
+    /// A failure (with `failures`): `{kind, type, message, test?, process, frames}`.
+    Failed(Value),
     /// The program's process ended: read on briefly, then finish.
     Draining,
     Finished,
@@ -403,6 +434,10 @@ pub(crate) trait Collector {
     }
     /// Why the breakpoint never bound, in the runtime's words.
     fn never_bound(&self) -> String;
+    /// With `probes`: the line each resolved to.
+    fn probe_lines(&self) -> Vec<Option<u32>> {
+        Vec::new()
+    }
     /// Why the breakpoint's line can never stop, when the debugger said so.
     fn no_code(&self) -> Option<String> {
         None
@@ -472,6 +507,12 @@ fn collect<C: Collector>(
                 }
             }
             Step::Stack(stack) => outcome.attach_stack(stack),
+            Step::Failed(failure) => match plan.failures {
+                Some(max) if outcome.failures.len() < max as usize => {
+                    outcome.failures.push(failure)
+                }
+                _ => outcome.more_failures += 1,
+            },
             Step::Draining => {
                 timeout = crossbeam_channel::at((Instant::now() + EVENTS_GRACE).min(deadline));
                 timeout_means = End::Finished;
@@ -499,7 +540,9 @@ fn finish<C: Collector>(
     outcome.processes = collector.processes();
     outcome.add_places();
     (outcome.resolved_line, outcome.resolved_file, outcome.generated) = collector.resolution();
-    if !outcome.results.is_empty() {
+    outcome.probe_lines = collector.probe_lines();
+    // Asked for failures, a run without hits is an answer too (perhaps none failed).
+    if !outcome.results.is_empty() || plan.failures.is_some() {
         return Ok(outcome);
     }
     let failure = collector.no_hit_failure(exit, timed_out).unwrap_or_else(|| match timed_out {

@@ -25,6 +25,7 @@ const PROBE: &str = include_str!("probe.py");
 const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
 const TRACE: &str = include_str!("trace.py");
 const RUN: &str = include_str!("run.py");
+const PYTEST_PLUGIN: &str = include_str!("pytest_plugin.py");
 
 /// What `launch` runs: a script or a module, with its arguments.
 #[derive(Debug, PartialEq)]
@@ -235,6 +236,7 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
             fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE)?;
             fs::write(dir.join("debug_mcp_trace.py"), TRACE)?;
             fs::write(dir.join("debug_mcp_run.py"), RUN)?;
+            fs::write(dir.join("debug_mcp_pytest.py"), PYTEST_PLUGIN)?;
             Ok(dir)
         })
         .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;

@@ -10,6 +10,8 @@ connection to a Unix socket in the server's private scratch directory, one line 
     hello   {pid, ppid, argv, python}
     resolved        {probe, line}        the line a probe stops at (the first process only)
     hit     PROBE   [frames] or nothing  F{json} or T{json}: was the value cut, {type, value}
+                                         (a probe without an expression: {locals})
+    failure {kind, type, message, test, frames, framesOmitted}   with `failures` in the plan
 
 Fields are separated by tabs (JSON escapes a tab in a string, so none is inside one).
 
@@ -73,6 +75,10 @@ def start():
                 os._exit(3)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_forked)
+    if _plan.get("failures"):
+        _watch_failures()
+    if not _probes:
+        return
     if hasattr(sys, "monitoring"):
         _watch_with_monitoring()
     else:
@@ -205,7 +211,9 @@ def _hit(index, frame):
             except BaseException:
                 return
         expression = probe["expression_code"]
-        if isinstance(expression, SyntaxError):
+        if expression is None:
+            report = "F" + json.dumps({"locals": _locals(frame)}, ensure_ascii=False)
+        elif isinstance(expression, SyntaxError):
             report = "F" + json.dumps({"type": "error", "value": "SyntaxError: %s" % expression},
                                       ensure_ascii=False)
         else:
@@ -266,6 +274,175 @@ def _stop():
     else:
         sys.settrace(None)
         threading.settrace(None)
+
+
+# Failures: where a test runner (pytest, unittest) records a failing test, and where an
+# exception reaches the top of a thread; each reported with the program's own frames.
+
+_failures = 0
+_LOCALS = 12
+_PREVIEW = 100
+
+
+def _watch_failures():
+    # pytest loads the plugin named here in every process it runs (xdist workers inherit it).
+    plugins = os.environ.get("PYTEST_PLUGINS", "")
+    if "debug_mcp_pytest" not in plugins.split(","):
+        os.environ["PYTEST_PLUGINS"] = ",".join(p for p in (plugins, "debug_mcp_pytest") if p)
+    helpers = os.path.dirname(os.path.abspath(__file__))
+    if helpers not in sys.path:
+        sys.path.append(helpers)
+    hook = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        failure("uncaught", value, tb)
+        hook(kind, value, tb)
+
+    sys.excepthook = excepthook
+    thread_hook = threading.excepthook
+
+    def thread_excepthook(args):
+        failure("uncaught", args.exc_value, args.exc_traceback)
+        thread_hook(args)
+
+    threading.excepthook = thread_excepthook
+    _patch_unittest()
+
+
+def _patch_unittest():
+    """unittest's results record each failing test: wrapped when unittest is first imported
+    (importing it here would cost every program that never does)."""
+    import builtins
+
+    original = builtins.__import__
+
+    def patched():
+        result = sys.modules.get("unittest.result")
+        if result is None or getattr(result.TestResult, "_debug_mcp", False):
+            return False
+        for name in ("addFailure", "addError"):
+            method = getattr(result.TestResult, name)
+
+            def wrapper(self, test, err, method=method):
+                if err and err[1] is not None and not isinstance(err[1], SystemExit):
+                    failure("test", err[1], err[2], test.id())
+                return method(self, test, err)
+
+            setattr(result.TestResult, name, wrapper)
+        result.TestResult._debug_mcp = True
+        return True
+
+    def importing(name, *args, **kwargs):
+        module = original(name, *args, **kwargs)
+        if name.startswith("unittest") and patched():
+            builtins.__import__ = original
+        return module
+
+    if not patched():
+        builtins.__import__ = importing
+
+
+def _own(filename):
+    """Whether a file is the program's own code: not the standard library, not an installed
+    package, not debug-mcp's."""
+    found = _own_files.get(filename)
+    if found is None:
+        path = os.path.abspath(filename)
+        found = not (filename.startswith("<") or "site-packages" in path or "dist-packages" in path
+                     or any(path.startswith(p) for p in _library_roots()))
+        _own_files[filename] = found
+    return found
+
+
+_own_files = {}
+_roots = []
+
+
+def _library_roots():
+    if not _roots:
+        import sysconfig
+
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            try:
+                _roots.append(os.path.realpath(sysconfig.get_path(key)) + os.sep)
+                _roots.append(sysconfig.get_path(key) + os.sep)
+            except Exception:
+                pass
+        _roots.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+    return _roots
+
+
+def _preview(value):
+    try:
+        text = repr(value)
+    except BaseException as e:
+        text = "<unrepresentable: %s>" % type(e).__name__
+    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "…"
+
+
+def _locals(frame):
+    """A frame's locals as short previews: name -> repr, at most _LOCALS of them (modules,
+    functions, classes and pytest's assertion temporaries left out)."""
+    shown = {}
+    try:
+        items = list(frame.f_locals.items())
+    except Exception:
+        return shown
+    skipped = 0
+    for name, value in items:
+        # pytest's rewritten assertions keep the values they compared in `@py_assert<n>`.
+        if name.startswith("@") and not (name.startswith("@py_assert") and value is not None):
+            continue
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        if isinstance(value, (types.ModuleType, types.FunctionType, type)):
+            continue
+        if len(shown) == _LOCALS:
+            skipped += 1
+            continue
+        shown[name] = _preview(value)
+    if skipped:
+        shown["…"] = "%d more" % skipped
+    return shown
+
+
+def failure(kind, exc, tb, test=None):
+    """Reports one failure: the exception, and the program's own frames of its traceback (where
+    it was raised first, at most 5), each with its locals."""
+    global _failures
+    if (_stopped_failures() or isinstance(exc, (SystemExit, KeyboardInterrupt))
+            or getattr(_local, "busy", False)):
+        return
+    _local.busy = True
+    try:
+        _failures += 1
+        entries = []
+        while tb is not None:
+            entries.append((tb.tb_frame, tb.tb_lineno))
+            tb = tb.tb_next
+        own = [(f, line) for f, line in reversed(entries) if _own(f.f_code.co_filename)]
+        frames = [{"function": f.f_code.co_name, "file": os.path.abspath(f.f_code.co_filename),
+                   "line": line, "locals": _locals(f)} for f, line in own[:5]]
+        message = str(exc)
+        if len(message) > 1000:
+            message = message[:1000] + "…"
+        record = {"kind": kind, "type": type(exc).__name__, "message": message, "frames": frames}
+        if test:
+            record["test"] = test
+        omitted = len(entries) - len(frames)
+        if omitted:
+            record["framesOmitted"] = omitted
+        _send("failure", json.dumps(record, ensure_ascii=False))
+    except Exception:
+        pass
+    finally:
+        _local.busy = False
+
+
+def _stopped_failures():
+    # The server keeps the first `maxFailures` of all processes and counts the rest: each
+    # process sends its first hundred.
+    return _failures >= 100
 
 
 # CPython 3.12 and later: sys.monitoring.

@@ -38,9 +38,12 @@ enum Report {
     /// connection, to tell it to stop.
     Hello { conn: usize, pid: u32, parent: u32, command: String, writer: UnixStream },
     /// The line a probe stops at (0: none).
-    Resolved { line: u32 },
-    /// One hit: was the value cut, its `{type, value}`, and its stack when asked for.
-    Hit { conn: usize, truncated: bool, result: String, stack: Option<Vec<Value>> },
+    Resolved { probe: usize, line: u32 },
+    /// One hit of probe `probe`: was the value cut, its `{type, value}` (or `{locals}`), and
+    /// its stack when asked for.
+    Hit { conn: usize, probe: usize, truncated: bool, result: String, stack: Option<Vec<Value>> },
+    /// A failure, `{kind, type, message, test?, frames, framesOmitted?}`.
+    Failed { conn: usize, failure: Value },
     /// The connection ended: the process exited (or closed it).
     Closed { conn: usize },
 }
@@ -61,7 +64,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         top_exited: false,
         debuggee,
         processes: Vec::new(),
-        resolved: None,
+        resolved: Vec::new(),
         capped: false,
     };
     script::drive(&mut run, Ok(()), plan, call, deadline)
@@ -86,11 +89,24 @@ fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
             words = through;
         }
     }
-    let probe = json!({"file": plan.real_file.display().to_string(), "line": plan.line,
-                       "condition": plan.condition, "expression": plan.expression});
-    let trace = json!({"probes": [probe], "socket": reports.path.display().to_string(),
+    let probes: Vec<Value> = match plan.probes.is_empty() {
+        true if plan.has_breakpoint() => vec![json!({
+            "file": plan.real_file.display().to_string(), "line": plan.line,
+            "condition": plan.condition, "expression": plan.expression})],
+        true => Vec::new(),
+        false => plan
+            .probes
+            .iter()
+            .map(|p| {
+                json!({"file": p.real_file.display().to_string(), "line": p.line,
+                       "condition": p.condition, "expression": p.expression})
+            })
+            .collect(),
+    };
+    let trace = json!({"probes": probes, "socket": reports.path.display().to_string(),
                        "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
-                       "stack": plan.include_stack, "stackFrames": STACK_FRAMES});
+                       "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
+                       "failures": plan.failures.unwrap_or(0)});
     let mut env = command.env.clone();
     let inherited = env
         .iter()
@@ -220,21 +236,26 @@ fn read(conn: usize, stream: UnixStream, writer: UnixStream, events: &Sender<Rep
                 let resolved: Value =
                     serde_json::from_str(fields.next().unwrap_or_default()).unwrap_or_default();
                 // `null`: the file is not Python the interpreter can compile; it says so itself.
+                let probe = resolved["probe"].as_u64().unwrap_or(0) as usize;
                 match resolved["line"].as_u64().and_then(|l| u32::try_from(l).ok()) {
-                    Some(line) => Report::Resolved { line },
+                    Some(line) => Report::Resolved { probe, line },
                     None => continue,
                 }
             }
             Some("hit") => {
-                let _probe = fields.next();
+                let probe = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
                 let stack = fields.next().filter(|s| !s.is_empty());
                 let stack = stack.and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok());
                 let Some((truncated, result)) = fields.next().and_then(script::flagged) else {
                     log::warn(format_args!("an unreadable hit report: {line}"));
                     continue;
                 };
-                Report::Hit { conn, truncated, result: result.to_string(), stack }
+                Report::Hit { conn, probe, truncated, result: result.to_string(), stack }
             }
+            Some("failure") => match serde_json::from_str(fields.next().unwrap_or_default()) {
+                Ok(failure) => Report::Failed { conn, failure },
+                Err(_) => continue,
+            },
             _ => {
                 log::warn(format_args!("an unreadable report: {line}"));
                 continue;
@@ -267,8 +288,8 @@ struct Run<'a> {
     exited: Receiver<Exit>,
     top_exited: bool,
     processes: Vec<Process>,
-    /// The line the probe resolved to, as the first process said.
-    resolved: Option<u32>,
+    /// The line each probe resolved to, as the first process said.
+    resolved: Vec<Option<u32>>,
     /// The hit cap was reached: every process is told to stop.
     capped: bool,
 }
@@ -326,32 +347,48 @@ impl Collector for Run<'_> {
                 });
                 Ok(Step::Go)
             }
-            Input::Event(Report::Resolved { line }) => {
-                if self.resolved.is_some() {
+            Input::Event(Report::Resolved { probe, line }) => {
+                if self.resolved.len() > probe {
                     return Ok(Step::Go);
                 }
-                self.resolved = Some(line);
+                self.resolved.push(Some(line));
                 if line == 0 {
+                    let (file, asked) = match self.plan.probes.get(probe) {
+                        Some(p) => (&p.file, p.line),
+                        None => (&self.plan.file, self.plan.line),
+                    };
+                    let which = match self.plan.probes.is_empty() {
+                        true => String::new(),
+                        false => format!("probe {probe}: "),
+                    };
                     return Err(Failure::new(
                         Code::NoCodeAtLine,
                         format!(
-                            "line {} of {}: Python cannot stop on that line: it holds no code \
-                             (a comment, a blank line or a docstring before the first \
-                             statement?); choose a line with a statement",
-                            self.plan.line,
-                            self.plan.file.display()
+                            "{which}line {asked} of {}: Python cannot stop on that line: it \
+                             holds no code (a comment, a blank line or a docstring before the \
+                             first statement?); choose a line with a statement",
+                            file.display()
                         ),
                     ));
                 }
                 Ok(Step::Go)
             }
-            Input::Event(Report::Hit { conn, truncated, result, stack }) => {
+            Input::Event(Report::Hit { conn, probe, truncated, mut result, stack }) => {
                 let process = self.processes.iter_mut().find(|p| p.conn == conn);
                 let from = process.map(|p| {
                     p.hits += 1;
                     format!("\"pid\":{}", p.pid)
                 });
+                if !self.plan.probes.is_empty() && result.starts_with('{') {
+                    result = format!("{{\"probe\":{probe},{}", &result[1..]);
+                }
                 Ok(Step::Hit(Hit { result, truncated, stack, from }))
+            }
+            Input::Event(Report::Failed { conn, mut failure }) => {
+                if let Some(process) = self.processes.iter().find(|p| p.conn == conn) {
+                    failure["process"] = process.pid.into();
+                }
+                Ok(Step::Failed(failure))
             }
             Input::Event(Report::Closed { conn }) => {
                 if let Some(process) = self.processes.iter_mut().find(|p| p.conn == conn) {
@@ -427,7 +464,21 @@ impl Collector for Run<'_> {
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
-        (self.resolved.filter(|line| *line > 0), None, Vec::new())
+        let first = self.resolved.first().copied().flatten();
+        (first.filter(|line| *line > 0), None, Vec::new())
+    }
+
+    fn probe_lines(&self) -> Vec<Option<u32>> {
+        self.resolved.clone()
+    }
+
+    fn no_hit_failure(&self, exit: Exit, timed_out: bool) -> Option<Failure> {
+        // No Python process said hello: the command ran no Python that could be probed.
+        (self.processes.is_empty() && !timed_out).then(|| {
+            Failure::new(Code::Exited, "Process exited before breakpoint was hit")
+                .with("exit", exit.describe().into())
+                .with("hint", self.never_bound().into())
+        })
     }
 
     fn never_bound(&self) -> String {

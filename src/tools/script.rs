@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::debugger::script::{Language, Outcome, Plan};
+use crate::debugger::script::{Language, Outcome, Plan, Probe};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::native::Native;
@@ -24,6 +24,8 @@ pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 pub(crate) const DEFAULT_MAX_HITS: u64 = 10_000;
 const MAX_MAX_HITS: u64 = 1_000_000;
+const DEFAULT_MAX_FAILURES: u64 = 3;
+const MAX_MAX_FAILURES: u64 = 100;
 
 /// The language a command runs: the `language` argument when given, else from the
 /// program's name.
@@ -70,9 +72,11 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         `expression` at every hit of `breakpoint`, in order and typed, with the exit code and \
         output; it never stays stopped. Give the command as you would run it (`pytest -q`, \
         `npm test`, `go test -run TestX .`, `cargo test`, `./a.out`): every process it starts \
-        is followed. If `resolvedLine` differs from `line`, the breakpoint moved to code.",
+        is followed. If `resolvedLine` differs from `line`, the breakpoint moved to code. \
+        `probes` instead: several lines in one run, results in execution order; \
+        `failures: true`: why tests fail (each failing test's exception, own frames, locals).",
     properties,
-    required: &["breakpoint", "expression"],
+    required: &[],
     read_only: false,
     output,
     run,
@@ -84,6 +88,12 @@ fn breakpoint_properties() -> Value {
         "line": {"type": "integer", "minimum": 1},
         "condition": {"type": "string"}
     })
+}
+
+fn probe_properties() -> Value {
+    let mut properties = breakpoint_properties();
+    properties["expression"] = json!({"type": "string"});
+    properties
 }
 
 fn properties() -> Value {
@@ -98,6 +108,13 @@ fn properties() -> Value {
         "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "ms (30000); the program is killed then"},
         "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS},
         "includeStack": {"type": "boolean"},
+        "probes": {"type": "array", "minItems": 1, "items": {
+            "type": "object",
+            "properties": probe_properties(),
+            "required": ["file", "line"]
+        }, "description": "instead of breakpoint and expression; no expression: the locals"},
+        "failures": {"type": "boolean", "description": "record failing tests and uncaught errors"},
+        "maxFailures": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_FAILURES},
         "language": language_schema()
     });
     extend(extend(properties, run_properties(true)), page::properties(true))
@@ -121,6 +138,14 @@ fn output() -> Value {
             }},
             "breakpoint": {"type": "object", "properties": {
                 "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},
+            "probes": {"type": "array", "items": {"type": "object", "properties": {
+                "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}}},
+            "failures": {"type": "array", "items": {"type": "object", "properties": {
+                "kind": {"type": "string"}, "type": {"type": "string"}, "message": {"type": "string"},
+                "test": {"type": "string"}, "process": {"type": "integer"},
+                "frames": {"type": "array", "items": {"type": "object"}},
+                "framesOmitted": {"type": "integer"}}}},
+            "moreFailures": {"type": "integer"},
             "exitCode": {"type": "integer"},
             "signal": {"type": "integer"},
             "timedOut": {"type": "boolean"},
@@ -177,29 +202,107 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         }
         None => command_arg(args)?,
     };
-    let breakpoint = args.object("breakpoint")?;
-    breakpoint.deny_unknown_in(&breakpoint_properties())?;
-    let file = breakpoint.string("file")?;
-    let line = breakpoint.integer("line", 1, u64::from(u32::MAX), None)?;
-    let condition = breakpoint.optional_string("condition")?.filter(|c| !c.trim().is_empty());
-    let expression = args.string("expression")?;
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
+    let failures = match args.boolean("failures", false)? {
+        true => {
+            Some(args.integer("maxFailures", 1, MAX_MAX_FAILURES, Some(DEFAULT_MAX_FAILURES))?)
+        }
+        false => None,
+    };
+    let failures = failures.map(|n| u32::try_from(n).expect("bounded by the range check"));
+    let mut probes = Vec::new();
+    let (file, line, condition, expression) = match (args.has("probes"), args.has("breakpoint")) {
+        (true, true) => {
+            return Err(ArgError::new("probes", "give `probes` or `breakpoint`, not both").into())
+        }
+        (true, false) => {
+            if args.has("expression") {
+                return Err(ArgError::new(
+                    "expression",
+                    "with `probes`, each probe has its own `expression`",
+                )
+                .into());
+            }
+            for probe in args.objects("probes")? {
+                probe.deny_unknown_in(&probe_properties())?;
+                let file = probe.string("file")?;
+                let line = probe.integer("line", 1, u64::from(u32::MAX), None)?;
+                let condition =
+                    probe.optional_string("condition")?.filter(|c| !c.trim().is_empty());
+                let expression = probe.optional_string("expression")?;
+                probes.push((file, line, condition, expression));
+            }
+            let Some(&(file, line, condition, expression)) = probes.first() else {
+                return Err(ArgError::new("probes", "give at least one probe: {file, line}").into());
+            };
+            (Some(file), line, condition, expression.unwrap_or_default())
+        }
+        (false, true) => {
+            let breakpoint = args.object("breakpoint")?;
+            breakpoint.deny_unknown_in(&breakpoint_properties())?;
+            let file = breakpoint.string("file")?;
+            let line = breakpoint.integer("line", 1, u64::from(u32::MAX), None)?;
+            let condition =
+                breakpoint.optional_string("condition")?.filter(|c| !c.trim().is_empty());
+            (Some(file), line, condition, args.string("expression")?)
+        }
+        (false, false) if failures.is_some() => (None, 0, None, ""),
+        (false, false) => {
+            return Err(ArgError::new(
+                "breakpoint",
+                "required: where to break (with `expression`), or `probes`, or `failures: true`",
+            )
+            .into())
+        }
+    };
+    let files: Vec<&str> = file.into_iter().chain(probes.iter().map(|p| p.0)).collect();
     let language = match page {
         Some(_) => Language::Browser,
-        None => language_arg(args, &command, &[file])?,
+        None => language_arg(args, &command, &files)?,
     };
-    let line = u32::try_from(line).expect("bounded by the range check");
-    let (file, real_file) = match page.and_then(|_| page::served_path(file, command.cwd.as_deref()))
-    {
-        // A page's source named by its URL: not on disk, perhaps only in a map.
-        Some(path) => (path.clone(), path),
-        None => check_file(&in_dir(file, command.cwd.as_deref()), line)?,
-    };
-    if let Some(page) = page {
-        page::check_served(page, &file)?;
+    if (!probes.is_empty() || failures.is_some()) && language != Language::Python {
+        let what = if failures.is_some() { "failures" } else { "probes" };
+        return Err(Failure::new(
+            Code::Unsupported,
+            format!(
+                "`{what}` is served for Python programs so far; for this program use \
+                 `breakpoint` and `expression` (one line a run), or a session with \
+                 `pauseOnExceptions`"
+            ),
+        ));
     }
+    let place = |file: &str, line: u64| -> Result<(PathBuf, PathBuf, u32), Failure> {
+        let line = u32::try_from(line).expect("bounded by the range check");
+        let (file, real_file) =
+            match page.and_then(|_| page::served_path(file, command.cwd.as_deref())) {
+                // A page's source named by its URL: not on disk, perhaps only in a map.
+                Some(path) => (path.clone(), path),
+                None => check_file(&in_dir(file, command.cwd.as_deref()), line)?,
+            };
+        if let Some(page) = page {
+            page::check_served(page, &file)?;
+        }
+        Ok((file, real_file, line))
+    };
+    let (file, real_file, line) = match file {
+        Some(file) => place(file, line)?,
+        None => (PathBuf::new(), PathBuf::new(), 0),
+    };
+    let probes = probes
+        .into_iter()
+        .map(|(file, line, condition, expression)| {
+            let (file, real_file, line) = place(file, line)?;
+            Ok(Probe {
+                file,
+                real_file,
+                line,
+                condition: condition.map(String::from),
+                expression: expression.map(String::from),
+            })
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
     Ok(Plan {
         command,
         file,
@@ -211,6 +314,8 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         language,
         max_hits,
         include_stack,
+        probes,
+        failures,
     })
 }
 
@@ -270,6 +375,27 @@ fn count_lines(bytes: &[u8]) -> u64 {
 fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     let mut breakpoint = json!({"file": plan.file.display().to_string(), "line": plan.line});
     let mut notes = plan.command.notes.clone();
+    let probes: Vec<Value> = plan
+        .probes
+        .iter()
+        .enumerate()
+        .map(|(index, probe)| {
+            let mut shown = json!({"file": probe.file.display().to_string(), "line": probe.line});
+            if let Some(Some(line)) =
+                outcome.probe_lines.get(index).filter(|l| l.is_some_and(|l| l > 0))
+            {
+                shown["resolvedLine"] = (*line).into();
+                if *line != probe.line {
+                    notes.push(format!(
+                        "Note: probe {index} was asked for line {} and placed at line {line}, \
+                         the nearest line with code before it.",
+                        probe.line
+                    ));
+                }
+            }
+            shown
+        })
+        .collect();
     if let Some(file) = &outcome.resolved_file {
         breakpoint["resolvedFile"] = file.as_str().into();
         notes.push(format!("Note: the breakpoint landed in {file}, not in the file asked for."));
@@ -277,7 +403,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     if !outcome.generated.is_empty() {
         breakpoint["generated"] = outcome.generated.clone().into();
     }
-    if let Some(resolved) = outcome.resolved_line {
+    if let Some(resolved) = outcome.resolved_line.filter(|_| plan.probes.is_empty()) {
         breakpoint["resolvedLine"] = resolved.into();
         if resolved != plan.line {
             let debugger = match plan.language {
@@ -306,11 +432,26 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         ));
     }
     let mut structured = json!({
-        "breakpoint": breakpoint,
         "timedOut": outcome.timed_out,
         "hitsCapped": outcome.hits_capped,
         "output": outcome.output,
     });
+    if !probes.is_empty() {
+        structured["probes"] = probes.into();
+    } else if plan.has_breakpoint() {
+        structured["breakpoint"] = breakpoint;
+    }
+    if plan.failures.is_some() {
+        structured["failures"] = outcome.failures.clone().into();
+        if outcome.more_failures > 0 {
+            structured["moreFailures"] = outcome.more_failures.into();
+            notes.push(format!(
+                "{} more failure(s) after maxFailures={} were counted, not recorded.",
+                outcome.more_failures,
+                plan.failures.unwrap_or(0)
+            ));
+        }
+    }
     if let Some(exit) = outcome.exit {
         if let Some(code) = exit.code {
             structured["exitCode"] = code.into();

@@ -1055,3 +1055,124 @@ fn every_python_version_gives_the_same_answers() {
         false => write(format!("every_python_version_gives_the_same_answers: tried Python {}\n", tried.join(", "))),
     }
 }
+
+/// `failures: true` names each failing test (pytest, xdist workers, unittest) or uncaught
+/// exception, with the program's own frames and their locals; a SystemExit, an exception the
+/// program or a library catches, are none; `maxFailures` caps them.
+#[test]
+fn failures_name_the_failing_test_with_its_locals() {
+    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
+    for workers in ["", "-n 2 "] {
+        let tag = tag();
+        let command = format!(
+            "DMCP_TAG={tag} {} -q -p no:cacheprovider {workers}{}",
+            pytest.display(),
+            py("failing")
+        );
+        let s = run_script(json!({"command": command, "failures": true, "timeout": 60000}));
+        let s = ok(&s);
+        assert_eq!(s["exitCode"], 1, "{s}");
+        let failures = s["failures"].as_array().unwrap();
+        assert_eq!(failures.len(), 1, "{workers}: {s}");
+        let failure = &failures[0];
+        assert_eq!(failure["kind"], "test", "{failure}");
+        assert_eq!(failure["type"], "AssertionError", "{failure}");
+        assert!(failure["test"].as_str().unwrap().ends_with("test_prices.py::test_ten_percent"));
+        assert!(failure["message"].as_str().unwrap().contains("16.2"), "{failure}");
+        let frame = &failure["frames"][0];
+        assert_eq!(frame["function"], "test_ten_percent", "{failure}");
+        assert_eq!(frame["line"], 11, "{failure}");
+        assert_eq!(frame["locals"]["order"], "[(10.0, 1), (5.0, 2)]", "{failure}");
+        // pytest's assertion keeps what it compared: the wrong total is there.
+        let locals = frame["locals"].as_object().unwrap();
+        assert!(locals.values().any(|v| v == "16.2"), "{failure}");
+        let pids: Vec<&Value> =
+            s["processes"].as_array().unwrap().iter().map(|p| &p["pid"]).collect();
+        assert!(pids.contains(&&failure["process"]), "{s}");
+        assert!(s.get("breakpoint").is_none(), "{s}");
+        assert_no_debuggee(&tag);
+    }
+
+    let tag = tag();
+    let command = format!("DMCP_TAG={tag} {} {}", python(), py("unit/test_double.py"));
+    let s = run_script(json!({"command": command, "failures": true}));
+    let s = ok(&s);
+    let failure = &s["failures"][0];
+    assert_eq!(s["failures"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(failure["test"], "__main__.Double.test_bad", "{failure}");
+    assert_eq!(failure["message"], "6 != 4", "{failure}");
+    assert_eq!(failure["frames"][0]["locals"]["n"], "2", "{failure}");
+
+    let command = format!("DMCP_TAG={tag} {} {}", python(), py("throws.py"));
+    let s = run_script(json!({"command": command, "failures": true}));
+    let s = ok(&s);
+    let failures = s["failures"].as_array().unwrap();
+    // The ValueErrors the program catches are none; the RuntimeError that ends it is one.
+    assert_eq!(failures.len(), 1, "{s}");
+    assert_eq!(failures[0]["kind"], "uncaught", "{s}");
+    assert_eq!(failures[0]["type"], "RuntimeError", "{s}");
+    let frames = failures[0]["frames"].as_array().unwrap();
+    assert_eq!((&frames[0]["function"], &frames[0]["line"]), (&json!("main"), &json!(15)), "{s}");
+    assert_eq!(frames[0]["locals"]["text"], "'x'", "{s}");
+
+    let command = format!("DMCP_TAG={tag} {} {}", python(), py("caught.py"));
+    let s = run_script(json!({"command": command, "failures": true}));
+    let s = ok(&s);
+    assert_eq!(s["failures"], json!([]), "{s}");
+    assert_eq!(s["exitCode"], 3, "{s}");
+
+    // Three failing tests, one recorded, the others counted.
+    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
+    let command = format!(
+        "DMCP_TAG={tag} {} -q -p no:cacheprovider {} {} {}",
+        pytest.display(),
+        py("failing"),
+        py("unit/test_double.py"),
+        py("failing/test_prices.py::test_ten_percent")
+    );
+    let s = run_script(json!({"command": command, "failures": true, "maxFailures": 1}));
+    let s = ok(&s);
+    assert_eq!(s["failures"].as_array().unwrap().len(), 1, "{s}");
+    assert!(s["moreFailures"].as_u64().unwrap() >= 1, "{s}");
+    assert_no_debuggee(&tag);
+}
+
+/// `probes`: several lines, one run, results in execution order with their probe's index; a
+/// probe without an expression records the frame's locals.
+#[test]
+fn probes_answer_in_execution_order() {
+    let tag = tag();
+    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
+    let command =
+        format!("DMCP_TAG={tag} {} -q -p no:cacheprovider {}", pytest.display(), py("failing"));
+    let s = run_script(json!({"command": command, "probes": [
+        {"file": py("failing/prices.py"), "line": 4},
+        {"file": py("failing/prices.py"), "line": 5, "expression": "discounted"},
+        {"file": py("failing/test_prices.py"), "line": 11, "expression": "order[0]"},
+        {"file": py("failing/prices.py"), "line": 3, "expression": "discount", "condition": "discount > 0"}]}));
+    let s = ok(&s);
+    let order: Vec<&Value> = s["results"].as_array().unwrap().iter().map(|r| &r["probe"]).collect();
+    assert_eq!(order, [&json!(0), &json!(1), &json!(2), &json!(3), &json!(0), &json!(1)], "{s}");
+    let results = &s["results"];
+    assert_eq!(results[0]["locals"]["subtotal"], "8.0", "{s}");
+    assert_eq!(results[1]["value"], 8.0, "{s}");
+    assert_eq!(results[2]["value"], json!([10.0, 1]), "{s}");
+    assert_eq!(results[3]["value"], 0.1, "{s}");
+    assert_eq!(results[4]["locals"]["discount"], "0.1", "{s}");
+    assert_eq!(results[5]["value"], 18.0, "{s}");
+    let probes = s["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 4, "{s}");
+    assert_eq!(probes[2]["resolvedLine"], 11, "{s}");
+    assert!(s.get("breakpoint").is_none(), "{s}");
+
+    // What cannot be asked, said so.
+    let loop_py = py("loop.py");
+    let both = run_script(json!({"command": format!("python3 {loop_py}"),
+        "probes": [{"file": loop_py, "line": 5}], "breakpoint": {"file": loop_py, "line": 5}}));
+    assert_eq!(err(&both)["code"], "invalid_arguments", "{both}");
+    let none = run_script(json!({"command": format!("python3 {loop_py}"), "probes": []}));
+    assert_eq!(err(&none)["code"], "invalid_arguments", "{none}");
+    let node = run_script(json!({"command": "node fixtures/loop.js", "failures": true}));
+    assert_eq!(err(&node)["code"], "unsupported", "{node}");
+    assert_no_debuggee(&tag);
+}
