@@ -16,7 +16,7 @@
 //! How an answer is compared: objects have exactly the keys shown, unless one of them is `"…"`;
 //! arrays have the elements shown, or at least those before a last `"…"`; `"…"` matches
 //! anything; a string ending in `…` matches what starts with the rest; `/path/to/debug-mcp`
-//! stands for this checkout; a `pid` or `parent` is any number; everything else is exact.
+//! stands for this checkout; a `pid`, `parent` or `process` is any number; everything else is exact.
 //! Calls run from this checkout, with `target/venv/bin` first on PATH (`python3` there has
 //! debugpy and pytest).
 
@@ -110,7 +110,9 @@ fn compare(expected: &Value, actual: &Value, at: &str, key: &str) -> Result<(), 
     let differ = || Err(format!("at {at}: expected {expected}, got {actual}"));
     match (expected, actual) {
         (Value::String(e), _) if e == "…" => Ok(()),
-        (Value::Number(_), Value::Number(_)) if key == "pid" || key == "parent" => Ok(()),
+        (Value::Number(_), Value::Number(_)) if matches!(key, "pid" | "parent" | "process") => {
+            Ok(())
+        }
         (Value::String(e), Value::String(a)) => {
             let e = e.replace("/path/to/debug-mcp", &here);
             let fits = match e.strip_suffix('…') {
