@@ -179,6 +179,27 @@ impl Breakpoint {
         Ok((breakpoint, search))
     }
 
+    /// No breakpoint (`failures` alone): nothing to place, nothing to wait for.
+    pub(crate) fn none(urls: UrlForm) -> Breakpoint {
+        Breakpoint {
+            any_map: false,
+            urls,
+            file: PathBuf::new(),
+            real_file: PathBuf::new(),
+            line: 0,
+            column: None,
+            condition: String::new(),
+            direct_condition: None,
+            moved: false,
+            unique: String::new(),
+            direct: false,
+            targets: BTreeMap::new(),
+            probe: Probe::Off,
+            placed: Vec::new(),
+            resolution: Resolution::default(),
+        }
+    }
+
     /// Makes this breakpoint's URL regexes differ from others' (`n` unique per session), with
     /// an empty optional group after the end anchor: it matches exactly the same URLs.
     /// The file as the caller named it.

@@ -14,6 +14,7 @@
 //! `websocket_url` asks an inspector's HTTP endpoint for its target (`/json/list`).
 
 pub(crate) mod breakpoints;
+pub(crate) mod failures;
 pub(crate) mod follow;
 pub(crate) mod maps;
 pub(crate) mod preview;

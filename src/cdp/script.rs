@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::cdp::breakpoints::{Breakpoint, Resolution};
+use crate::cdp::failures;
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
 use crate::cdp::preview::console_entry;
@@ -71,16 +72,19 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
     )?;
     let Following { channel, events_tx, events } = following;
     // The condition is filled in by setup(), once the binding's name is known.
-    let (mut breakpoint, search) = Breakpoint::plan(
-        &plan.file,
-        &plan.real_file,
-        plan.line,
-        None,
-        String::new(),
-        entry.as_deref(),
-        runtime.urls(),
-    )
-    .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
+    let (mut breakpoint, search) = match plan.has_breakpoint() {
+        true => Breakpoint::plan(
+            &plan.file,
+            &plan.real_file,
+            plan.line,
+            None,
+            String::new(),
+            entry.as_deref(),
+            runtime.urls(),
+        )
+        .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?,
+        false => (Breakpoint::none(runtime.urls()), Search::default()),
+    };
     let watch_load = breakpoint.watch_load();
     let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
@@ -106,7 +110,9 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         planned: breakpoint,
         search,
         landed: Resolution::default(),
-        checked: false,
+        // Without a breakpoint there is no expression to check.
+        checked: !plan.has_breakpoint(),
+        seen: failures::Seen::default(),
         placed_at_load: false,
         watch_load,
         timed_out: false,
@@ -197,6 +203,8 @@ struct Run<'a> {
     landed: Resolution,
     /// The expression (and condition) were compiled once, in the first process.
     checked: bool,
+    /// The failures recorded (with `failures`), each once.
+    seen: failures::Seen,
     /// Some thread compiled the file while loading it, and the breakpoint was placed then.
     placed_at_load: bool,
     /// Each thread pauses before a script with a source map runs, so that the breakpoint's
@@ -290,6 +298,10 @@ impl Run<'_> {
             self.send(&to, "Debugger.enable", json!({})),
             self.send(&to, "Runtime.addBinding", json!({"name": self.binding})),
         ];
+        let pausing = self.plan.failures.map(|_| {
+            let (method, params) = failures::pause_on_exceptions();
+            self.send(&to, method, params)
+        });
         // The started process's own requests include undoing what our inspector flag would
         // hand its children; a followed process opened its inspector without a flag.
         let own_requests = match to.session {
@@ -328,7 +340,7 @@ impl Run<'_> {
         let early_run =
             (!is_top).then(|| self.send(&to, "Runtime.runIfWaitingForDebugger", json!({})));
 
-        for reply in enabled.iter().chain(&runtime) {
+        for reply in enabled.iter().chain(&runtime).chain(&pausing) {
             self.answer(reply)?;
         }
         let installed = self.answer(&installed)?;
@@ -612,6 +624,14 @@ impl Run<'_> {
                         self.send_steps(&origin, steps?)?;
                     }
                 }
+                let failed = match self.plan.failures {
+                    Some(_) => self.failure(&origin, &event.params),
+                    None => None,
+                };
+                if let Some(failure) = failed {
+                    drop(self.send(&origin, "Debugger.resume", json!({})));
+                    return Ok(Step::Failed(failure));
+                }
                 let Some(target) = self.targets.get_mut(&origin) else { return Ok(Step::Go) };
                 let ours = target.breakpoint.ids().any(hit);
                 let frames = event.params["callFrames"].as_array().into_iter().flatten();
@@ -658,6 +678,27 @@ impl Run<'_> {
             _ => {}
         }
         Ok(Step::Go)
+    }
+
+    /// The failure an exception pause of `origin` is, if it is one (see `cdp::failures`).
+    fn failure(&mut self, origin: &Origin, params: &Value) -> Option<Value> {
+        let target = self.targets.get_mut(origin)?;
+        let frames: Vec<Value> = params["callFrames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| target.scripts.frame_json(f))
+            .collect();
+        let mut seen = std::mem::take(&mut self.seen);
+        let mut read = |method: &str, params: Value| {
+            let reply = self.send(origin, method, params);
+            self.answer(&reply).ok()
+        };
+        let record = failures::record(params, &frames, &mut seen, &mut read);
+        self.seen = seen;
+        let mut record = record?;
+        record["process"] = self.processes[origin.connection].pid.into();
+        Some(record)
     }
 
     /// Processes debugged, for the answer: `[{pid, parent, command, hits, threads}]`.

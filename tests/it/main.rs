@@ -12,6 +12,7 @@ mod cli;
 mod defects;
 mod deno;
 mod docs;
+mod failures;
 mod launchers;
 mod native;
 pub mod need;

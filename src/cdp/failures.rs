@@ -1,0 +1,227 @@
+//! `debug-script`'s `failures` for JavaScript (Node, Deno, pages). Each target pauses on every
+//! exception (`Debugger.setPauseOnExceptions` `all`); at each such pause the run asks
+//! [`record`] whether it is a failure of the program's, reads what the record needs from the
+//! paused target, and resumes.
+//!
+//! A failure is an exception with at least one frame of the program's own code (not
+//! `node_modules`, not Node's internals) that is uncaught, or an assertion error (node:assert,
+//! chai, jest's and vitest's `expect`), or one thrown by own code that a test runner called
+//! directly (jest, vitest, mocha, node:test), which the runner then catches as the test's
+//! failure. An exception own code catches inside a library call (`expect(f).toThrow()`) is
+//! none: a library frame stands between it and the runner.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+
+use crate::cdp::preview;
+
+/// Frames listed per failure, and locals per frame.
+const FRAMES: usize = 5;
+const LOCALS: usize = 12;
+/// A local's preview, and a failure's message, at most (characters).
+const PREVIEW: usize = 100;
+const MESSAGE: usize = 1000;
+
+/// The test runners' own code, which calls a test's function and catches what it throws.
+const RUNNERS: &[&str] = &[
+    "/node_modules/jest-circus/",
+    "/node_modules/jest-jasmine2/",
+    "/node_modules/@vitest/runner/",
+    "/node_modules/vitest/",
+    "/node_modules/mocha/",
+    "node:internal/test_runner/",
+    "ext:cli/40_test.js",
+];
+
+/// The running test's name, where the runner keeps it where code can read it (jest's and
+/// vitest's `expect` state).
+/// (Jest's own modules hold a `Symbol` binding of their own, which an evaluation in their frame
+/// sees: the global's is taken.)
+const TEST_NAME: &str = "(() => { try { const S = globalThis['jest-symbol-do-not-touch'] || globalThis.Symbol; \
+    const s = globalThis[S.for('$$jest-matchers-object')]; \
+    const n = s && s.state && s.state.currentTestName; return typeof n === 'string' ? n : undefined; } \
+    catch (_) { return undefined; } })()";
+
+/// The failures seen so far in one run, to record each once (a rethrow pauses again).
+#[derive(Default)]
+pub(crate) struct Seen(HashSet<String>);
+
+/// Whether a file (as `Scripts::frame_json` names it) is the program's own code.
+fn is_own(file: &str) -> bool {
+    !(file.is_empty()
+        || file.starts_with("node:")
+        || file.starts_with("ext:")
+        || file.contains("/node_modules/")
+        || file.starts_with("internal/"))
+}
+
+fn is_runner(file: &str) -> bool {
+    RUNNERS.iter().any(|runner| file.contains(runner))
+}
+
+/// The record of the failure this exception pause is, or `None` when it is none. `frames`
+/// are the pause's frames as `{function, file, line}` (source-mapped), in the order of
+/// `params.callFrames`; `read` asks the paused target a request and waits for its answer.
+pub(crate) fn record(
+    params: &Value,
+    frames: &[Value],
+    seen: &mut Seen,
+    read: &mut dyn FnMut(&str, Value) -> Option<Value>,
+) -> Option<Value> {
+    if !matches!(params["reason"].as_str(), Some("exception" | "promiseRejection")) {
+        return None;
+    }
+    let file = |i: usize| frames.get(i).and_then(|f| f["file"].as_str()).unwrap_or_default();
+    let own: Vec<usize> = (0..frames.len()).filter(|&i| is_own(file(i))).collect();
+    let first = *own.first()?;
+    let data = &params["data"];
+    // A bundle's class names may carry a leading underscore (vitest's `_AssertionError`).
+    let class = data["className"].as_str().unwrap_or_else(|| data["type"].as_str().unwrap_or(""));
+    let class = class.trim_start_matches('_');
+    let description = data["description"]
+        .as_str()
+        .map(String::from)
+        .or_else(|| data.get("value").map(|v| v.to_string()))
+        .unwrap_or_default();
+    let uncaught = data["uncaught"] == true;
+    let assertion = class.contains("Assert") || description.starts_with("AssertionError");
+    // Own code that a runner called, with no library between: the runner gets the exception.
+    let outermost = (first..frames.len()).take_while(|&i| is_own(file(i))).last().unwrap_or(first);
+    let runner_caught =
+        frames.get(outermost + 1).is_none_or(|f| is_runner(f["file"].as_str().unwrap_or("")));
+    if !(uncaught || assertion || runner_caught) {
+        return None;
+    }
+    let message = message(&description, class);
+    let key = format!("{class}\n{message}\n{}:{}", file(first), frames[first]["line"]);
+    if !seen.0.insert(key) {
+        return None;
+    }
+    let call_frames = params["callFrames"].as_array().cloned().unwrap_or_default();
+    let listed: Vec<Value> = own
+        .iter()
+        .take(FRAMES)
+        .map(|&i| {
+            let mut frame = frames[i].clone();
+            frame["locals"] = call_frames.get(i).map_or(json!({}), |f| locals(f, read));
+            frame
+        })
+        .collect();
+    let kind = if uncaught { "uncaught" } else { "test" };
+    let mut record = json!({"kind": kind, "type": class, "message": message, "frames": listed});
+    if frames.len() > listed.len() {
+        record["framesOmitted"] = (frames.len() - listed.len()).into();
+    }
+    let top = call_frames.first().and_then(|f| f["callFrameId"].as_str());
+    let name = top.and_then(|id| {
+        read(
+            "Debugger.evaluateOnCallFrame",
+            json!({"callFrameId": id, "expression": TEST_NAME, "returnByValue": true, "silent": true}),
+        )
+    });
+    if let Some(name) =
+        name.as_ref().and_then(|n| n.pointer("/result/value")).and_then(Value::as_str)
+    {
+        record["test"] = name.into();
+    }
+    Some(record)
+}
+
+/// An exception's message: its description up to its stack, without the class name in
+/// front or terminal colours (jest colours its assertion messages).
+fn message(description: &str, class: &str) -> String {
+    let text = description.split("\n    at ").next().unwrap_or(description);
+    // The class, or the `name` it gives itself (jest's assertion errors say `Error`).
+    // Node's own errors add their code: `AssertionError [ERR_ASSERTION]: …`.
+    let named = text.split_once(": ").filter(|(name, _)| {
+        let name = name.split_once(" [").map_or(*name, |(name, code)| match code.ends_with(']') {
+            true => name,
+            false => "",
+        });
+        name == class || (name.ends_with("Error") && name.chars().all(|c| c.is_alphanumeric()))
+    });
+    let text = named.map_or(text, |(_, rest)| rest);
+    let text = crate::process::strip_ansi(text);
+    crate::debugger::session::clip(text.trim_end(), MESSAGE)
+}
+
+/// A paused frame's locals (its local and block scopes) as `{name: preview}`.
+fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
+    let mut shown = serde_json::Map::new();
+    let mut more = 0;
+    let scopes = frame["scopeChain"].as_array().into_iter().flatten();
+    for scope in scopes.filter(|s| matches!(s["type"].as_str(), Some("local" | "block" | "catch")))
+    {
+        let Some(id) = scope.pointer("/object/objectId").and_then(Value::as_str) else { continue };
+        let params = json!({"objectId": id, "ownProperties": true, "generatePreview": true});
+        let Some(answer) = read("Runtime.getProperties", params) else { continue };
+        for property in answer["result"].as_array().into_iter().flatten() {
+            let name = property["name"].as_str().unwrap_or_default();
+            // A CommonJS module's wrapper arguments are the same in every module, and Vite's
+            // (vitest's) import bindings are modules.
+            let wrapper =
+                matches!(name, "exports" | "require" | "module" | "__filename" | "__dirname")
+                    || name.starts_with("__vite_ssr_");
+            if name.is_empty()
+                || wrapper
+                || shown.contains_key(name)
+                || property["value"]["type"] == "function"
+            {
+                continue;
+            }
+            if shown.len() == LOCALS {
+                more += 1;
+                continue;
+            }
+            shown.insert(name.to_string(), preview_text(&property["value"]).into());
+        }
+    }
+    if more > 0 {
+        shown.insert("…".into(), format!("{more} more").into());
+    }
+    Value::Object(shown)
+}
+
+/// A value as one short line: a string quoted, anything else as the debugger shows it.
+fn preview_text(remote: &Value) -> String {
+    let (_, value) = preview::compact(remote);
+    let text = match value {
+        Value::String(s) if remote["type"] == "string" => Value::String(s).to_string(),
+        Value::String(s) => s,
+        other => other.to_string(),
+    };
+    crate::debugger::session::clip(&text, PREVIEW)
+}
+
+/// The request that makes a target pause on every exception.
+pub(crate) fn pause_on_exceptions() -> (&'static str, Value) {
+    ("Debugger.setPauseOnExceptions", json!({"state": "all"}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_code_and_runners() {
+        assert!(is_own("/app/src/cart.js"));
+        for file in ["", "node:internal/main", "/app/node_modules/lodash/x.js", "ext:core/01.js"] {
+            assert!(!is_own(file), "{file}");
+        }
+        assert!(is_runner("/app/node_modules/jest-circus/build/utils.js"));
+        assert!(is_runner("node:internal/test_runner/test"));
+        assert!(!is_runner("/app/node_modules/expect/build/index.js"));
+    }
+
+    #[test]
+    fn messages_lose_their_stack_class_and_colours() {
+        let description =
+            "AssertionError: \u{1b}[2mexpected\u{1b}[22m 1 to equal 2\n    at f (/a.js:1:1)";
+        assert_eq!(message(description, "AssertionError"), "expected 1 to equal 2");
+        assert_eq!(message("plain", "Error"), "plain");
+        let node = "AssertionError [ERR_ASSERTION]: 5.4 == 6\n    at x (/a.js:1:1)";
+        assert_eq!(message(node, "AssertionError"), "5.4 == 6");
+        assert_eq!(message("Error: expect(received)", "JestAssertionError"), "expect(received)");
+    }
+}

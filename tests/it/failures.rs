@@ -1,0 +1,95 @@
+//! `debug-script` with `failures: true` on JavaScript: each test runner's failing test, an
+//! uncaught error, and what is no failure (an error the program catches, one a library catches
+//! on purpose inside a test). Python's are in python.rs.
+
+use serde_json::{json, Value};
+
+use crate::need::npm_packages;
+use crate::{assert_no_debuggee, fixture, ok, run_script, tag};
+
+/// The failures of `command` run in fixtures/js-failing.
+fn failures(command: &str, tag: &str) -> Value {
+    let result = run_script(json!({"command": command, "cwd": fixture("js-failing"),
+        "env": {"DMCP_TAG": tag}, "failures": true, "timeout": 60000}));
+    let s = ok(&result);
+    assert_ne!(s["exitCode"], 0, "{command}: {s}");
+    assert!(s.get("breakpoint").is_none(), "{s}");
+    s["failures"].clone()
+}
+
+/// The one frame every runner's failing assertion shows: the test's own line, where `got`
+/// (when the test names it) holds the wrong total.
+fn check_assertion(failure: &Value, file: &str, line: u64, kind: &str) {
+    assert_eq!(failure["kind"], "test", "{failure}");
+    assert!(failure["type"].as_str().unwrap().contains(kind), "{failure}");
+    assert!(failure["message"].as_str().unwrap().contains("5.4"), "{failure}");
+    assert!(failure["process"].is_u64(), "{failure}");
+    let frame = &failure["frames"][0];
+    assert_eq!(frame["file"], fixture(&format!("js-failing/{file}")), "{failure}");
+    assert_eq!(frame["line"], line, "{failure}");
+    assert_eq!(frame["locals"]["items"], "Array(1) [Object]", "{failure}");
+}
+
+#[test]
+fn each_runners_failing_test_with_its_locals() {
+    npm_packages();
+    let tag = tag();
+
+    // jest: the assertion, through babel-jest's map; `expect(...).toThrow()` is no failure.
+    let found = failures("npx jest cart.test.js", &tag);
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    check_assertion(&found[0], "cart.test.js", 7, "AssertionError");
+    assert_eq!(found[0]["test"], "totals without discount", "{found}");
+    assert_eq!(found[0]["frames"][0]["locals"]["got"], "5.4", "{found}");
+
+    let found = failures("node --test cart.node.js", &tag);
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    check_assertion(&found[0], "cart.node.js", 9, "AssertionError");
+    assert_eq!(found[0]["message"], "Expected values to be strictly equal:\n\n5.4 !== 6");
+
+    // mocha: the assertion, and a TypeError thrown in the code under test (its frame first).
+    let found = failures("npx mocha cart.spec.js", &tag);
+    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
+    check_assertion(&found[0], "cart.spec.js", 8, "AssertionError");
+    let thrown = &found[1];
+    assert_eq!(
+        (&thrown["type"], &thrown["message"]),
+        (&json!("TypeError"), &json!("items is not iterable"))
+    );
+    let frames = thrown["frames"].as_array().unwrap();
+    assert_eq!(
+        (&frames[0]["function"], &frames[0]["line"]),
+        (&json!("total"), &json!(4)),
+        "{thrown}"
+    );
+    assert_eq!(frames[0]["locals"]["items"], "null", "{thrown}");
+    assert_eq!(
+        (&frames[1]["file"], &frames[1]["line"]),
+        (&json!(fixture("js-failing/cart.spec.js")), &json!(12))
+    );
+
+    // vitest: in its worker, through Vite's transform.
+    let found = failures("npx vitest run cart.vitest", &tag);
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    check_assertion(&found[0], "cart.vitest.test.mjs", 10, "AssertionError");
+    assert_eq!(found[0]["test"], "totals without discount", "{found}");
+    assert!(found[0]["frames"][0]["locals"].get("__vite_ssr_import_0__").is_none(), "{found}");
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn an_uncaught_error_and_one_the_program_catches() {
+    let tag = tag();
+    let found = failures("node main.js", &tag);
+    // JSON.parse's SyntaxError is caught by the program: no failure.
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    let failure = &found[0];
+    assert_eq!(failure["kind"], "uncaught", "{failure}");
+    assert_eq!(failure["type"], "TypeError", "{failure}");
+    assert_eq!(failure["message"], "Cannot read properties of null (reading 'length')");
+    let frame = &failure["frames"][0];
+    assert_eq!((&frame["function"], &frame["line"]), (&json!("main"), &json!(13)), "{failure}");
+    assert_eq!(frame["locals"], json!({"data": "null", "n": "3"}), "{failure}");
+    assert!(failure.get("test").is_none(), "{failure}");
+    assert_no_debuggee(&tag);
+}
