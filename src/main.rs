@@ -59,8 +59,9 @@ Options for run:
   --probe FILE:LINE[=EXPR]
                        instead of --break/--eval, repeatable: results in execution order,
                        each with its probe's index; without =EXPR, the frame's locals
+                       (Python so far)
   --failures           record each failing test and uncaught error: its exception, the
-                       program's own frames and their locals (Python so far)
+                       program's own frames and their locals
   --max-failures N     how many failures to record (default 3)
   --url URL            a web page to debug instead of a command (headless Chromium)
   --until WHEN         with --url: when the run ends: load (default), idle, or milliseconds

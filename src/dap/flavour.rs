@@ -168,4 +168,9 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     }
     /// Whether a loaded file is debug-mcp's own helper.
     fn is_helper(&self, file: &str) -> bool;
+    /// With `failures`: functions to stop at, where a failure begins (Go's
+    /// `testing.(*common).Fail`, Rust's `rust_panic`); see `dap::failures`.
+    fn failure_functions(&self) -> &'static [&'static str] {
+        &[]
+    }
 }

@@ -11,6 +11,7 @@
 //! debugpy (`python/`) implements. `session.rs` is the session backend and `script.rs` the
 //! `debug-script` collector for any flavour.
 
+pub(crate) mod failures;
 pub(crate) mod flavour;
 pub(crate) mod script;
 pub(crate) mod session;

@@ -19,6 +19,7 @@ use crossbeam_channel::{select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::call::Call;
+use crate::dap::failures;
 use crate::dap::flavour::{Flavour, Launched, Offered};
 use crate::dap::{self, Child, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
@@ -69,6 +70,7 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         pending: std::collections::VecDeque::new(),
         resume: None,
         configured: false,
+        failure_ids: Vec::new(),
         read_ahead: Vec::new(),
     };
     let started = run.setup(request, arguments);
@@ -116,6 +118,8 @@ struct Run<'a, F> {
     resume: Option<Value>,
     /// `configurationDone` was answered.
     configured: bool,
+    /// With `failures`: the ids of the breakpoints at the flavour's failure functions.
+    failure_ids: Vec<i64>,
     /// The threads `simultaneous` read at the last stop, and where (their instruction).
     read_ahead: Vec<(Value, Option<Value>)>,
 }
@@ -172,9 +176,20 @@ impl<F: Flavour> Run<'_, F> {
         // debugpy answers `launch` only after `configurationDone`.
         let mut launch = self.client.send(request, arguments);
         self.until_initialized(&mut launch)?;
-        let set = self.client.send("setBreakpoints", self.breakpoints());
-        let set = self.answer(&set)?;
-        self.breakpoint_changed(&set["breakpoints"][0]);
+        if self.plan.has_breakpoint() {
+            let set = self.client.send("setBreakpoints", self.breakpoints());
+            let set = self.answer(&set)?;
+            self.breakpoint_changed(&set["breakpoints"][0]);
+        }
+        let functions = self.flavour.failure_functions();
+        if self.plan.failures.is_some() && !functions.is_empty() {
+            let names: Vec<Value> = functions.iter().map(|name| json!({"name": name})).collect();
+            let set = self.client.send("setFunctionBreakpoints", json!({"breakpoints": names}));
+            // A program without the function (no tests, no panic) cannot fail there.
+            let set = self.answer(&set).unwrap_or_default();
+            let placed = set["breakpoints"].as_array().into_iter().flatten();
+            self.failure_ids = placed.filter_map(|b| b["id"].as_i64()).collect();
+        }
         if let Some(why) = &self.no_code {
             let message = format!("line {} of {}: {why}", self.plan.line, self.plan.file.display());
             return Err(Failure::new(Code::NoCodeAtLine, message));
@@ -387,6 +402,22 @@ impl<F: Flavour> Run<'_, F> {
     fn stopped(&mut self, connection: usize, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
+        let reason = body["reason"].as_str().unwrap_or_default();
+        // lldb-dap says a function breakpoint's stop is a breakpoint's: told by its id.
+        let ids = body["hitBreakpointIds"].as_array().into_iter().flatten();
+        let at_function = reason == "function breakpoint"
+            || ids.filter_map(Value::as_i64).any(|id| self.failure_ids.contains(&id));
+        if self.plan.failures.is_some()
+            && self.configured
+            && (at_function || failures::may_be_failure(reason))
+        {
+            if let Some(failure) = self.failure(connection, body, at_function)? {
+                step = Step::Failed(failure);
+            }
+            let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
+            self.answer(&resumed)?;
+            return Ok(step);
+        }
         if body["reason"] == "breakpoint" && (self.plan.include_stack || self.plain) {
             let levels = if self.plan.include_stack { STACK_FRAMES } else { 1 };
             let trace = self
@@ -444,6 +475,44 @@ impl<F: Flavour> Run<'_, F> {
         let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
         self.answer(&resumed)?;
         Ok(step)
+    }
+
+    /// The failure a stop is, if it is one (see `dap::failures`): its record, with the
+    /// process and, for a thread the adapter names (a `cargo test` test), the test.
+    fn failure(
+        &mut self,
+        connection: usize,
+        body: &Value,
+        at_function: bool,
+    ) -> Result<Option<Value>, Failure> {
+        let thread = body["threadId"].clone();
+        let trace =
+            self.client(connection).send("stackTrace", json!({"threadId": thread, "levels": 40}));
+        let trace = self.answer(&trace)?;
+        let frames = dap::program_frames(&self.flavour, &trace);
+        let flavour = self.flavour.clone();
+        let mut ask = |command: &str, arguments: Value| {
+            let reply = self.client(connection).send(command, arguments);
+            self.answer(&reply).ok()
+        };
+        let Some(mut record) = failures::record(&flavour, body, at_function, &frames, &mut ask)
+        else {
+            return Ok(None);
+        };
+        if record.get("test").is_none() && record["kind"] == "panic" {
+            let threads = ask("threads", json!({})).unwrap_or_default();
+            let named =
+                threads["threads"].as_array().into_iter().flatten().find(|t| t["id"] == thread);
+            // A test harness names each test's thread after the test (`tests::adds`).
+            if let Some(name) = named.and_then(|t| t["name"].as_str()).filter(|n| n.contains("::"))
+            {
+                record["test"] = name.into();
+            }
+        }
+        if let Some(pid) = self.debuggee.map(|group| group.pid()) {
+            record["process"] = pid.into();
+        }
+        Ok(Some(record))
     }
 
     /// The hits of other threads stopped at the same line as `top`, the hit just read (at
@@ -732,6 +801,26 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
         (self.resolved_line, None, Vec::new())
+    }
+
+    fn finish_failure(&self, failure: &mut Value, output: &Value) {
+        if failure["kind"] != "panic" || failure["message"].as_str().is_some_and(|m| !m.is_empty())
+        {
+            return;
+        }
+        let (Some(file), Some(line)) =
+            (failure["frames"][0]["file"].as_str(), failure["frames"][0]["line"].as_u64())
+        else {
+            return;
+        };
+        let text = format!(
+            "{}\n{}",
+            output["stdout"].as_str().unwrap_or_default(),
+            output["stderr"].as_str().unwrap_or_default()
+        );
+        if let Some(message) = failures::panic_message(&text, file, line) {
+            failure["message"] = message.into();
+        }
     }
 
     fn never_bound(&self) -> String {

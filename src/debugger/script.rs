@@ -438,6 +438,9 @@ pub(crate) trait Collector {
     fn probe_lines(&self) -> Vec<Option<u32>> {
         Vec::new()
     }
+    /// Completes a failure's record once the program's output is known (a Rust panic's
+    /// message is in it).
+    fn finish_failure(&self, _failure: &mut Value, _output: &Value) {}
     /// Why the breakpoint's line can never stop, when the debugger said so.
     fn no_code(&self) -> Option<String> {
         None
@@ -541,6 +544,9 @@ fn finish<C: Collector>(
     outcome.add_places();
     (outcome.resolved_line, outcome.resolved_file, outcome.generated) = collector.resolution();
     outcome.probe_lines = collector.probe_lines();
+    for failure in &mut outcome.failures {
+        collector.finish_failure(failure, &outcome.output);
+    }
     // Asked for failures, a run without hits is an answer too (perhaps none failed).
     if !outcome.results.is_empty() || plan.failures.is_some() {
         return Ok(outcome);

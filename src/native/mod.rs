@@ -615,6 +615,16 @@ impl Flavour for Native {
         &self.0.language
     }
 
+    fn failure_functions(&self) -> &'static [&'static str] {
+        match self.0.language.as_str() {
+            // t.Error, t.Errorf, t.Fatal, t.Fatalf and t.Fail all come here.
+            "go" => &["testing.(*common).Fail"],
+            // Where unwinding starts, after the panic hook printed the message.
+            "rust" => &["rust_panic"],
+            _ => &[],
+        }
+    }
+
     fn adapter(&self) -> &str {
         &self.0.name
     }

@@ -262,25 +262,11 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         Some(_) => Language::Browser,
         None => language_arg(args, &command, &files)?,
     };
-    let served = match (probes.is_empty(), failures.is_some()) {
-        (false, _) => language == Language::Python,
-        (true, true) => {
-            matches!(
-                language,
-                Language::Python | Language::Node | Language::Deno | Language::Browser
-            )
-        }
-        (true, false) => true,
-    };
-    if !served {
-        let what = if probes.is_empty() { "failures" } else { "probes" };
+    if !probes.is_empty() && language != Language::Python {
         return Err(Failure::new(
             Code::Unsupported,
-            format!(
-                "`{what}` is not served for this runtime yet (`probes`: Python; `failures`: \
-                 Python and JavaScript); use `breakpoint` and `expression` (one line a run), \
-                 or a session with `pauseOnExceptions`"
-            ),
+            "`probes` is served for Python programs so far; for this program use `breakpoint` \
+             and `expression` (one line a run)",
         ));
     }
     let place = |file: &str, line: u64| -> Result<(PathBuf, PathBuf, u32), Failure> {

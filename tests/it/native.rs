@@ -731,3 +731,84 @@ fn zig_stops_and_steps_without_values() {
     assert!(said.contains("TypeSystem for language zig doesn't exist"), "{s}");
     assert_eq!(s["output"]["stdout"], "sum 29.75\n", "{s}");
 }
+
+/// `failures: true` for compiled programs: a Go test's `t.Errorf` and a panic in the code under
+/// test, a failing `cargo test` (its panic), a C program's crash; each with the program's own
+/// frames and their locals.
+#[test]
+fn failures_of_go_tests_rust_panics_and_c_crashes() {
+    if !need(Tool::Lldb) || !need(Tool::Delve) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let failures = |server: &mut Server, arguments: Value| {
+        let result = server.debug_script(arguments);
+        let s = ok(&result).clone();
+        assert_ne!(s["exitCode"], 0, "{s}");
+        s["failures"].as_array().unwrap().clone()
+    };
+
+    let go = fixture("native/go-failing");
+    let found = failures(
+        &mut server,
+        json!({"command": "go test .", "cwd": go, "failures": true, "timeout": 120000}),
+    );
+    assert_eq!(found.len(), 2, "{found:?}");
+    let errorf = &found[0];
+    assert_eq!(
+        (&errorf["kind"], &errorf["test"]),
+        (&json!("test"), &json!("TestTotal")),
+        "{errorf}"
+    );
+    assert_eq!(errorf["message"], "Total = 7.2, want 8", "{errorf}");
+    let frame = &errorf["frames"][0];
+    assert_eq!(
+        (&frame["file"], &frame["line"]),
+        (&json!(format!("{go}/calc_test.go")), &json!(10))
+    );
+    assert_eq!(frame["locals"]["got"], "7.2", "{errorf}");
+    let panic = &found[1];
+    assert_eq!((&panic["kind"], &panic["test"]), (&json!("panic"), &json!("TestShort")), "{panic}");
+    assert!(panic["message"].as_str().unwrap().contains("index out of range [1]"), "{panic}");
+    let frame = &panic["frames"][0];
+    assert_eq!(
+        (&frame["function"], &frame["line"]),
+        (&json!("example.com/gofailing.Total"), &json!(7))
+    );
+    assert_eq!(frame["locals"]["i"], "1", "{panic}");
+
+    let rust = fixture("native/rust-failing");
+    let target = out_dir().join("rust-failing");
+    let command = format!("CARGO_TARGET_DIR={} cargo test -q", target.display());
+    let found = failures(
+        &mut server,
+        json!({"command": command, "cwd": rust, "failures": true, "timeout": 120000}),
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    let panic = &found[0];
+    assert_eq!(
+        (&panic["kind"], &panic["test"]),
+        (&json!("panic"), &json!("tests::totals")),
+        "{panic}"
+    );
+    assert!(panic["message"].as_str().unwrap().starts_with("assertion `left == right` failed"));
+    let frame = &panic["frames"][0];
+    assert_eq!(
+        (&frame["function"], &frame["line"]),
+        (&json!("rust_failing::tests::totals"), &json!(18))
+    );
+    assert!(frame["locals"]["got"].as_str().unwrap().starts_with("7.2"), "{panic}");
+
+    let crash = build("gcc", "native/c/crash.c", "crash");
+    let found = failures(&mut server, json!({"command": crash, "failures": true}));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let signal = &found[0];
+    assert_eq!(
+        (&signal["kind"], &signal["type"]),
+        (&json!("signal"), &json!("SIGSEGV")),
+        "{signal}"
+    );
+    let frames = signal["frames"].as_array().unwrap();
+    assert_eq!((&frames[0]["function"], &frames[0]["line"]), (&json!("parse"), &json!(11)));
+    assert_eq!(frames[1]["function"], "main", "{signal}");
+}

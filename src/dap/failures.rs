@@ -1,0 +1,230 @@
+//! `debug-script`'s `failures` for compiled programs through their debug adapter: a Go test's
+//! `t.Error`/`t.Fatal` (and their f forms: all call `testing.(*common).Fail`), a Go panic
+//! (Delve stops on an unrecovered one by itself), a Rust panic (`rust_panic`, where unwinding
+//! starts: a failing `cargo test`), a fatal signal or an abort in C and C++ (the adapter stops
+//! there by itself). The flavour names the functions to stop at ([`Flavour::failure_functions`]);
+//! at each such stop the run reads the record here and goes on.
+
+use serde_json::{json, Value};
+
+use crate::dap::flavour::Flavour;
+
+/// Frames listed per failure, locals per frame, and a preview's length.
+const FRAMES: usize = 5;
+const LOCALS: usize = 12;
+const PREVIEW: usize = 100;
+const MESSAGE: usize = 1000;
+
+/// Whether a stop's reason may be a failure (not a breakpoint, a step or a pause of ours).
+pub(crate) fn may_be_failure(reason: &str) -> bool {
+    !matches!(
+        reason,
+        "breakpoint"
+            | "step"
+            | "pause"
+            | "entry"
+            | "goto"
+            | "data breakpoint"
+            | "instruction breakpoint"
+    )
+}
+
+/// The record of a failure stop (`at_function`: at one of the flavour's failure functions, else
+/// an exception or a signal): `frames` is the stop's stack as the adapter answered it
+/// (`stackFrames`, top first); `ask` sends a request and waits for its answer.
+pub(crate) fn record<F: Flavour>(
+    flavour: &F,
+    body: &Value,
+    at_function: bool,
+    frames: &[Value],
+    ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+) -> Option<Value> {
+    let path = |f: &Value| f.pointer("/source/path").and_then(Value::as_str).map(String::from);
+    let own: Vec<&Value> =
+        frames.iter().filter(|f| path(f).is_some_and(|p| !flavour.is_library(&p))).collect();
+    if own.is_empty() {
+        return None;
+    }
+    let top = frames.first()?;
+    let thread = &body["threadId"];
+    let caller = frames.get(1).and_then(|f| f["name"].as_str()).unwrap_or_default();
+    // A subtest's Fail marks its parent failed through Fail again; a test that panicked is
+    // marked failed by tRunner's recovery, then the panic goes on (recorded at its stop).
+    if at_function && (caller.contains("(*common).Fail") || caller.contains("tRunner")) {
+        return None;
+    }
+    let (kind, kind_type, mut message, test) = match at_function {
+        true => {
+            let name = top["name"].as_str().unwrap_or_default();
+            match name.contains("testing.") {
+                // t.Error, t.Fatal and the rest: what the test logged, and its name.
+                true => {
+                    let mut text = |expression: &str| {
+                        let arguments = json!({"expression": expression, "frameId": top["id"], "context": "repl"});
+                        ask("evaluate", arguments).and_then(|a| a["result"].as_str().map(unquote))
+                    };
+                    let logged = text("string(c.output)").unwrap_or_default();
+                    ("test", "t.Error".to_string(), test_log(&logged), text("c.name"))
+                }
+                false => ("panic", "panic".to_string(), String::new(), None),
+            }
+        }
+        false => {
+            let info = ask("exceptionInfo", json!({"threadId": thread}));
+            let info = info.unwrap_or_default();
+            let id = info["exceptionId"].as_str().or_else(|| body["description"].as_str());
+            let text = info["description"].as_str().or_else(|| body["text"].as_str());
+            let kind = if id.is_some_and(|i| i.contains("panic")) { "panic" } else { "signal" };
+            // lldb says `signal SIGSEGV: …`: the signal's name is the type.
+            let signal = text
+                .and_then(|t| t.strip_prefix("signal "))
+                .and_then(|t| t.split([':', ' ']).next());
+            let id = signal.or(id);
+            let text = text.map(|t| if t.starts_with('"') { unquote(t) } else { t.to_string() });
+            (kind, id.unwrap_or("exception").to_string(), text.unwrap_or_default(), None)
+        }
+    };
+    // A panic's message is in the output, read at the end (`panic_message`).
+    if message.is_empty() && kind != "panic" {
+        message = body["text"]
+            .as_str()
+            .or_else(|| body["description"].as_str())
+            .unwrap_or("")
+            .to_string();
+    }
+    let listed: Vec<Value> = own
+        .iter()
+        .take(FRAMES)
+        .map(|f| {
+            json!({"function": demangled(flavour.function_name(f["name"].as_str().unwrap_or_default())),
+                   "file": path(f), "line": f["line"], "locals": locals(&f["id"], ask)})
+        })
+        .collect();
+    let mut record = json!({"kind": kind, "type": kind_type,
+        "message": crate::debugger::session::clip(message.trim(), MESSAGE), "frames": listed});
+    if frames.len() > listed.len() {
+        record["framesOmitted"] = (frames.len() - listed.len()).into();
+    }
+    // A Go test's function is `pkg.TestName`: the outermost own frame so named is the test.
+    let go_test = || {
+        own.iter().rev().find_map(|f| {
+            let name = f["name"].as_str()?.rsplit('.').next()?;
+            (name.starts_with("Test") && name.len() > 4).then(|| name.to_string())
+        })
+    };
+    if let Some(test) = test.filter(|t| !t.is_empty()).or_else(go_test) {
+        record["test"] = test.into();
+    }
+    Some(record)
+}
+
+/// A frame's locals (and arguments) as `{name: value text}`.
+fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
+    let mut shown = serde_json::Map::new();
+    let Some(scopes) = ask("scopes", json!({"frameId": frame})) else { return json!({}) };
+    let mut more = 0;
+    for scope in scopes["scopes"].as_array().into_iter().flatten() {
+        let name = scope["name"].as_str().unwrap_or_default().to_ascii_lowercase();
+        let hint = scope["presentationHint"].as_str().unwrap_or_default();
+        let local = matches!(hint, "locals" | "arguments")
+            || name.starts_with("local")
+            || name.starts_with("argument");
+        if !local {
+            continue;
+        }
+        let listed = ask("variables", json!({"variablesReference": scope["variablesReference"]}));
+        for variable in
+            listed.iter().flat_map(|l| l["variables"].as_array().cloned().unwrap_or_default())
+        {
+            let name = variable["name"].as_str().unwrap_or_default();
+            // Go's unnamed results (`~r0`) and a test's `t`, the same in every test.
+            let kind = variable["type"].as_str().unwrap_or_default();
+            let noise = name.starts_with(['~', '<']) || matches!(kind, "*testing.T" | "*testing.B");
+            if name.is_empty() || noise || shown.contains_key(name) {
+                continue;
+            }
+            if shown.len() == LOCALS {
+                more += 1;
+                continue;
+            }
+            let text = variable["value"].as_str().unwrap_or_default();
+            shown.insert(name.to_string(), crate::debugger::session::clip(text, PREVIEW).into());
+        }
+    }
+    if more > 0 {
+        shown.insert("…".into(), format!("{more} more").into());
+    }
+    Value::Object(shown)
+}
+
+/// A Rust symbol's escapes spelled out (`_$u7b$$u7b$closure$u7d$$u7d$`: `{{closure}}`).
+fn demangled(name: &str) -> String {
+    let name =
+        name.replace("$u7b$", "{").replace("$u7d$", "}").replace("$LT$", "<").replace("$GT$", ">");
+    name.replace("::_{", "::{")
+}
+
+/// A Go string as Delve shows it (`"text"`), unquoted.
+fn unquote(text: &str) -> String {
+    serde_json::from_str::<String>(text).unwrap_or_else(|_| text.trim_matches('"').to_string())
+}
+
+/// What a Go test logged, without the indentation and `file.go:12: ` each line starts with.
+fn test_log(logged: &str) -> String {
+    logged
+        .lines()
+        .map(|line| {
+            let line = line.trim_start();
+            match line.split_once(": ") {
+                Some((place, rest)) if place.contains(".go:") => rest,
+                _ => line,
+            }
+        })
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A Rust panic's message, from the output: the `panicked at FILE:LINE:COL:` line whose place
+/// is the failure's first frame, and the lines after it up to a blank one or a `note:`.
+pub(crate) fn panic_message(output: &str, file: &str, line: u64) -> Option<String> {
+    let name = std::path::Path::new(file).file_name()?.to_str()?;
+    let mut lines = output.lines();
+    while let Some(text) = lines.next() {
+        let Some((_, place)) = text.split_once("panicked at ") else { continue };
+        let mut parts = place.trim_end_matches(':').rsplitn(3, ':');
+        let (_, at, path) = (parts.next(), parts.next(), parts.next());
+        if path.is_some_and(|p| p.ends_with(name)) && at == Some(&line.to_string()) {
+            let message: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| {
+                    !l.is_empty() && !l.starts_with("note:") && !l.starts_with("stack backtrace:")
+                })
+                .collect();
+            return Some(message.join("\n"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_logs_and_rust_panics_read_as_messages() {
+        assert_eq!(test_log("    calc_test.go:12: got 5.4, want 6\n"), "got 5.4, want 6");
+        let output = "running 1 test\nthread 'tests::adds' panicked at src/lib.rs:9:9:\n\
+                      assertion `left == right` failed\n  left: 5\n right: 6\nnote: run with \
+                      `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            panic_message(output, "/x/src/lib.rs", 9).as_deref(),
+            Some("assertion `left == right` failed\n  left: 5\n right: 6")
+        );
+        assert_eq!(panic_message(output, "/x/src/lib.rs", 10), None);
+        assert_eq!(
+            demangled("rt::tests::t::_$u7b$$u7b$closure$u7d$$u7d$"),
+            "rt::tests::t::{{closure}}"
+        );
+    }
+}
