@@ -328,12 +328,13 @@ impl Run<'_> {
             .requests()
             .into_iter()
             .map(|(params, request)| {
-                (self.send(&to, "Debugger.setBreakpointByUrl", params), request)
+                (self.send(&to, "Debugger.setBreakpointByUrl", params.clone()), request, params)
             })
             .collect();
         let watch = json!({"instrumentation": "beforeScriptWithSourceMapExecution"});
-        let watching =
-            self.watch_load.then(|| self.send(&to, "Debugger.setInstrumentationBreakpoint", watch));
+        let watching = self
+            .watch_load
+            .then(|| self.send(&to, "Debugger.setInstrumentationBreakpoint", watch.clone()));
         // Console calls would all become events; a runtime whose end is a Runtime event keeps it.
         let disabled = (!self.runtime.end_needs_runtime_domain())
             .then(|| self.send(&to, "Runtime.disable", json!({})));
@@ -360,8 +361,9 @@ impl Run<'_> {
         let mut scripts = Scripts::new(self.runtime.urls());
         scripts.add_known(&self.plan.file);
         scripts.add_known(&self.plan.real_file);
-        for (reply, request) in sets {
-            let answer = self.answer(&reply)?;
+        for (reply, request, params) in sets {
+            let answer =
+                self.answer_or_again(&to, &reply, "Debugger.setBreakpointByUrl", params)?;
             breakpoint.set(request, &answer, &scripts);
         }
         if let Some(disabled) = disabled {
@@ -369,7 +371,8 @@ impl Run<'_> {
         }
         if let Some(watching) = watching {
             // Older V8 lacks it: such a file then keeps its breakpoint by its own URL.
-            if let Err(failure) = self.answer(&watching) {
+            let method = "Debugger.setInstrumentationBreakpoint";
+            if let Err(failure) = self.answer_or_again(&to, &watching, method, watch) {
                 log::debug(format_args!("no instrumentation pause: {failure:?}"));
             }
         }
@@ -492,6 +495,28 @@ impl Run<'_> {
         self.placed_at_load = true;
         log::debug(format_args!("breakpoint placed at load"));
         Ok(())
+    }
+
+    /// Waits for the answer to a request pipelined after `Debugger.enable`; sends it once more
+    /// if refused for want of it: Chromium under load has refused such a request, and
+    /// `Debugger.enable` has answered by the time this is read.
+    fn answer_or_again(
+        &mut self,
+        to: &Origin,
+        reply: &Receiver<Result<Value, cdp::Error>>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Failure> {
+        match self.answer(reply) {
+            Err(Failure::Error { message, .. })
+                if message.contains("Debugger agent is not enabled") =>
+            {
+                log::debug(format_args!("{method} refused before the debugger was enabled; again"));
+                let again = self.send(to, method, params);
+                self.answer(&again)
+            }
+            other => other,
+        }
     }
 
     /// Waits for the answer to a request sent earlier, within the run's deadline.

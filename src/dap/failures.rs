@@ -185,26 +185,40 @@ fn test_log(logged: &str) -> String {
         .join("\n")
 }
 
-/// A Rust panic's message, from the output: the `panicked at FILE:LINE:COL:` line whose place
-/// is the failure's first frame, and the lines after it up to a blank one or a `note:`.
-pub(crate) fn panic_message(output: &str, file: &str, line: u64) -> Option<String> {
+/// A Rust panic's message, from the output: the lines after `thread 'TEST' panicked at
+/// FILE:LINE:COL:` up to a blank one, a `note:` or a backtrace. The panic is found by its
+/// thread's name (the test), else by its place (the failure's first frame), else as the
+/// output's only panic.
+pub(crate) fn panic_message(
+    output: &str,
+    file: &str,
+    line: u64,
+    test: Option<&str>,
+) -> Option<String> {
     let name = std::path::Path::new(file).file_name()?.to_str()?;
-    let mut lines = output.lines();
-    while let Some(text) = lines.next() {
-        let Some((_, place)) = text.split_once("panicked at ") else { continue };
+    let lines: Vec<&str> = output.lines().collect();
+    let panics: Vec<usize> =
+        (0..lines.len()).filter(|&i| lines[i].contains(" panicked at ")).collect();
+    let by_test = |&&i: &&usize| test.is_some_and(|t| lines[i].contains(&format!("thread '{t}'")));
+    let by_place = |&&i: &&usize| {
+        let place = lines[i].rsplit(" panicked at ").next().unwrap_or_default();
         let mut parts = place.trim_end_matches(':').rsplitn(3, ':');
         let (_, at, path) = (parts.next(), parts.next(), parts.next());
-        if path.is_some_and(|p| p.ends_with(name)) && at == Some(&line.to_string()) {
-            let message: Vec<&str> = lines
-                .by_ref()
-                .take_while(|l| {
-                    !l.is_empty() && !l.starts_with("note:") && !l.starts_with("stack backtrace:")
-                })
-                .collect();
-            return Some(message.join("\n"));
-        }
-    }
-    None
+        path.is_some_and(|p| p.ends_with(name)) && at == Some(line.to_string().as_str())
+    };
+    let found = panics
+        .iter()
+        .find(by_test)
+        .or_else(|| panics.iter().find(by_place))
+        .or_else(|| (panics.len() == 1).then(|| &panics[0]))?;
+    let message: Vec<&str> = lines[found + 1..]
+        .iter()
+        .take_while(|l| {
+            !l.is_empty() && !l.starts_with("note:") && !l.starts_with("stack backtrace:")
+        })
+        .copied()
+        .collect();
+    Some(message.join("\n"))
 }
 
 #[cfg(test)]
@@ -217,11 +231,16 @@ mod tests {
         let output = "running 1 test\nthread 'tests::adds' panicked at src/lib.rs:9:9:\n\
                       assertion `left == right` failed\n  left: 5\n right: 6\nnote: run with \
                       `RUST_BACKTRACE=1`\n";
+        let expected = Some("assertion `left == right` failed\n  left: 5\n right: 6");
+        assert_eq!(panic_message(output, "/x/src/lib.rs", 9, None).as_deref(), expected);
+        // The only panic, at a macro's call site rather than the frame's line.
+        assert_eq!(panic_message(output, "/x/src/lib.rs", 3, None).as_deref(), expected);
         assert_eq!(
-            panic_message(output, "/x/src/lib.rs", 9).as_deref(),
-            Some("assertion `left == right` failed\n  left: 5\n right: 6")
+            panic_message(output, "/x/src/lib.rs", 3, Some("tests::adds")).as_deref(),
+            expected
         );
-        assert_eq!(panic_message(output, "/x/src/lib.rs", 10), None);
+        let two = format!("{output}thread 'b' panicked at src/b.rs:1:1:\nother\n");
+        assert_eq!(panic_message(&two, "/x/src/lib.rs", 3, Some("x")), None);
         assert_eq!(
             demangled("rt::tests::t::_$u7b$$u7b$closure$u7d$$u7d$"),
             "rt::tests::t::{{closure}}"

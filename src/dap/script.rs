@@ -503,9 +503,15 @@ impl<F: Flavour> Run<'_, F> {
             let threads = ask("threads", json!({})).unwrap_or_default();
             let named =
                 threads["threads"].as_array().into_iter().flatten().find(|t| t["id"] == thread);
-            // A test harness names each test's thread after the test (`tests::adds`).
-            if let Some(name) = named.and_then(|t| t["name"].as_str()).filter(|n| n.contains("::"))
-            {
+            // A test harness names each test's thread after the test (`tests::adds`); the main
+            // thread is named after the test binary (`orders-0123456789abcdef`).
+            let binary = |name: &str| {
+                name.rsplit_once('-').is_some_and(|(_, hash)| {
+                    hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit())
+                })
+            };
+            let name = named.and_then(|t| t["name"].as_str());
+            if let Some(name) = name.filter(|n| !n.is_empty() && !binary(n)) {
                 record["test"] = name.into();
             }
         }
@@ -818,7 +824,8 @@ impl<F: Flavour> Collector for Run<'_, F> {
             output["stdout"].as_str().unwrap_or_default(),
             output["stderr"].as_str().unwrap_or_default()
         );
-        if let Some(message) = failures::panic_message(&text, file, line) {
+        let test = failure["test"].as_str();
+        if let Some(message) = failures::panic_message(&text, file, line, test) {
             failure["message"] = message.into();
         }
     }
