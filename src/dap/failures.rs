@@ -60,10 +60,18 @@ pub(crate) fn record<F: Flavour>(
                 // t.Error, t.Fatal and the rest: what the test logged, and its name.
                 true => {
                     let mut text = |expression: &str| {
-                        let arguments = json!({"expression": expression, "frameId": top["id"], "context": "repl"});
+                        let arguments = json!({"expression": expression, "frameId": top["id"], "context": "clipboard"});
                         ask("evaluate", arguments).and_then(|a| a["result"].as_str().map(unquote))
                     };
-                    let logged = text("string(c.output)").unwrap_or_default();
+                    // Delve cuts a string at 64 bytes (older ones in every context): read in
+                    // slices of that, up to the message's cap.
+                    let length = text("len(c.output)").and_then(|n| n.parse::<usize>().ok());
+                    let mut logged = String::new();
+                    for start in (0..length.unwrap_or(0).min(MESSAGE)).step_by(64) {
+                        let end = (start + 64).min(length.unwrap_or(0));
+                        logged +=
+                            &text(&format!("string(c.output[{start}:{end}])")).unwrap_or_default();
+                    }
                     ("test", "t.Error".to_string(), test_log(&logged), text("c.name"))
                 }
                 false => ("panic", "panic".to_string(), String::new(), None),
