@@ -147,7 +147,7 @@ fn message(description: &str, class: &str) -> String {
 }
 
 /// A paused frame's locals (its local and block scopes) as `{name: preview}`.
-fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
+pub(crate) fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
     let mut shown = serde_json::Map::new();
     let mut more = 0;
     let scopes = frame["scopeChain"].as_array().into_iter().flatten();

@@ -230,7 +230,32 @@
     }
   }
 
+  // For `probes`: probe `index` reached its line. With an expression, its value is reported
+  // (`P<index>:` then as a hit's); without one, the breakpoint stops, and the collector reads
+  // the frame's locals.
+  function probe(index, condition, thunk, by) {
+    if (condition !== null) {
+      try {
+        if (!condition()) return false;
+      } catch (_) {
+        return false;
+      }
+    }
+    if (hits >= options.maxHits) return false;
+    hits++;
+    if (thunk === null) return true;
+    let encoded;
+    try {
+      encoded = encode(thunk());
+    } catch (e) {
+      encoded = { message: { type: 'error', value: errorText(e) }, truncated: false };
+    }
+    report('P' + (by || '') + index + ':' + (encoded.truncated ? 'T' : 'F') + stringify(encoded.message));
+    return false;
+  }
+
   Object.defineProperty(report, 'hit', { value: hit });
+  Object.defineProperty(report, 'probe', { value: probe });
   Object.defineProperty(report, 'part', { value: part });
   Object.defineProperty(report, 'log', { value: log });
   Object.defineProperty(report, 'evaluate', { value: evaluate });

@@ -72,7 +72,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
     )?;
     let Following { channel, events_tx, events } = following;
     // The condition is filled in by setup(), once the binding's name is known.
-    let (mut breakpoint, search) = match plan.has_breakpoint() {
+    let (mut breakpoint, search) = match plan.has_breakpoint() && plan.probes.is_empty() {
         true => Breakpoint::plan(
             &plan.file,
             &plan.real_file,
@@ -85,7 +85,28 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?,
         false => (Breakpoint::none(runtime.urls()), Search::default()),
     };
-    let watch_load = breakpoint.watch_load();
+    // With `probes`, one breakpoint each (placed directly or through maps on disk).
+    let mut probes = plan
+        .probes
+        .iter()
+        .map(|probe| {
+            let file = (&probe.file, &probe.real_file);
+            Breakpoint::plan(
+                file.0,
+                file.1,
+                probe.line,
+                None,
+                String::new(),
+                entry.as_deref(),
+                runtime.urls(),
+            )
+            .map(|(breakpoint, _)| breakpoint)
+            .map_err(|message| Failure::new(Code::NoCodeAtLine, message))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Every probe's file may be transformed while loading too (each is asked: it arms itself).
+    let watch_load =
+        probes.iter_mut().map(Breakpoint::watch_load).fold(breakpoint.watch_load(), |a, b| a | b);
     let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
         "info",
@@ -108,10 +129,12 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         deadline,
         binding: binding_name(),
         planned: breakpoint,
+        probe_lines: vec![None; probes.len()],
+        probes,
         search,
         landed: Resolution::default(),
         // Without a breakpoint there is no expression to check.
-        checked: !plan.has_breakpoint(),
+        checked: !plan.has_breakpoint() && plan.probes.is_empty(),
         seen: failures::Seen::default(),
         placed_at_load: false,
         watch_load,
@@ -172,6 +195,8 @@ struct Target {
     /// `"pid":N` (and `,"thread":"[worker 1]"` for a worker), spliced into each of its hits.
     tag: String,
     breakpoint: Breakpoint,
+    /// With `probes`: each probe's breakpoint in this thread.
+    probes: Vec<Breakpoint>,
     scripts: Scripts,
 }
 
@@ -198,6 +223,9 @@ struct Run<'a> {
     binding: String,
     /// The breakpoint as planned; each thread gets a copy (its condition calls the probe).
     planned: Breakpoint,
+    /// With `probes`: each probe's breakpoint as planned, and the line it landed on.
+    probes: Vec<Breakpoint>,
+    probe_lines: Vec<Option<u32>>,
     search: Search,
     /// Where the breakpoint landed, gathered from the threads that ended.
     landed: Resolution,
@@ -232,6 +260,15 @@ impl Run<'_> {
         let binding = &self.binding;
         self.planned.set_condition(format!("{binding}.hit({condition}, {expression})"));
         self.planned.set_direct_condition(format!("{binding}.hit({condition}, {expression}, 'd')"));
+        for (index, (breakpoint, probe)) in
+            self.probes.iter_mut().zip(&self.plan.probes).enumerate()
+        {
+            let condition = probe.condition.as_deref().map_or("null".to_string(), thunk);
+            let expression = probe.expression.as_deref().map_or("null".to_string(), thunk);
+            let call = format!("{binding}.probe({index}, {condition}, {expression}");
+            breakpoint.set_condition(format!("{call})"));
+            breakpoint.set_direct_condition(format!("{call}, 'd')"));
+        }
         let Some(client) = client else {
             log::debug(format_args!("following the program's processes"));
             return Ok(());
@@ -285,11 +322,19 @@ impl Run<'_> {
         let thunk = |code: &str| format!("() => ({code}\n)");
         // A condition that does not compile is silently false in V8 and would look like "never
         // hit": compile the same wrappers first and report the syntax error.
-        let mut checks = Vec::new();
-        if !self.checked {
-            checks.push(("expression", thunk(&self.plan.expression)));
+        let mut checks: Vec<(String, String)> = Vec::new();
+        if !self.checked && self.plan.probes.is_empty() {
+            checks.push(("expression".into(), thunk(&self.plan.expression)));
             if let Some(condition) = &self.plan.condition {
-                checks.push(("breakpoint.condition", thunk(condition)));
+                checks.push(("breakpoint.condition".into(), thunk(condition)));
+            }
+        }
+        for (index, probe) in self.plan.probes.iter().enumerate().filter(|_| !self.checked) {
+            if let Some(expression) = &probe.expression {
+                checks.push((format!("probes[{index}].expression"), thunk(expression)));
+            }
+            if let Some(condition) = &probe.condition {
+                checks.push((format!("probes[{index}].condition"), thunk(condition)));
             }
         }
         let mut breakpoint = self.planned.clone();
@@ -321,7 +366,7 @@ impl Run<'_> {
             .iter()
             .map(|(field, code)| {
                 let params = json!({"expression": code, "sourceURL": "", "persistScript": false});
-                (*field, self.send(&to, "Runtime.compileScript", params))
+                (field.clone(), self.send(&to, "Runtime.compileScript", params))
             })
             .collect();
         let sets: Vec<_> = breakpoint
@@ -329,6 +374,14 @@ impl Run<'_> {
             .into_iter()
             .map(|(params, request)| {
                 (self.send(&to, "Debugger.setBreakpointByUrl", params.clone()), request, params)
+            })
+            .collect();
+        let mut probes = self.probes.clone();
+        let probe_sets: Vec<_> = (probes.iter().enumerate())
+            .flat_map(|(index, probe)| probe.requests().into_iter().map(move |r| (index, r)))
+            .map(|(index, (params, request))| {
+                let reply = self.send(&to, "Debugger.setBreakpointByUrl", params.clone());
+                (reply, request, params, index)
             })
             .collect();
         let watch = json!({"instrumentation": "beforeScriptWithSourceMapExecution"});
@@ -354,7 +407,7 @@ impl Run<'_> {
         for (field, reply) in compiled {
             let compiled = self.answer(&reply)?;
             if let Some(details) = compiled.get("exceptionDetails") {
-                return Err(syntax_failure(field, details));
+                return Err(syntax_failure(&field, details));
             }
         }
         self.checked = true;
@@ -365,6 +418,11 @@ impl Run<'_> {
             let answer =
                 self.answer_or_again(&to, &reply, "Debugger.setBreakpointByUrl", params)?;
             breakpoint.set(request, &answer, &scripts);
+        }
+        for (reply, request, params, index) in probe_sets {
+            let answer =
+                self.answer_or_again(&to, &reply, "Debugger.setBreakpointByUrl", params)?;
+            probes[index].set(request, &answer, &scripts);
         }
         if let Some(disabled) = disabled {
             self.answer(&disabled)?;
@@ -382,7 +440,7 @@ impl Run<'_> {
             tag.push_str(&format!(r#","thread":{}"#, Value::from(worker)));
             process.workers.push(worker.to_string());
         }
-        self.targets.insert(to.clone(), Target { tag, breakpoint, scripts });
+        self.targets.insert(to.clone(), Target { tag, breakpoint, probes, scripts });
         match early_run {
             Some(running) => drop(running),
             None => {
@@ -463,6 +521,9 @@ impl Run<'_> {
             let Some(mut target) = self.targets.remove(&origin) else { continue };
             let found = std::mem::take(&mut target.breakpoint.resolution);
             merge(&mut self.landed, found);
+            for (landed, probe) in self.probe_lines.iter_mut().zip(&target.probes) {
+                *landed = landed.or(probe.resolution.line);
+            }
             // What a page loaded, for the answer when nothing was hit.
             if self.runtime.end_said().is_some() {
                 self.loaded.extend(target.scripts.urls());
@@ -476,6 +537,40 @@ impl Run<'_> {
         let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
         let steps = target.breakpoint.at_load(frame, &mut target.scripts)?;
         self.send_steps(at, steps)
+    }
+
+    /// With `probes`, at a pause before a script runs (or at the start pause): each probe whose
+    /// file that script is, transformed while loading, is placed through its map.
+    fn place_probes(
+        &mut self,
+        at: &Origin,
+        params: &Value,
+        script: Option<&str>,
+    ) -> Result<(), Failure> {
+        let start = params["reason"] == "Break on start";
+        let script = script.filter(|_| params["reason"] == "instrumentation");
+        if !start && script.is_none() {
+            return Ok(());
+        }
+        for index in 0..self.plan.probes.len() {
+            let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
+            let Some(probe) = target.probes.get_mut(index) else { return Ok(()) };
+            let steps = match script {
+                Some(id) if probe.awaits_script(id, &mut target.scripts) => {
+                    probe.in_script(id, &mut target.scripts).transpose()?
+                }
+                Some(_) => None,
+                None => probe.in_loaded_script(&mut target.scripts).transpose()?,
+            };
+            for step in steps.into_iter().flatten() {
+                let reply = self.send(at, step.method, step.params);
+                let answer = self.answer(&reply)?;
+                if let (Some(request), Some(target)) = (step.request, self.targets.get_mut(at)) {
+                    target.probes[index].set(request, &answer, &target.scripts);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Sends the requests that place the breakpoint in its loaded file, in order, and records
@@ -600,6 +695,25 @@ impl Run<'_> {
                     Some(Value::String(payload)) => payload,
                     _ => String::new(),
                 };
+                // A probe's report: `P<index>:` and a hit's (`Pd`: from the breakpoint by the
+                // file's own URL, dropped once the file turned out transformed).
+                if let Some((index, rest)) =
+                    payload.strip_prefix('P').and_then(|p| p.split_once(':'))
+                {
+                    let (direct, index) = match index.strip_prefix('d') {
+                        Some(index) => (true, index),
+                        None => (false, index),
+                    };
+                    let moved = index.parse::<usize>().ok().and_then(|i| target.probes.get(i));
+                    if direct && moved.is_some_and(Breakpoint::moved) {
+                        return Ok(Step::Go);
+                    }
+                    let mut hit = hit(rest.to_string());
+                    hit.result = format!("{{\"probe\":{index},{}", &hit.result[1..]);
+                    hit.from = Some(target.tag.clone());
+                    self.processes[origin.connection].hits += 1;
+                    return Ok(Step::Hit(hit));
+                }
                 // From the breakpoint by the file's own URL in a file transformed while loading:
                 // at another line than asked (it ran before the breakpoint moved).
                 let payload = match payload.strip_prefix('d') {
@@ -649,6 +763,23 @@ impl Run<'_> {
                         self.send_steps(&origin, steps?)?;
                     }
                 }
+                self.place_probes(&origin, &event.params, script)?;
+                // A probe without an expression stopped: its frame's locals.
+                let target = self.targets.get_mut(&origin).expect("looked up above");
+                let probe = target.probes.iter().position(|p| p.ids().any(hit));
+                if let Some(index) = probe {
+                    let frame = event.params["callFrames"][0].clone();
+                    let mut read = |method: &str, params: Value| {
+                        let reply = self.send(&origin, method, params);
+                        self.answer(&reply).ok()
+                    };
+                    let locals = failures::locals(&frame, &mut read);
+                    drop(self.send(&origin, "Debugger.resume", json!({})));
+                    let result = format!(r#"{{"probe":{index},"locals":{locals}}}"#);
+                    let tag = self.targets.get(&origin).map(|t| t.tag.clone());
+                    self.processes[origin.connection].hits += 1;
+                    return Ok(Step::Hit(Hit { result, truncated: false, stack: None, from: tag }));
+                }
                 let failed = match self.plan.failures {
                     Some(_) => self.failure(&origin, &event.params),
                     None => None,
@@ -675,6 +806,9 @@ impl Run<'_> {
             "Debugger.breakpointResolved" => {
                 let id = event.params["breakpointId"].as_str().unwrap_or_default();
                 target.breakpoint.resolved(id, &event.params["location"], &target.scripts);
+                for probe in &mut target.probes {
+                    probe.resolved(id, &event.params["location"], &target.scripts);
+                }
             }
             "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown"
@@ -936,6 +1070,10 @@ impl Collector for Run<'_> {
             processes.clear();
         }
         Undebugged { processes, workers: 0 }
+    }
+
+    fn probe_lines(&self) -> Vec<Option<u32>> {
+        self.probe_lines.clone()
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {

@@ -262,11 +262,11 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         Some(_) => Language::Browser,
         None => language_arg(args, &command, &files)?,
     };
-    if !probes.is_empty() && language != Language::Python {
+    if !probes.is_empty() && language == Language::Native {
         return Err(Failure::new(
             Code::Unsupported,
-            "`probes` is served for Python programs so far; for this program use `breakpoint` \
-             and `expression` (one line a run)",
+            "`probes` is served for Python and JavaScript so far; for this program use \
+             `breakpoint` and `expression` (one line a run)",
         ));
     }
     let place = |file: &str, line: u64| -> Result<(PathBuf, PathBuf, u32), Failure> {

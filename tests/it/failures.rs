@@ -1,6 +1,6 @@
-//! `debug-script` with `failures: true` on JavaScript: each test runner's failing test, an
-//! uncaught error, and what is no failure (an error the program catches, one a library catches
-//! on purpose inside a test). Python's are in python.rs.
+//! `debug-script` with `failures: true` and `probes` on JavaScript: each test runner's failing
+//! test, an uncaught error, what is no failure (an error the program catches, one a library
+//! catches on purpose inside a test), and several probes in one run. Python's are in python.rs.
 
 use serde_json::{json, Value};
 
@@ -91,5 +91,46 @@ fn an_uncaught_error_and_one_the_program_catches() {
     assert_eq!((&frame["function"], &frame["line"]), (&json!("main"), &json!(13)), "{failure}");
     assert_eq!(frame["locals"], json!({"data": "null", "n": "3"}), "{failure}");
     assert!(failure.get("test").is_none(), "{failure}");
+    assert_no_debuggee(&tag);
+}
+
+/// `probes` on JavaScript: several lines in one run, results in execution order with their
+/// probe's index (locals where a probe has no expression), through jest's transform too.
+#[test]
+fn javascript_probes_answer_in_execution_order() {
+    npm_packages();
+    let tag = tag();
+    let probes = |command: &str, probes: Value| {
+        let result = run_script(json!({"command": command, "cwd": fixture("js-failing"),
+            "env": {"DMCP_TAG": tag}, "probes": probes, "timeout": 60000}));
+        ok(&result).clone()
+    };
+    let s = probes(
+        "npx mocha cart.spec.js",
+        json!([{"file": "cart.js", "line": 4}, {"file": "cart.js", "line": 5, "expression": "sum"},
+               {"file": "cart.spec.js", "line": 8, "expression": "items.length"}]),
+    );
+    let results = s["results"].as_array().unwrap();
+    let order: Vec<&Value> = results.iter().map(|r| &r["probe"]).collect();
+    // The first test: its line 8, then cart.js's lines 4 and 5; the second: line 4 only (it
+    // throws there).
+    assert_eq!(order, [&json!(2), &json!(0), &json!(1), &json!(0)], "{s}");
+    assert_eq!(results[0]["value"], 1, "{s}");
+    assert_eq!(results[1]["locals"]["items"], "Array(1) [Object]", "{s}");
+    assert_eq!(results[2]["value"], 6, "{s}");
+    assert_eq!(results[3]["locals"]["items"], "null", "{s}");
+    assert_eq!(s["probes"][2]["resolvedLine"], 8, "{s}");
+
+    // jest transforms the test file while loading it: each probe lands through its map.
+    let s = probes(
+        "npx jest cart.test.js",
+        json!([{"file": "cart.test.js", "line": 7, "expression": "got"},
+               {"file": "cart.js", "line": 5, "expression": "sum"}]),
+    );
+    let results = s["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{s}");
+    assert_eq!((&results[0]["probe"], &results[0]["value"]), (&json!(1), &json!(6)), "{s}");
+    assert_eq!((&results[1]["probe"], &results[1]["value"]), (&json!(0), &json!(5.4)), "{s}");
+    assert_eq!(s["probes"][0]["resolvedLine"], 7, "{s}");
     assert_no_debuggee(&tag);
 }
