@@ -59,7 +59,6 @@ Options for run:
   --probe FILE:LINE[=EXPR]
                        instead of --break/--eval, repeatable: results in execution order,
                        each with its probe's index; without =EXPR, the frame's locals
-                       (Python so far)
   --failures           record each failing test and uncaught error: its exception, the
                        program's own frames and their locals
   --max-failures N     how many failures to record (default 3)

@@ -127,7 +127,7 @@ pub(crate) fn record<F: Flavour>(
 }
 
 /// A frame's locals (and arguments) as `{name: value text}`.
-fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
+pub(crate) fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
     let mut shown = serde_json::Map::new();
     let Some(scopes) = ask("scopes", json!({"frameId": frame})) else { return json!({}) };
     let mut more = 0;

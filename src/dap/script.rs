@@ -71,6 +71,8 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         resume: None,
         configured: false,
         failure_ids: Vec::new(),
+        probe_ids: Vec::new(),
+        probe_lines: Vec::new(),
         read_ahead: Vec::new(),
     };
     let started = run.setup(request, arguments);
@@ -120,6 +122,9 @@ struct Run<'a, F> {
     configured: bool,
     /// With `failures`: the ids of the breakpoints at the flavour's failure functions.
     failure_ids: Vec<i64>,
+    /// With `probes`: each probe's breakpoint id (with its index), and the line it landed on.
+    probe_ids: Vec<(i64, usize)>,
+    probe_lines: Vec<Option<u32>>,
     /// The threads `simultaneous` read at the last stop, and where (their instruction).
     read_ahead: Vec<(Value, Option<Value>)>,
 }
@@ -176,7 +181,9 @@ impl<F: Flavour> Run<'_, F> {
         // debugpy answers `launch` only after `configurationDone`.
         let mut launch = self.client.send(request, arguments);
         self.until_initialized(&mut launch)?;
-        if self.plan.has_breakpoint() {
+        if !self.plan.probes.is_empty() {
+            self.set_probes()?;
+        } else if self.plan.has_breakpoint() {
             let set = self.client.send("setBreakpoints", self.breakpoints());
             let set = self.answer(&set)?;
             self.breakpoint_changed(&set["breakpoints"][0]);
@@ -403,6 +410,12 @@ impl<F: Flavour> Run<'_, F> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         let reason = body["reason"].as_str().unwrap_or_default();
+        if let Some(index) = self.probe_stopped(body) {
+            let step = self.probe_hit(connection, &thread, index)?;
+            let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
+            self.answer(&resumed)?;
+            return Ok(step);
+        }
         // lldb-dap says a function breakpoint's stop is a breakpoint's: told by its id.
         let ids = body["hitBreakpointIds"].as_array().into_iter().flatten();
         let at_function = reason == "function breakpoint"
@@ -475,6 +488,87 @@ impl<F: Flavour> Run<'_, F> {
         let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
         self.answer(&resumed)?;
         Ok(step)
+    }
+
+    /// With `probes`: one breakpoint per probe (stopping: each hit is read at its stop), set
+    /// file by file; where each landed, and its id.
+    fn set_probes(&mut self) -> Result<(), Failure> {
+        self.probe_lines = vec![None; self.plan.probes.len()];
+        let mut files: Vec<&std::path::Path> = Vec::new();
+        for probe in &self.plan.probes {
+            if !files.contains(&probe.file.as_path()) {
+                files.push(&probe.file);
+            }
+        }
+        for file in files {
+            let indexes: Vec<usize> =
+                (0..self.plan.probes.len()).filter(|&i| self.plan.probes[i].file == file).collect();
+            let lines: Vec<Value> = indexes
+                .iter()
+                .map(|&i| {
+                    let probe = &self.plan.probes[i];
+                    let mut line = json!({"line": probe.line});
+                    if let Some(condition) = &probe.condition {
+                        line["condition"] = condition.as_str().into();
+                    }
+                    line
+                })
+                .collect();
+            let real = &self.plan.probes[indexes[0]].real_file;
+            let path = self.flavour.breakpoint_path(file, real).display().to_string();
+            let set = self
+                .client
+                .send("setBreakpoints", json!({"source": {"path": path}, "breakpoints": lines}));
+            let set = self.answer(&set)?;
+            let placed = set["breakpoints"].as_array().cloned().unwrap_or_default();
+            for (&index, breakpoint) in indexes.iter().zip(&placed) {
+                if let Some(id) = breakpoint["id"].as_i64() {
+                    self.probe_ids.push((id, index));
+                }
+                if let Ok(Some(line)) = self.flavour.placed_line(breakpoint) {
+                    self.probe_lines[index] = u32::try_from(line).ok();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The probe a stop is at, by its breakpoint's id.
+    fn probe_stopped(&self, body: &Value) -> Option<usize> {
+        if self.plan.probes.is_empty() || body["reason"] != "breakpoint" {
+            return None;
+        }
+        let ids = body["hitBreakpointIds"].as_array()?;
+        ids.iter()
+            .filter_map(Value::as_i64)
+            .find_map(|id| self.probe_ids.iter().find(|(i, _)| *i == id).map(|(_, index)| *index))
+    }
+
+    /// A probe's hit at its stop: its expression's value, or the frame's locals.
+    fn probe_hit(
+        &mut self,
+        connection: usize,
+        thread: &Value,
+        index: usize,
+    ) -> Result<Step, Failure> {
+        let trace =
+            self.client(connection).send("stackTrace", json!({"threadId": thread, "levels": 1}));
+        let trace = self.answer(&trace)?;
+        let frame_id = trace["stackFrames"][0]["id"].clone();
+        let mut hit = match self.plan.probes[index].expression.clone() {
+            Some(expression) => self.evaluated_hit(connection, &frame_id, &expression)?.0,
+            None => {
+                let mut ask = |command: &str, arguments: Value| {
+                    let reply = self.client(connection).send(command, arguments);
+                    self.answer(&reply).ok()
+                };
+                let locals = failures::locals(&frame_id, &mut ask);
+                let result = format!(r#"{{"locals":{locals}}}"#);
+                Hit { result, truncated: false, stack: None, from: None }
+            }
+        };
+        hit.result = format!("{{\"probe\":{index},{}", &hit.result[1..]);
+        Ok(Step::Hit(self.tag(connection, hit)))
     }
 
     /// The failure a stop is, if it is one (see `dap::failures`): its record, with the
@@ -603,8 +697,18 @@ impl<F: Flavour> Run<'_, F> {
         connection: usize,
         frame_id: &Value,
     ) -> Result<(Hit, Option<String>), Failure> {
-        let arguments =
-            json!({"expression": self.plan.expression, "frameId": frame_id, "context": "watch"});
+        let expression = self.plan.expression.clone();
+        self.evaluated_hit(connection, frame_id, &expression)
+    }
+
+    /// `expression` read at a stop through the adapter's own `evaluate` (see `plain_hit`).
+    fn evaluated_hit(
+        &mut self,
+        connection: usize,
+        frame_id: &Value,
+        expression: &str,
+    ) -> Result<(Hit, Option<String>), Failure> {
+        let arguments = json!({"expression": expression, "frameId": frame_id, "context": "watch"});
         let evaluated = self.client(connection).send("evaluate", arguments);
         let answer = match self.answer(&evaluated) {
             Ok(answer) => answer,
@@ -807,6 +911,10 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
         (self.resolved_line, None, Vec::new())
+    }
+
+    fn probe_lines(&self) -> Vec<Option<u32>> {
+        self.probe_lines.clone()
     }
 
     fn finish_failure(&self, failure: &mut Value, output: &Value) {

@@ -262,13 +262,6 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         Some(_) => Language::Browser,
         None => language_arg(args, &command, &files)?,
     };
-    if !probes.is_empty() && language == Language::Native {
-        return Err(Failure::new(
-            Code::Unsupported,
-            "`probes` is served for Python and JavaScript so far; for this program use \
-             `breakpoint` and `expression` (one line a run)",
-        ));
-    }
     let place = |file: &str, line: u64| -> Result<(PathBuf, PathBuf, u32), Failure> {
         let line = u32::try_from(line).expect("bounded by the range check");
         let (file, real_file) =

@@ -812,3 +812,40 @@ fn failures_of_go_tests_rust_panics_and_c_crashes() {
     assert_eq!((&frames[0]["function"], &frames[0]["line"]), (&json!("parse"), &json!(11)));
     assert_eq!(frames[1]["function"], "main", "{signal}");
 }
+
+/// `probes` through debug adapters: C (lldb-dap) and a Go test (Delve), results in execution
+/// order with their probe's index, the locals where a probe has no expression.
+#[test]
+fn probes_in_c_and_go_answer_in_execution_order() {
+    if !need(Tool::Lldb) || !need(Tool::Delve) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let file = fixture("native/c/loop.c");
+    let result = server.debug_script(json!({"command": format!("{} 2", c_loop()),
+        "probes": [{"file": file, "line": 15, "expression": "o->total"}, {"file": file, "line": 24}]}));
+    let s = ok(&result);
+    let results = s["results"].as_array().unwrap();
+    let order: Vec<&Value> = results.iter().map(|r| &r["probe"]).collect();
+    assert_eq!(order, [&json!(1), &json!(0), &json!(1), &json!(0)], "{s}");
+    assert_eq!(results[0]["locals"]["i"], "0", "{s}");
+    assert_eq!(results[1]["value"], 9.5, "{s}");
+    assert_eq!(results[2]["locals"]["sum"], "9.5", "{s}");
+    assert_eq!(results[3]["value"], 20.25, "{s}");
+    assert_eq!(s["probes"][1]["resolvedLine"], 24, "{s}");
+
+    let go = fixture("native/go-failing");
+    let result = server.debug_script(json!({"command": "go test -run TestTotal .", "cwd": go,
+        "probes": [{"file": "calc.go", "line": 7}, {"file": "calc_test.go", "line": 9, "expression": "got"}],
+        "timeout": 120000}));
+    let s = ok(&result);
+    let results = s["results"].as_array().unwrap();
+    let order: Vec<&Value> = results.iter().map(|r| &r["probe"]).collect();
+    assert_eq!(order, [&json!(0), &json!(0), &json!(1)], "{s}");
+    assert_eq!(results[1]["locals"]["sum"], "2", "{s}");
+    assert_eq!(
+        (&results[2]["type"], &results[2]["value"]),
+        (&json!("float64"), &json!(7.2)),
+        "{s}"
+    );
+}
