@@ -275,6 +275,9 @@ pub(crate) fn probe_reference(importable: bool) -> String {
 /// Where sitecustomize.py finds the text the program's stdin reads (Base64).
 const STDIN_VARIABLE: &str = "DEBUG_MCP_STDIN";
 
+/// Set in a session's program: it runs under pydevd (see sitecustomize.py).
+const SESSION_VARIABLE: &str = "DEBUG_MCP_SESSION";
+
 /// pydevd's limit on the members of a container it lists.
 const CONTAINER_ITEMS: &str = "PYDEVD_CONTAINER_RANDOM_ACCESS_MAX_ITEMS";
 
@@ -294,6 +297,8 @@ pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
         None => helpers.display().to_string(),
     };
     env.insert("PYTHONPATH".into(), python_path.into());
+    // sitecustomize.py shortens pydevd's wait at exit in a session's processes.
+    env.insert(SESSION_VARIABLE.into(), "1".into());
     if let Some(text) = &program.stdin {
         env.insert(STDIN_VARIABLE.into(), base64(text.as_bytes()).into());
     }
