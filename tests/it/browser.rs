@@ -373,6 +373,14 @@ fn a_running_browser_is_attached_by_port_and_left_open() {
     let web = WebServer::start();
     let port = free_port();
     let profile = std::env::temp_dir().join(format!("dmcp-test-profile-{port}"));
+    // Removed however the test ends (after the browser, dropped before it).
+    struct Removed(std::path::PathBuf);
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _removed = Removed(profile.clone());
     let browser = Program::spawn(
         Command::new("chromium")
             .args(["--headless=new", "--disable-gpu", "--no-first-run", "--no-sandbox"])
@@ -410,7 +418,6 @@ fn a_running_browser_is_attached_by_port_and_left_open() {
     let pid = browser.0.id();
     assert!(Path::new(&format!("/proc/{pid}")).exists(), "the browser is left running");
     drop(browser);
-    let _ = std::fs::remove_dir_all(profile);
 }
 
 #[test]
