@@ -143,6 +143,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         limited: false,
         loaded: Vec::new(),
         bound: false,
+        unreachable: None,
     };
     let started = run
         .setup(client, top, program)
@@ -248,6 +249,8 @@ struct Run<'a> {
     loaded: Vec<String>,
     /// The breakpoint landed somewhere (known once the run ended).
     bound: bool,
+    /// The page's main frame showed Chromium's error page for this URL.
+    unreachable: Option<String>,
 }
 
 impl Run<'_> {
@@ -811,6 +814,11 @@ impl Run<'_> {
                 }
             }
             "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
+            // A page whose main frame could not be loaded (Chromium's error page instead).
+            "Page.frameNavigated" if event.params.pointer("/frame/parentId").is_none() => {
+                let unreachable = event.params.pointer("/frame/unreachableUrl");
+                self.unreachable = unreachable.and_then(Value::as_str).map(String::from);
+            }
             "Runtime.consoleAPICalled" | "Runtime.exceptionThrown"
                 if self.runtime.console_is_output() =>
             {
@@ -873,6 +881,17 @@ impl Run<'_> {
     /// A program that never ends by itself (a page) reached the end of its run (`end`) without
     /// a hit: whether its line is bound, and which scripts it loaded when it is not.
     fn not_hit_before(&self, end: &str) -> Failure {
+        // Chromium answered the navigation before it failed (seen under load): its error page
+        // loaded instead.
+        if let Some(url) = &self.unreachable {
+            return Failure::new(
+                Code::LaunchFailed,
+                format!(
+                    "the page could not be opened: {url} did not load (is its server running, \
+                     at that address?)"
+                ),
+            );
+        }
         let file = self.plan.file.display();
         let hint = if self.bound {
             format!(

@@ -202,7 +202,10 @@ fn a_page_without_a_hit_says_why() {
     );
     let s = &result["structuredContent"];
     assert_eq!(s["code"], "launch_failed", "{s}");
-    assert!(s["error"].as_str().unwrap().contains("net::ERR_CONNECTION_REFUSED"), "{s}");
+    // Chromium's words when its answer to the navigation says them; under load it has
+    // answered first and shown its error page, which says the same in ours.
+    let error = s["error"].as_str().unwrap();
+    assert!(error.contains("net::ERR_CONNECTION_REFUSED") || error.contains("did not load"), "{s}");
 }
 
 #[test]
