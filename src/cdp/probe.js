@@ -171,6 +171,14 @@
   // `by`: 'd' from the breakpoint set by the file's own URL, which the collector drops once it
   // finds the file was transformed while loading (its lines are not the file's).
   function hit(condition, thunk, by) {
+    if (!counts(condition)) return false;
+    // `T` or `F` says whether the value was cut, then the JSON of {type, value}.
+    report((by || '') + evaluate(thunk));
+    return options.pause;
+  }
+
+  // Whether a hit counts: its condition holds (one that throws does not), within maxHits.
+  function counts(condition) {
     if (condition !== null) {
       try {
         if (!condition()) return false;
@@ -180,15 +188,7 @@
     }
     if (hits >= options.maxHits) return false;
     hits++;
-    let encoded;
-    try {
-      encoded = encode(thunk());
-    } catch (e) {
-      encoded = { message: { type: 'error', value: errorText(e) }, truncated: false };
-    }
-    // `T` or `F` says whether the value was cut, then the JSON of {type, value}.
-    report((by || '') + (encoded.truncated ? 'T' : 'F') + stringify(encoded.message));
-    return options.pause;
+    return true;
   }
 
   // For debug-evaluate: the same {type, value} as a hit, within `limit` characters, as `T`
@@ -234,23 +234,9 @@
   // (`P<index>:` then as a hit's); without one, the breakpoint stops, and the collector reads
   // the frame's locals.
   function probe(index, condition, thunk, by) {
-    if (condition !== null) {
-      try {
-        if (!condition()) return false;
-      } catch (_) {
-        return false;
-      }
-    }
-    if (hits >= options.maxHits) return false;
-    hits++;
+    if (!counts(condition)) return false;
     if (thunk === null) return true;
-    let encoded;
-    try {
-      encoded = encode(thunk());
-    } catch (e) {
-      encoded = { message: { type: 'error', value: errorText(e) }, truncated: false };
-    }
-    report('P' + (by || '') + index + ':' + (encoded.truncated ? 'T' : 'F') + stringify(encoded.message));
+    report('P' + (by || '') + index + ':' + evaluate(thunk));
     return false;
   }
 

@@ -281,22 +281,27 @@ const SESSION_VARIABLE: &str = "DEBUG_MCP_SESSION";
 /// pydevd's limit on the members of a container it lists.
 const CONTAINER_ITEMS: &str = "PYDEVD_CONTAINER_RANDOM_ACCESS_MAX_ITEMS";
 
-/// The arguments of debugpy's `launch` request.
-pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
-    let mut env: serde_json::Map<String, Value> =
-        program.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
-    let inherited = program
-        .env
+/// The program's `PYTHONPATH` with our helpers first: after them, the one the command sets
+/// (its last assignment), else the server's own.
+pub(crate) fn python_path(env: &[(String, String)], helpers: &Path) -> String {
+    let inherited = env
         .iter()
+        .rev()
         .find(|(k, _)| k == "PYTHONPATH")
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var("PYTHONPATH").ok())
         .filter(|p| !p.is_empty());
-    let python_path = match inherited {
+    match inherited {
         Some(rest) => format!("{}:{rest}", helpers.display()),
         None => helpers.display().to_string(),
-    };
-    env.insert("PYTHONPATH".into(), python_path.into());
+    }
+}
+
+/// The arguments of debugpy's `launch` request.
+pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
+    let mut env: serde_json::Map<String, Value> =
+        program.env.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+    env.insert("PYTHONPATH".into(), python_path(&program.env, helpers).into());
     // sitecustomize.py shortens pydevd's wait at exit in a session's processes.
     env.insert(SESSION_VARIABLE.into(), "1".into());
     if let Some(text) = &program.stdin {

@@ -108,18 +108,7 @@ fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
                        "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
                        "failures": plan.failures.unwrap_or(0)});
     let mut env = command.env.clone();
-    let inherited = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PYTHONPATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PYTHONPATH").ok())
-        .filter(|p| !p.is_empty());
-    let python_path = match inherited {
-        Some(rest) => format!("{}:{rest}", helpers.display()),
-        None => helpers.display().to_string(),
-    };
-    env.push(("PYTHONPATH".into(), python_path));
+    env.push(("PYTHONPATH".into(), python::python_path(&command.env, &helpers)));
     env.push(("DEBUG_MCP_TRACE".into(), python::base64(trace.to_string().as_bytes())));
     env.push(("DEBUG_MCP_TRACE_RESOLVE".into(), "1".into()));
     let (program, args) = words.split_first().expect("a command has a program");

@@ -14,6 +14,12 @@ use crate::{
 
 pub use crate::need::python;
 
+/// pytest through the test venv's console script, quiet, without its cache, on `args`.
+fn pytest(tag: &str, args: &str) -> String {
+    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
+    format!("DMCP_TAG={tag} {} -q -p no:cacheprovider {args}", pytest.display())
+}
+
 fn py(name: &str) -> String {
     fixture(&format!("py/{name}"))
 }
@@ -822,14 +828,9 @@ fn child_processes_are_followed() {
 /// test is hit in whichever process ran each test.
 #[test]
 fn pytest_plain_and_with_xdist_workers() {
-    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
     for workers in ["", "-n 2 "] {
         let tag = tag();
-        let command = format!(
-            "DMCP_TAG={tag} {} -q -p no:cacheprovider {workers}{}",
-            pytest.display(),
-            py("suite")
-        );
+        let command = pytest(&tag, &format!("{workers}{}", py("suite")));
         let result = run_script(json!({"command": command,
             "breakpoint": {"file": py("suite/calc.py"), "line": 5}, "expression": "result",
             "timeout": 60000}));
@@ -1061,14 +1062,9 @@ fn every_python_version_gives_the_same_answers() {
 /// program or a library catches, are none; `maxFailures` caps them.
 #[test]
 fn failures_name_the_failing_test_with_its_locals() {
-    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
     for workers in ["", "-n 2 "] {
         let tag = tag();
-        let command = format!(
-            "DMCP_TAG={tag} {} -q -p no:cacheprovider {workers}{}",
-            pytest.display(),
-            py("failing")
-        );
+        let command = pytest(&tag, &format!("{workers}{}", py("failing")));
         let s = run_script(json!({"command": command, "failures": true, "timeout": 60000}));
         let s = ok(&s);
         assert_eq!(s["exitCode"], 1, "{s}");
@@ -1122,14 +1118,9 @@ fn failures_name_the_failing_test_with_its_locals() {
     assert_eq!(s["exitCode"], 3, "{s}");
 
     // Three failing tests, one recorded, the others counted.
-    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
-    let command = format!(
-        "DMCP_TAG={tag} {} -q -p no:cacheprovider {} {} {}",
-        pytest.display(),
-        py("failing"),
-        py("unit/test_double.py"),
-        py("failing/test_prices.py::test_ten_percent")
-    );
+    let files =
+        [py("failing"), py("unit/test_double.py"), py("failing/test_prices.py::test_ten_percent")];
+    let command = pytest(&tag, &files.join(" "));
     let s = run_script(json!({"command": command, "failures": true, "maxFailures": 1}));
     let s = ok(&s);
     assert_eq!(s["failures"].as_array().unwrap().len(), 1, "{s}");
@@ -1142,9 +1133,7 @@ fn failures_name_the_failing_test_with_its_locals() {
 #[test]
 fn probes_answer_in_execution_order() {
     let tag = tag();
-    let pytest = std::path::Path::new(&python()).with_file_name("pytest");
-    let command =
-        format!("DMCP_TAG={tag} {} -q -p no:cacheprovider {}", pytest.display(), py("failing"));
+    let command = pytest(&tag, &py("failing"));
     let s = run_script(json!({"command": command, "probes": [
         {"file": py("failing/prices.py"), "line": 4},
         {"file": py("failing/prices.py"), "line": 5, "expression": "discounted"},
