@@ -89,9 +89,10 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
     let mut probes = plan
         .probes
         .iter()
-        .map(|probe| {
+        .enumerate()
+        .map(|(index, probe)| {
             let file = (&probe.file, &probe.real_file);
-            Breakpoint::plan(
+            let (mut breakpoint, _) = Breakpoint::plan(
                 file.0,
                 file.1,
                 probe.line,
@@ -100,10 +101,13 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
                 entry.as_deref(),
                 runtime.urls(),
             )
-            .map(|(breakpoint, _)| breakpoint)
-            .map_err(|message| Failure::new(Code::NoCodeAtLine, message))
+            .map_err(|message| Failure::new(Code::NoCodeAtLine, message))?;
+            // Two probes in one file ask for the same load-time probe: V8 refuses the second
+            // unless their URL regexes differ.
+            breakpoint.set_unique(&format!("p{index}"));
+            Ok(breakpoint)
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, Failure>>()?;
     // Every probe's file may be transformed while loading too (each is asked: it arms itself).
     let watch_load =
         probes.iter_mut().map(Breakpoint::watch_load).fold(breakpoint.watch_load(), |a, b| a | b);

@@ -440,3 +440,42 @@ fn without_a_browser_the_answer_says_how_to_install_one() {
         server.call("debug-launch", json!({"url": "http://127.0.0.1:1/", "command": "node x.js"}));
     assert_eq!(both["structuredContent"]["code"], "invalid_arguments", "{both}");
 }
+
+/// `failures` and `probes` on a page: an error thrown in a timer nobody catches, and two lines
+/// of the page's script in one run.
+#[test]
+fn a_page_failure_and_probes() {
+    if !need(Tool::Chromium) {
+        return;
+    }
+    let web = WebServer::start();
+    let tag = tag();
+    let mut server = Server::initialized();
+    let result = page_script(
+        &mut server,
+        &tag,
+        json!({"url": format!("{}#fail", web.url("static/index.html")), "failures": true,
+               "until": 1500}),
+    );
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{s}");
+    assert_eq!(
+        (&failures[0]["kind"], &failures[0]["message"]),
+        (&json!("uncaught"), &json!("checkout failed"))
+    );
+    assert_eq!(failures[0]["frames"][0]["line"], 23, "{s}");
+
+    let result = page_script(
+        &mut server,
+        &tag,
+        json!({"url": web.url("static/index.html"), "probes": [
+            {"file": "static/cart.js", "line": 3}, {"file": "static/cart.js", "line": 4, "expression": "cart.total"}]}),
+    );
+    let s = ok(&result);
+    let results = s["results"].as_array().unwrap();
+    let order: Vec<&Value> = results.iter().map(|r| &r["probe"]).collect();
+    assert_eq!(order, [&json!(0), &json!(1), &json!(0), &json!(1)], "{s}");
+    assert_eq!(results[0]["locals"]["item"], "{name: 'pen', price: 1.5, qty: 2}", "{s}");
+    assert_eq!((&results[1]["value"], &results[3]["value"]), (&json!(0), &json!(3)), "{s}");
+}

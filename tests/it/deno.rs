@@ -153,3 +153,38 @@ fn a_deno_program_that_cannot_load_says_why() {
     assert_no_debuggee(&tag);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `failures` and `probes` on Deno: a failing `deno test` (Deno's runner catches what the test
+/// throws), and two lines in one run.
+#[test]
+fn deno_test_failures_and_probes() {
+    npm_packages();
+    let tag = tag();
+    let mut server = Server::initialized();
+    let command = deno(&tag, &format!("test '{}'", fixture("deno/failing_test.ts")));
+    let result = server.debug_script(json!({"command": command, "failures": true}));
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{s}");
+    let failure = &failures[0];
+    assert_eq!((&failure["kind"], &failure["type"]), (&json!("test"), &json!("Error")), "{s}");
+    assert_eq!(failure["message"], "expected 16, got 20", "{s}");
+    let frame = &failure["frames"][0];
+    assert_eq!(
+        (&frame["file"], &frame["line"]),
+        (&json!(fixture("deno/failing_test.ts")), &json!(6))
+    );
+    assert_eq!(frame["locals"]["price"], "20", "{s}");
+
+    let command = deno(&tag, &format!("run '{}'", fixture("deno/orders.ts")));
+    let pricing = fixture("deno/pricing.ts");
+    let result = server.debug_script(json!({"command": command,
+        "probes": [{"file": pricing, "line": 6, "expression": "rate"}, {"file": pricing, "line": 7}]}));
+    let s = ok(&result);
+    let order: Vec<&Value> = s["results"].as_array().unwrap().iter().map(|r| &r["probe"]).collect();
+    assert!(order.len() >= 2 && order.len() % 2 == 0, "{s}");
+    assert!(order.chunks(2).all(|pair| pair == [&json!(0), &json!(1)]), "{s}");
+    assert!(s["results"][0]["type"] == "number", "{s}");
+    assert!(s["results"][1]["locals"]["price"].is_string(), "{s}");
+    assert_no_debuggee(&tag);
+}
