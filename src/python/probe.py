@@ -6,7 +6,6 @@ logpoint evaluates in: the program's globals and locals) and returns a marker an
 {type, value}: the value itself when JSON can hold it, else its repr, cut to a budget.
 """
 
-import base64
 import json
 import sys
 
@@ -38,6 +37,8 @@ def encode(value, limit=MAX_CHARS):
 
 
 def hit(expression_b64, limit=MAX_CHARS):
+    import base64
+
     expression = base64.b64decode(expression_b64).decode("utf-8")
     frame = sys._getframe(1)
     try:
@@ -59,6 +60,8 @@ def mark(breakpoint_id):
 def part(expression_b64, conversion="", spec_b64=""):
     """One `{expression}` of a logpoint's message, as an f-string would give it (`!r`, `:.2f`);
     an error becomes `<NameError: ...>` in its place, not the whole message's."""
+    import base64
+
     expression = base64.b64decode(expression_b64).decode("utf-8")
     spec = base64.b64decode(spec_b64).decode("utf-8")
     frame = sys._getframe(1)

@@ -18,22 +18,27 @@ if "DEBUG_MCP_TRACE" in os.environ:
 
         sys.stderr.write("debug-mcp: the line probes did not start: %r\n" % (error,))
 
-import socket
+def _nodelay():
+    import socket
 
-_connect = socket.socket.connect
+    connect = socket.socket.connect
+
+    def connect_nodelay(self, *args, **kwargs):
+        result = connect(self, *args, **kwargs)
+        try:
+            if self.type == socket.SOCK_STREAM and self.family in (socket.AF_INET, socket.AF_INET6):
+                self.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+        return result
+
+    socket.socket.connect = connect_nodelay
 
 
-def _connect_nodelay(self, *args, **kwargs):
-    result = _connect(self, *args, **kwargs)
-    try:
-        if self.type == socket.SOCK_STREAM and self.family in (socket.AF_INET, socket.AF_INET6):
-            self.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except OSError:
-        pass
-    return result
-
-
-socket.socket.connect = _connect_nodelay
+# Only a session's program talks to pydevd (`debug-script` has no socket to speed up, and
+# importing socket would cost its start).
+if os.environ.get("DEBUG_MCP_SESSION"):
+    _nodelay()
 
 
 def _pydevd_exits_sooner():

@@ -25,21 +25,23 @@ debugpy resolves a breakpoint's: a line without code moves to the closest line w
 it (line 0, before any code: nothing can stop there).
 """
 
-import base64
+# Only what a short program would not import anyway is kept off the start: C modules
+# (_thread, _socket, binascii) stand in for threading, socket and base64, and dis is read only
+# before 3.10 (code objects say their lines themselves since).
+import _thread
+import binascii
 import bisect
-import dis
 import json
 import os
 import sys
-import threading
 import types
 
 import debug_mcp_probe
 
 _plan = None
 _sock = None
-_send_lock = threading.Lock()
-_local = threading.local()
+_send_lock = _thread.allocate_lock()
+_local = _thread._local()
 # Per probe: [probe, resolved line or None]; per code object: the probes it holds.
 _probes = []
 _codes = {}
@@ -55,7 +57,7 @@ def start():
     if not text or _plan is not None:
         return
     try:
-        _plan = json.loads(base64.b64decode(text).decode("utf-8"))
+        _plan = json.loads(binascii.a2b_base64(text).decode("utf-8"))
     except Exception:
         return
     for probe in _plan["probes"]:
@@ -99,9 +101,9 @@ def _compiled(text):
 
 def _connect():
     global _sock
-    import socket
+    import _socket
 
-    _sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    _sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     _sock.connect(_plan["socket"])
     try:
         argv = list(sys.orig_argv)
@@ -116,7 +118,7 @@ def _connect():
 def _forked():
     """A forked child has its parent's connection: it reports on a new one of its own."""
     global _send_lock
-    _send_lock = threading.Lock()
+    _send_lock = _thread.allocate_lock()
     try:
         _sock.close()
     except Exception:
@@ -133,11 +135,19 @@ def _send(kind, *fields):
             pass
 
 
+def _line_starts(code):
+    """The lines a code object's own instructions start (as dis.findlinestarts says)."""
+    if hasattr(code, "co_lines"):
+        return set(line for _, _, line in code.co_lines() if line is not None)
+    import dis
+
+    return set(line for _, line in dis.findlinestarts(code) if line is not None)
+
+
 def _code_lines(code):
-    """Every line a code object and those nested in it start (as dis.findlinestarts says)."""
-    for _, line in dis.findlinestarts(code):
-        if line is not None:
-            yield line
+    """Every line a code object and those nested in it start."""
+    for line in _line_starts(code):
+        yield line
     for const in code.co_consts:
         if isinstance(const, types.CodeType) and const.co_filename == code.co_filename:
             yield from _code_lines(const)
@@ -185,7 +195,7 @@ def _probes_in(code):
         # A rewritten module's code calls `_hit` itself.
         indexes = _is_probed_file(code.co_filename) if code not in _rewritten else ()
         if indexes:
-            own = set(line for _, line in dis.findlinestarts(code) if line is not None)
+            own = _line_starts(code)
             found = tuple((i, _resolve(_probes[i])) for i in indexes
                           if _resolve(_probes[i]) in own)
         _codes[code] = found
@@ -272,6 +282,8 @@ def _stop():
             except Exception:
                 pass
     else:
+        import threading
+
         sys.settrace(None)
         threading.settrace(None)
 
@@ -299,6 +311,8 @@ def _watch_failures():
         hook(kind, value, tb)
 
     sys.excepthook = excepthook
+    import threading
+
     thread_hook = threading.excepthook
 
     def thread_excepthook(args):
@@ -606,6 +620,8 @@ def _watch_with_settrace():
         return local if _probes_in(frame.f_code) else None
 
     def trace_all():
+        import threading
+
         sys.settrace(global_trace)
         threading.settrace(global_trace)
 
