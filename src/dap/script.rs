@@ -609,7 +609,18 @@ impl<F: Flavour> Run<'_, F> {
                 record["test"] = name.into();
             }
         }
-        if let Some(pid) = self.debuggee.map(|group| group.pid()) {
+        // An adapter that does not say its program's pid (Delve) runs it as its child: the
+        // one that is not Go's toolchain building it.
+        let adapter = self.adapter.pid();
+        let child = || {
+            let descendants = self.adapter.descendants(None).into_iter();
+            let program = |d: &crate::process::Descendant| {
+                let first = d.command.split_whitespace().next().unwrap_or_default();
+                d.parent == adapter && first != "go" && !first.ends_with("/go")
+            };
+            descendants.filter(program).map(|d| d.process.pid).next_back()
+        };
+        if let Some(pid) = self.debuggee.map(|group| group.pid()).or_else(child) {
             record["process"] = pid.into();
         }
         Ok(Some(record))

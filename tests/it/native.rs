@@ -761,6 +761,7 @@ fn failures_of_go_tests_rust_panics_and_c_crashes() {
         "{errorf}"
     );
     assert_eq!(errorf["message"], "Total = 7.2, want 8", "{errorf}");
+    assert!(errorf["process"].is_u64(), "the test binary's pid: {errorf}");
     let frame = &errorf["frames"][0];
     assert_eq!(
         (&frame["file"], &frame["line"]),
