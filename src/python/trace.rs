@@ -392,7 +392,10 @@ impl Collector for Run<'_> {
                     self.debuggee.record_exit(exit);
                 }
                 Ok(match self.ended() {
-                    Step::Finished => Step::Finished,
+                    // None said hello yet: its connection may still wait to be accepted, with
+                    // what it said (a probe's line without code ends the first process at
+                    // once): read on briefly.
+                    Step::Finished if !self.processes.is_empty() => Step::Finished,
                     // What the processes sent may still be on its way: read on briefly.
                     _ => Step::Draining,
                 })
