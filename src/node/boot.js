@@ -7,6 +7,9 @@
 (() => {
   const channel = process.env.DEBUG_MCP_CHANNEL;
   if (!channel) return;
+  // A process started with an inspector flag opens its own (the one debug-mcp started):
+  // known without loading a module, which costs every process that has nothing to do here.
+  if (process.execArgv.some((a) => /^--inspect(-brk|-wait)?(=|$)/.test(a))) return;
   let inspector, fs;
   try {
     if (!require('worker_threads').isMainThread) return; // workers come through their parent
