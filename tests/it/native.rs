@@ -35,6 +35,13 @@ pub fn c_loop() -> &'static str {
     BUILT.get_or_init(|| build("gcc", "native/c/loop.c", "loop"))
 }
 
+/// Built once for every test that runs it: two builds of one file at once would let a test
+/// run a binary the other is still writing.
+fn c_crash() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| build("gcc", "native/c/crash.c", "crash"))
+}
+
 fn cpp_words() -> &'static str {
     static BUILT: OnceLock<String> = OnceLock::new();
     BUILT.get_or_init(|| build("g++", "native/cpp/words.cpp", "words"))
@@ -371,7 +378,7 @@ fn watchpoints_stop_where_a_value_changes() {
 /// A core file of `crash` (fixtures/native/c/crash.c): the kernel's when it writes one in the
 /// working directory, else lldb's own (`process save-core` as it crashes).
 fn crash_core() -> (String, String) {
-    let program = build("gcc", "native/c/crash.c", "crash");
+    let program = c_crash().to_string();
     let dir = out_dir().join("cores");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -800,7 +807,7 @@ fn failures_of_go_tests_rust_panics_and_c_crashes() {
     );
     assert!(frame["locals"]["got"].as_str().unwrap().starts_with("7.2"), "{panic}");
 
-    let crash = build("gcc", "native/c/crash.c", "crash");
+    let crash = c_crash();
     let found = failures(&mut server, json!({"command": crash, "failures": true}));
     assert_eq!(found.len(), 1, "{found:?}");
     let signal = &found[0];
