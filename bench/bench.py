@@ -6,7 +6,8 @@ Usage: python3 bench/bench.py [--runs N]   (builds the release binary first)
 Figures:
   - median wall time of a debug-script call on a 3-hit fixture (through the MCP server),
     against `node fixture.js` alone with its output piped (as any tool that captures output
-    runs it) and written to /dev/null;
+    runs it) and written to /dev/null, and against a bare CDP client doing the least any
+    debugger must (enable, one breakpoint, run): the floor;
   - wall time of a 10,000-hit debug-script call;
   - time from spawning the server to its tools/list answer (initialize and tools/list are
     written at once, as clients do);
@@ -242,6 +243,28 @@ class RawCdp:
     def call(self, method, params=None):
         rid = self.send(method, params)
         return self.until(lambda m: m.get("id") == rid)
+
+
+def bare_script(runs):
+    """The floor of the 3-hit figure for any CDP client: node under --inspect-wait, a bare
+    client that enables the debugger, sets one (never-true) conditional breakpoint and lets it
+    run to its end. Median of `runs`."""
+    def once():
+        start = time.perf_counter()
+        proc = subprocess.Popen(["node", "--inspect-wait=0", FIXTURE], stderr=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
+        url = proc.stderr.readline().decode().split("listening on ")[1].strip()
+        cdp = RawCdp(url)
+        cdp.send("Debugger.enable")
+        cdp.send("Debugger.setBreakpointByUrl", {"urlRegex": ".*loop\\.js$", "lineNumber": 4,
+                                                 "condition": "false"})
+        cdp.send("NodeRuntime.notifyWhenWaitingForDisconnect", {"enabled": True})
+        cdp.call("Runtime.runIfWaitingForDebugger")
+        cdp.until(lambda m: m.get("method") == "NodeRuntime.waitingForDisconnect")
+        cdp.sock.close()
+        proc.communicate()
+        return time.perf_counter() - start
+    return statistics.median(once() for _ in range(runs))
 
 
 def raw_cycles(runs):
@@ -523,6 +546,7 @@ def main():
         assert len(result["results"]) == 3, result
         script.append(elapsed)
 
+    bare = bare_script(runs)
     hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
     assert len(hits["results"]) == 10000
     rss = server.peak_rss_kib()
@@ -568,6 +592,8 @@ def main():
         ("debug-script, 3 hits (median of %d)" % runs, ms(med_script), ""),
         ("node fixture.js alone, output piped", ms(med_piped), f"ratio {med_script / med_piped:.2f}x (target <= 1.25x)"),
         ("node fixture.js alone, output to /dev/null", ms(med_null), f"ratio {med_script / med_null:.2f}x"),
+        ("bare CDP client: enable, one breakpoint, run (the floor)", ms(bare),
+         f"ratio {bare / med_piped:.2f}x node alone; debug-mcp adds {ms(med_script - bare)}"),
         ("debug-script, 10,000 hits", ms(hits_time), "target < 2000 ms"),
         ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
         (f"tools/list: names, descriptions, inputSchemas ({tool_count} tools)", f"{facing} B",
