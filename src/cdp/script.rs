@@ -704,19 +704,19 @@ impl Run<'_> {
                 };
                 // A probe's report: `P<index>:` and a hit's (`Pd`: from the breakpoint by the
                 // file's own URL, dropped once the file turned out transformed).
-                if let Some((index, rest)) =
-                    payload.strip_prefix('P').and_then(|p| p.split_once(':'))
-                {
+                let probe = payload.strip_prefix('P').and_then(|p| p.split_once(':'));
+                let probe = probe.and_then(|(index, rest)| {
                     let (direct, index) = match index.strip_prefix('d') {
                         Some(index) => (true, index),
                         None => (false, index),
                     };
-                    let moved = index.parse::<usize>().ok().and_then(|i| target.probes.get(i));
-                    if direct && moved.is_some_and(Breakpoint::moved) {
+                    Some((direct, index.parse::<usize>().ok()?, rest))
+                });
+                if let Some((direct, index, rest)) = probe {
+                    if direct && target.probes.get(index).is_some_and(Breakpoint::moved) {
                         return Ok(Step::Go);
                     }
-                    let mut hit = hit(rest.to_string());
-                    hit.result = format!("{{\"probe\":{index},{}", &hit.result[1..]);
+                    let mut hit = hit(rest.to_string()).of_probe(index);
                     hit.from = Some(target.tag.clone());
                     self.processes[origin.connection].hits += 1;
                     return Ok(Step::Hit(hit));
@@ -782,10 +782,11 @@ impl Run<'_> {
                     };
                     let locals = failures::locals(&frame, &mut read);
                     drop(self.send(&origin, "Debugger.resume", json!({})));
-                    let result = format!(r#"{{"probe":{index},"locals":{locals}}}"#);
+                    let result = format!(r#"{{"locals":{locals}}}"#);
                     let tag = self.targets.get(&origin).map(|t| t.tag.clone());
                     self.processes[origin.connection].hits += 1;
-                    return Ok(Step::Hit(Hit { result, truncated: false, stack: None, from: tag }));
+                    let hit = Hit { result, truncated: false, stack: None, from: tag };
+                    return Ok(Step::Hit(hit.of_probe(index)));
                 }
                 let failed = match self.plan.failures {
                     Some(_) => self.failure(&origin, &event.params),

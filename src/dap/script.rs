@@ -555,7 +555,7 @@ impl<F: Flavour> Run<'_, F> {
             self.client(connection).send("stackTrace", json!({"threadId": thread, "levels": 1}));
         let trace = self.answer(&trace)?;
         let frame_id = trace["stackFrames"][0]["id"].clone();
-        let mut hit = match self.plan.probes[index].expression.clone() {
+        let hit = match self.plan.probes[index].expression.clone() {
             Some(expression) => self.evaluated_hit(connection, &frame_id, &expression)?.0,
             None => {
                 let mut ask = |command: &str, arguments: Value| {
@@ -567,8 +567,7 @@ impl<F: Flavour> Run<'_, F> {
                 Hit { result, truncated: false, stack: None, from: None }
             }
         };
-        hit.result = format!("{{\"probe\":{index},{}", &hit.result[1..]);
-        Ok(Step::Hit(self.tag(connection, hit)))
+        Ok(Step::Hit(self.tag(connection, hit.of_probe(index))))
     }
 
     /// The failure a stop is, if it is one (see `dap::failures`): its record, with the

@@ -376,6 +376,16 @@ pub(crate) struct Hit {
     pub(crate) from: Option<String>,
 }
 
+impl Hit {
+    /// The hit of probe `index` (with `probes`): the index spliced into the result, first.
+    pub(crate) fn of_probe(mut self, index: usize) -> Hit {
+        if let Some(rest) = self.result.strip_prefix('{') {
+            self.result = format!("{{\"probe\":{index},{rest}");
+        }
+        self
+    }
+}
+
 /// A probe's report split at its flag: `T` or `F` (was the value cut?), then the JSON of the
 /// value. The same for every runtime's probe.
 pub(crate) fn flagged(report: &str) -> Option<(bool, &str)> {

@@ -362,16 +362,17 @@ impl Collector for Run<'_> {
                 }
                 Ok(Step::Go)
             }
-            Input::Event(Report::Hit { conn, probe, truncated, mut result, stack }) => {
+            Input::Event(Report::Hit { conn, probe, truncated, result, stack }) => {
                 let process = self.processes.iter_mut().find(|p| p.conn == conn);
                 let from = process.map(|p| {
                     p.hits += 1;
                     format!("\"pid\":{}", p.pid)
                 });
-                if !self.plan.probes.is_empty() && result.starts_with('{') {
-                    result = format!("{{\"probe\":{probe},{}", &result[1..]);
-                }
-                Ok(Step::Hit(Hit { result, truncated, stack, from }))
+                let hit = Hit { result, truncated, stack, from };
+                Ok(Step::Hit(match self.plan.probes.is_empty() {
+                    true => hit,
+                    false => hit.of_probe(probe),
+                }))
             }
             Input::Event(Report::Failed { conn, mut failure }) => {
                 if let Some(process) = self.processes.iter().find(|p| p.conn == conn) {
