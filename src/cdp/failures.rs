@@ -15,13 +15,7 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 
 use crate::cdp::preview;
-
-/// Frames listed per failure, and locals per frame.
-const FRAMES: usize = 5;
-const LOCALS: usize = 12;
-/// A local's preview, and a failure's message, at most (characters).
-const PREVIEW: usize = 100;
-const MESSAGE: usize = 1000;
+use crate::debugger::script::{failure_record, Locals, FAILURE_FRAMES};
 
 /// The test runners' own code, which calls a test's function and catches what it throws.
 const RUNNERS: &[&str] = &[
@@ -101,7 +95,7 @@ pub(crate) fn record(
     let call_frames = params["callFrames"].as_array().cloned().unwrap_or_default();
     let listed: Vec<Value> = own
         .iter()
-        .take(FRAMES)
+        .take(FAILURE_FRAMES)
         .map(|&i| {
             let mut frame = frames[i].clone();
             frame["locals"] = call_frames.get(i).map_or(json!({}), |f| locals(f, read));
@@ -109,10 +103,7 @@ pub(crate) fn record(
         })
         .collect();
     let kind = if uncaught { "uncaught" } else { "test" };
-    let mut record = json!({"kind": kind, "type": class, "message": message, "frames": listed});
-    if frames.len() > listed.len() {
-        record["framesOmitted"] = (frames.len() - listed.len()).into();
-    }
+    let mut record = failure_record(kind, class, &message, listed, frames.len());
     let top = call_frames.first().and_then(|f| f["callFrameId"].as_str());
     let name = top.and_then(|id| {
         read(
@@ -143,13 +134,12 @@ fn message(description: &str, class: &str) -> String {
     });
     let text = named.map_or(text, |(_, rest)| rest);
     let text = crate::process::strip_ansi(text);
-    crate::debugger::session::clip(text.trim_end(), MESSAGE)
+    text.trim_end().to_string()
 }
 
 /// A paused frame's locals (its local and block scopes) as `{name: preview}`.
 pub(crate) fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
-    let mut shown = serde_json::Map::new();
-    let mut more = 0;
+    let mut shown = Locals::default();
     let scopes = frame["scopeChain"].as_array().into_iter().flatten();
     for scope in scopes.filter(|s| matches!(s["type"].as_str(), Some("local" | "block" | "catch")))
     {
@@ -163,35 +153,21 @@ pub(crate) fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<
             let wrapper =
                 matches!(name, "exports" | "require" | "module" | "__filename" | "__dirname")
                     || name.starts_with("__vite_ssr_");
-            if name.is_empty()
-                || wrapper
-                || shown.contains_key(name)
-                || property["value"]["type"] == "function"
-            {
-                continue;
+            if !wrapper && property["value"]["type"] != "function" {
+                shown.add(name, &preview_text(&property["value"]));
             }
-            if shown.len() == LOCALS {
-                more += 1;
-                continue;
-            }
-            shown.insert(name.to_string(), preview_text(&property["value"]).into());
         }
     }
-    if more > 0 {
-        shown.insert("…".into(), format!("{more} more").into());
-    }
-    Value::Object(shown)
+    shown.into_json()
 }
 
 /// A value as one short line: a string quoted, anything else as the debugger shows it.
 fn preview_text(remote: &Value) -> String {
-    let (_, value) = preview::compact(remote);
-    let text = match value {
+    match preview::compact(remote).1 {
         Value::String(s) if remote["type"] == "string" => Value::String(s).to_string(),
         Value::String(s) => s,
         other => other.to_string(),
-    };
-    crate::debugger::session::clip(&text, PREVIEW)
+    }
 }
 
 /// The request that makes a target pause on every exception.

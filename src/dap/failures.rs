@@ -8,12 +8,7 @@
 use serde_json::{json, Value};
 
 use crate::dap::flavour::Flavour;
-
-/// Frames listed per failure, locals per frame, and a preview's length.
-const FRAMES: usize = 5;
-const LOCALS: usize = 12;
-const PREVIEW: usize = 100;
-const MESSAGE: usize = 1000;
+use crate::debugger::script::{failure_record, Locals, FAILURE_FRAMES, FAILURE_MESSAGE};
 
 /// Whether a stop's reason may be a failure (not a breakpoint, a step or a pause of ours).
 pub(crate) fn may_be_failure(reason: &str) -> bool {
@@ -67,7 +62,7 @@ pub(crate) fn record<F: Flavour>(
                     // slices of that, up to the message's cap.
                     let length = text("len(c.output)").and_then(|n| n.parse::<usize>().ok());
                     let mut logged = String::new();
-                    for start in (0..length.unwrap_or(0).min(MESSAGE)).step_by(64) {
+                    for start in (0..length.unwrap_or(0).min(FAILURE_MESSAGE)).step_by(64) {
                         let end = (start + 64).min(length.unwrap_or(0));
                         logged +=
                             &text(&format!("string(c.output[{start}:{end}])")).unwrap_or_default();
@@ -102,17 +97,13 @@ pub(crate) fn record<F: Flavour>(
     }
     let listed: Vec<Value> = own
         .iter()
-        .take(FRAMES)
+        .take(FAILURE_FRAMES)
         .map(|f| {
             json!({"function": demangled(flavour.function_name(f["name"].as_str().unwrap_or_default())),
                    "file": path(f), "line": f["line"], "locals": locals(&f["id"], ask)})
         })
         .collect();
-    let mut record = json!({"kind": kind, "type": kind_type,
-        "message": crate::debugger::session::clip(message.trim(), MESSAGE), "frames": listed});
-    if frames.len() > listed.len() {
-        record["framesOmitted"] = (frames.len() - listed.len()).into();
-    }
+    let mut record = failure_record(kind, &kind_type, message.trim(), listed, frames.len());
     // A Go test's function is `pkg.TestName`: the outermost own frame so named is the test.
     let go_test = || {
         own.iter().rev().find_map(|f| {
@@ -128,9 +119,8 @@ pub(crate) fn record<F: Flavour>(
 
 /// A frame's locals (and arguments) as `{name: value text}`.
 pub(crate) fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
-    let mut shown = serde_json::Map::new();
+    let mut shown = Locals::default();
     let Some(scopes) = ask("scopes", json!({"frameId": frame})) else { return json!({}) };
-    let mut more = 0;
     for scope in scopes["scopes"].as_array().into_iter().flatten() {
         let name = scope["name"].as_str().unwrap_or_default().to_ascii_lowercase();
         let hint = scope["presentationHint"].as_str().unwrap_or_default();
@@ -148,21 +138,12 @@ pub(crate) fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<V
             // Go's unnamed results (`~r0`) and a test's `t`, the same in every test.
             let kind = variable["type"].as_str().unwrap_or_default();
             let noise = name.starts_with(['~', '<']) || matches!(kind, "*testing.T" | "*testing.B");
-            if name.is_empty() || noise || shown.contains_key(name) {
-                continue;
+            if !noise {
+                shown.add(name, variable["value"].as_str().unwrap_or_default());
             }
-            if shown.len() == LOCALS {
-                more += 1;
-                continue;
-            }
-            let text = variable["value"].as_str().unwrap_or_default();
-            shown.insert(name.to_string(), crate::debugger::session::clip(text, PREVIEW).into());
         }
     }
-    if more > 0 {
-        shown.insert("…".into(), format!("{more} more").into());
-    }
-    Value::Object(shown)
+    shown.into_json()
 }
 
 /// A Rust symbol's escapes spelled out (`_$u7b$$u7b$closure$u7d$$u7d$`: `{{closure}}`).

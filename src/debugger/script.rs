@@ -366,6 +366,61 @@ impl Outcome {
     }
 }
 
+/// What a failure's record lists at most: the program's own frames, and characters of its
+/// message. The same for every runtime (Python's tracer keeps the same numbers).
+pub(crate) const FAILURE_FRAMES: usize = 5;
+pub(crate) const FAILURE_MESSAGE: usize = 1000;
+
+/// A failure's record, the same shape for every runtime: `{kind, type, message, frames,
+/// framesOmitted?}` (`frames`: the own frames listed, of `all` in the stack); the runtime adds
+/// `test` and `process`.
+pub(crate) fn failure_record(
+    kind: &str,
+    kind_type: &str,
+    message: &str,
+    frames: Vec<Value>,
+    all: usize,
+) -> Value {
+    let message = crate::debugger::session::clip(message, FAILURE_MESSAGE);
+    let listed = frames.len();
+    let mut record = json!({"kind": kind, "type": kind_type, "message": message, "frames": frames});
+    if all > listed {
+        record["framesOmitted"] = (all - listed).into();
+    }
+    record
+}
+
+/// A frame's locals as a failure or a probe shows them, `{name: preview}`: the first 12 names,
+/// each preview clipped to 100 characters, the rest counted (`"…": "3 more"`); a name seen
+/// already (an inner scope's) keeps its first value.
+#[derive(Default)]
+pub(crate) struct Locals {
+    shown: serde_json::Map<String, Value>,
+    more: usize,
+}
+
+impl Locals {
+    pub(crate) fn add(&mut self, name: &str, preview: &str) {
+        if name.is_empty() || self.shown.contains_key(name) {
+            return;
+        }
+        match self.shown.len() {
+            12 => self.more += 1,
+            _ => {
+                let preview = crate::debugger::session::clip(preview, 100);
+                self.shown.insert(name.to_string(), preview.into());
+            }
+        }
+    }
+
+    pub(crate) fn into_json(mut self) -> Value {
+        if self.more > 0 {
+            self.shown.insert("…".into(), format!("{} more", self.more).into());
+        }
+        Value::Object(self.shown)
+    }
+}
+
 /// One hit, as a runtime collected it: the JSON text of `{type, value}`, whether the probe cut
 /// the value, the stack when one was asked for, and where it ran: JSON fields (`"pid":12` and
 /// perhaps `,"thread":"[worker 1]"`) added to the result.
