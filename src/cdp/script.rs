@@ -205,6 +205,17 @@ struct Target {
     scripts: Scripts,
 }
 
+impl Target {
+    /// The breakpoint (`which`: or that probe's), with the scripts to place it through.
+    fn parts(&mut self, which: Option<usize>) -> Option<(&mut Breakpoint, &mut Scripts)> {
+        let breakpoint = match which {
+            Some(index) => self.probes.get_mut(index)?,
+            None => &mut self.breakpoint,
+        };
+        Some((breakpoint, &mut self.scripts))
+    }
+}
+
 struct Run<'a> {
     runtime: Box<dyn Runtime>,
     plan: &'a Plan,
@@ -543,59 +554,61 @@ impl Run<'_> {
     fn place_at_load(&mut self, at: &Origin, frame: &Value) -> Result<(), Failure> {
         let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
         let steps = target.breakpoint.at_load(frame, &mut target.scripts)?;
-        self.send_steps(at, steps)
+        self.send_steps(at, steps, None)
     }
 
-    /// With `probes`, at a pause before a script runs (or at the start pause): each probe whose
-    /// file that script is, transformed while loading, is placed through its map.
-    fn place_probes(
-        &mut self,
-        at: &Origin,
-        params: &Value,
-        script: Option<&str>,
-    ) -> Result<(), Failure> {
+    /// At a pause before a script with a source map runs: a breakpoint's own file, transformed
+    /// while loading, gets its breakpoint through that map (or keeps it); so does a page's
+    /// bundle whose map lists the file. At the start pause, with every module of the program
+    /// parsed (Deno compiles its whole module graph first): a file already compiled is placed
+    /// through its map now, before its load-time probe could fire late. The breakpoint, then
+    /// each of the `probes`.
+    fn place_at_pause(&mut self, at: &Origin, params: &Value) -> Result<(), Failure> {
         let start = params["reason"] == "Break on start";
+        let script = params.pointer("/data/scriptId").and_then(Value::as_str);
         let script = script.filter(|_| params["reason"] == "instrumentation");
         if !start && script.is_none() {
             return Ok(());
         }
-        for index in 0..self.plan.probes.len() {
-            let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
-            let Some(probe) = target.probes.get_mut(index) else { return Ok(()) };
+        for which in std::iter::once(None).chain((0..self.plan.probes.len()).map(Some)) {
+            let Some((breakpoint, scripts)) = self.targets.get_mut(at).and_then(|t| t.parts(which))
+            else {
+                return Ok(());
+            };
             let steps = match script {
-                Some(id) if probe.awaits_script(id, &mut target.scripts) => {
-                    probe.in_script(id, &mut target.scripts).transpose()?
+                Some(id) if breakpoint.awaits_script(id, scripts) => {
+                    breakpoint.in_script(id, scripts).transpose()?
                 }
                 Some(_) => None,
-                None => probe.in_loaded_script(&mut target.scripts).transpose()?,
+                None => breakpoint.in_loaded_script(scripts).transpose()?,
             };
-            for step in steps.into_iter().flatten() {
-                let reply = self.send(at, step.method, step.params);
-                let answer = self.answer(&reply)?;
-                if let (Some(request), Some(target)) = (step.request, self.targets.get_mut(at)) {
-                    target.probes[index].set(request, &answer, &target.scripts);
-                }
+            if let Some(steps) = steps {
+                self.send_steps(at, steps, which)?;
             }
         }
         Ok(())
     }
 
-    /// Sends the requests that place the breakpoint in its loaded file, in order, and records
-    /// where it landed.
+    /// Sends the requests that place the breakpoint (`which`: or that probe's) in its loaded
+    /// file, in order, and records where it landed.
     fn send_steps(
         &mut self,
         at: &Origin,
         steps: Vec<crate::cdp::breakpoints::Step>,
+        which: Option<usize>,
     ) -> Result<(), Failure> {
         for step in steps {
             let reply = self.send(at, step.method, step.params);
             let answer = self.answer(&reply)?;
-            if let (Some(request), Some(target)) = (step.request, self.targets.get_mut(at)) {
-                target.breakpoint.set(request, &answer, &target.scripts);
+            let target = self.targets.get_mut(at).and_then(|t| t.parts(which));
+            if let (Some(request), Some((breakpoint, scripts))) = (step.request, target) {
+                breakpoint.set(request, &answer, scripts);
             }
         }
-        self.placed_at_load = true;
-        log::debug(format_args!("breakpoint placed at load"));
+        if which.is_none() {
+            self.placed_at_load = true;
+            log::debug(format_args!("breakpoint placed at load"));
+        }
         Ok(())
     }
 
@@ -746,31 +759,7 @@ impl Run<'_> {
                         .is_some_and(|ids| ids.iter().any(|hit| hit == id))
                 };
                 let at_load = target.breakpoint.probe_id().is_some_and(hit);
-                // Before a script with a source map runs: the breakpoint's own file, transformed
-                // while loading, gets its breakpoint through that map (or keeps it); so does a
-                // page's bundle whose map lists the file.
-                let script = event.params.pointer("/data/scriptId").and_then(Value::as_str);
-                let instrumented = event.params["reason"] == "instrumentation"
-                    && script
-                        .is_some_and(|id| target.breakpoint.awaits_script(id, &mut target.scripts));
-                if instrumented {
-                    let steps = script
-                        .and_then(|id| target.breakpoint.in_script(id, &mut target.scripts))
-                        .transpose()?;
-                    if let Some(steps) = steps {
-                        self.send_steps(&origin, steps)?;
-                    }
-                }
-                // Before the first statement runs, with every module of the program parsed
-                // (Deno compiles its whole module graph first): a file already compiled is
-                // placed through its map now, before its load-time probe could fire late.
-                if event.params["reason"] == "Break on start" {
-                    let target = self.targets.get_mut(&origin).expect("looked up above");
-                    if let Some(steps) = target.breakpoint.in_loaded_script(&mut target.scripts) {
-                        self.send_steps(&origin, steps?)?;
-                    }
-                }
-                self.place_probes(&origin, &event.params, script)?;
+                self.place_at_pause(&origin, &event.params)?;
                 // A probe without an expression stopped: its frame's locals.
                 let target = self.targets.get_mut(&origin).expect("looked up above");
                 let probe = target.probes.iter().position(|p| p.ids().any(hit));
