@@ -634,6 +634,12 @@ impl Run<'_> {
         }
     }
 
+    /// A request to a target and its answer, `None` if refused.
+    fn ask(&mut self, to: &Origin, method: &str, params: Value) -> Option<Value> {
+        let reply = self.send(to, method, params);
+        self.answer(&reply).ok()
+    }
+
     /// Waits for the answer to a request sent earlier, within the run's deadline.
     fn answer(&self, reply: &Receiver<Result<Value, cdp::Error>>) -> Result<Value, Failure> {
         let limit = self.deadline.min(Instant::now() + REQUEST_TIMEOUT);
@@ -765,10 +771,7 @@ impl Run<'_> {
                 let probe = target.probes.iter().position(|p| p.ids().any(hit));
                 if let Some(index) = probe {
                     let frame = event.params["callFrames"][0].clone();
-                    let mut read = |method: &str, params: Value| {
-                        let reply = self.send(&origin, method, params);
-                        self.answer(&reply).ok()
-                    };
+                    let mut read = |method: &str, params: Value| self.ask(&origin, method, params);
                     let locals = failures::locals(&frame, &mut read);
                     drop(self.send(&origin, "Debugger.resume", json!({})));
                     let result = format!(r#"{{"locals":{locals}}}"#);
@@ -851,10 +854,7 @@ impl Run<'_> {
             .map(|f| target.scripts.frame_json(f))
             .collect();
         let mut seen = std::mem::take(&mut self.seen);
-        let mut read = |method: &str, params: Value| {
-            let reply = self.send(origin, method, params);
-            self.answer(&reply).ok()
-        };
+        let mut read = |method: &str, params: Value| self.ask(origin, method, params);
         let record = failures::record(params, &frames, &mut seen, &mut read);
         self.seen = seen;
         let mut record = record?;

@@ -215,8 +215,7 @@ impl<F: Flavour> Run<'_, F> {
         done?;
         self.configured = true;
         if let Some(thread) = self.resume.take() {
-            let resumed = self.client.send("continue", json!({"threadId": thread}));
-            self.answer(&resumed)?;
+            self.go_on(0, &thread)?;
         }
         match self.answer(&launch) {
             Err(Failure::Error { code: Code::AdapterFailed, message, .. })
@@ -412,8 +411,7 @@ impl<F: Flavour> Run<'_, F> {
         let reason = body["reason"].as_str().unwrap_or_default();
         if let Some(index) = self.probe_stopped(body) {
             let step = self.probe_hit(connection, &thread, index)?;
-            let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
-            self.answer(&resumed)?;
+            self.go_on(connection, &thread)?;
             return Ok(step);
         }
         // lldb-dap says a function breakpoint's stop is a breakpoint's: told by its id.
@@ -427,8 +425,7 @@ impl<F: Flavour> Run<'_, F> {
             if let Some(failure) = self.failure(connection, body, at_function)? {
                 step = Step::Failed(failure);
             }
-            let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
-            self.answer(&resumed)?;
+            self.go_on(connection, &thread)?;
             return Ok(step);
         }
         if body["reason"] == "breakpoint" && (self.plan.include_stack || self.plain) {
@@ -444,8 +441,7 @@ impl<F: Flavour> Run<'_, F> {
                 (thread.clone(), frames.first().map(|f| f["instructionPointerReference"].clone()));
             if let Some(read) = self.read_ahead.iter().position(|r| r == &at && at.1.is_some()) {
                 self.read_ahead.remove(read);
-                let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
-                self.answer(&resumed)?;
+                self.go_on(connection, &thread)?;
                 return Ok(Step::Go);
             }
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
@@ -485,9 +481,20 @@ impl<F: Flavour> Run<'_, F> {
             return Ok(step);
         }
         // Anything else (an exception we did not ask for) just goes on.
-        let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
-        self.answer(&resumed)?;
+        self.go_on(connection, &thread)?;
         Ok(step)
+    }
+
+    /// Lets a stopped thread of session `connection` go on.
+    fn go_on(&mut self, connection: usize, thread: &Value) -> Result<(), Failure> {
+        let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
+        self.answer(&resumed).map(drop)
+    }
+
+    /// A request to session `connection` and its answer, `None` if refused.
+    fn ask(&mut self, connection: usize, command: &str, arguments: Value) -> Option<Value> {
+        let reply = self.client(connection).send(command, arguments);
+        self.answer(&reply).ok()
     }
 
     /// With `probes`: one breakpoint per probe (stopping: each hit is read at its stop), set
@@ -558,10 +565,8 @@ impl<F: Flavour> Run<'_, F> {
         let hit = match self.plan.probes[index].expression.clone() {
             Some(expression) => self.evaluated_hit(connection, &frame_id, &expression)?.0,
             None => {
-                let mut ask = |command: &str, arguments: Value| {
-                    let reply = self.client(connection).send(command, arguments);
-                    self.answer(&reply).ok()
-                };
+                let mut ask =
+                    |command: &str, arguments: Value| self.ask(connection, command, arguments);
                 let locals = failures::locals(&frame_id, &mut ask);
                 let result = format!(r#"{{"locals":{locals}}}"#);
                 Hit { result, truncated: false, stack: None, from: None }
@@ -584,10 +589,7 @@ impl<F: Flavour> Run<'_, F> {
         let trace = self.answer(&trace)?;
         let frames = dap::program_frames(&self.flavour, &trace);
         let flavour = self.flavour.clone();
-        let mut ask = |command: &str, arguments: Value| {
-            let reply = self.client(connection).send(command, arguments);
-            self.answer(&reply).ok()
-        };
+        let mut ask = |command: &str, arguments: Value| self.ask(connection, command, arguments);
         let Some(mut record) = failures::record(&flavour, body, at_function, &frames, &mut ask)
         else {
             return Ok(None);
@@ -687,8 +689,7 @@ impl<F: Flavour> Run<'_, F> {
         let hit = self.tag(0, hit);
         if self.pending.is_empty() {
             if let Some(thread) = self.resume.take() {
-                let resumed = self.client.send("continue", json!({"threadId": thread}));
-                self.answer(&resumed)?;
+                self.go_on(0, &thread)?;
             }
         }
         Ok(Step::Hit(hit))
