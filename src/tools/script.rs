@@ -226,13 +226,8 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
                 .into());
             }
             for probe in args.objects("probes")? {
-                probe.deny_unknown_in(&probe_properties())?;
-                let file = probe.string("file")?;
-                let line = probe.integer("line", 1, u64::from(u32::MAX), None)?;
-                let condition =
-                    probe.optional_string("condition")?.filter(|c| !c.trim().is_empty());
-                let expression = probe.optional_string("expression")?;
-                probes.push((file, line, condition, expression));
+                let (file, line, condition) = line_arg(&probe, &probe_properties())?;
+                probes.push((file, line, condition, probe.optional_string("expression")?));
             }
             let Some(&(file, line, condition, expression)) = probes.first() else {
                 return Err(ArgError::new("probes", "give at least one probe: {file, line}").into());
@@ -240,12 +235,8 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
             (Some(file), line, condition, expression.unwrap_or_default())
         }
         (false, true) => {
-            let breakpoint = args.object("breakpoint")?;
-            breakpoint.deny_unknown_in(&breakpoint_properties())?;
-            let file = breakpoint.string("file")?;
-            let line = breakpoint.integer("line", 1, u64::from(u32::MAX), None)?;
-            let condition =
-                breakpoint.optional_string("condition")?.filter(|c| !c.trim().is_empty());
+            let (file, line, condition) =
+                line_arg(&args.object("breakpoint")?, &breakpoint_properties())?;
             (Some(file), line, condition, args.string("expression")?)
         }
         (false, false) if failures.is_some() => (None, 0, None, ""),
@@ -306,6 +297,19 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         probes,
         failures,
     })
+}
+
+/// A `breakpoint`'s or a probe's `{file, line, condition?}` (`schema`: every field it may
+/// have); a blank condition is none.
+fn line_arg<'a>(
+    object: &Args<'a>,
+    schema: &Value,
+) -> Result<(&'a str, u64, Option<&'a str>), ArgError> {
+    object.deny_unknown_in(schema)?;
+    let file = object.string("file")?;
+    let line = object.integer("line", 1, u64::from(u32::MAX), None)?;
+    let condition = object.optional_string("condition")?.filter(|c| !c.trim().is_empty());
+    Ok((file, line, condition))
 }
 
 /// Resolves the breakpoint's file against the server's cwd and checks the line exists, so a
