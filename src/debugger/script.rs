@@ -53,6 +53,22 @@ impl Plan {
     pub(crate) fn has_breakpoint(&self) -> bool {
         self.line > 0
     }
+
+    /// The lines watched, as probes: the `probes` given, or the one `breakpoint` with its
+    /// expression, or none.
+    pub(crate) fn watched(&self) -> Vec<Probe> {
+        match self.probes.is_empty() {
+            true if self.has_breakpoint() => vec![Probe {
+                file: self.file.clone(),
+                real_file: self.real_file.clone(),
+                line: self.line,
+                condition: self.condition.clone(),
+                expression: Some(self.expression.clone()),
+            }],
+            true => Vec::new(),
+            false => self.probes.clone(),
+        }
+    }
 }
 
 /// One of several probes: a line, and what to record there (the expression's value, or with

@@ -89,20 +89,12 @@ fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
             words = through;
         }
     }
-    let probes: Vec<Value> = match plan.probes.is_empty() {
-        true if plan.has_breakpoint() => vec![json!({
-            "file": plan.real_file.display().to_string(), "line": plan.line,
-            "condition": plan.condition, "expression": plan.expression})],
-        true => Vec::new(),
-        false => plan
-            .probes
-            .iter()
-            .map(|p| {
-                json!({"file": p.real_file.display().to_string(), "line": p.line,
-                       "condition": p.condition, "expression": p.expression})
-            })
-            .collect(),
-    };
+    let probes: Vec<Value> = (plan.watched().iter())
+        .map(|p| {
+            json!({"file": p.real_file.display().to_string(), "line": p.line,
+                   "condition": p.condition, "expression": p.expression})
+        })
+        .collect();
     let trace = json!({"probes": probes, "socket": reports.path.display().to_string(),
                        "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
                        "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
