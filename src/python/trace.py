@@ -38,6 +38,8 @@ import types
 
 import debug_mcp_probe
 
+# debug-mcp's helper files (this one's folder): never the program's frames.
+_HELPERS = os.path.dirname(os.path.abspath(__file__))
 _plan = None
 _sock = None
 _send_lock = _thread.allocate_lock()
@@ -196,8 +198,8 @@ def _probes_in(code):
         indexes = _is_probed_file(code.co_filename) if code not in _rewritten else ()
         if indexes:
             own = _line_starts(code)
-            found = tuple((i, _resolve(_probes[i])) for i in indexes
-                          if _resolve(_probes[i]) in own)
+            lines = ((i, _resolve(_probes[i])) for i in indexes)
+            found = tuple((i, line) for i, line in lines if line in own)
         _codes[code] = found
     return found
 
@@ -246,10 +248,9 @@ def _hit(index, frame):
 def _stack(frame):
     """The top frames, the program's: without runpy's and debug-mcp's own."""
     frames = []
-    helpers = os.path.dirname(os.path.abspath(__file__))
     while frame is not None and len(frames) < _plan["stackFrames"]:
         filename = frame.f_code.co_filename
-        own = os.path.dirname(os.path.abspath(filename)) == helpers
+        own = os.path.dirname(os.path.abspath(filename)) == _HELPERS
         runpy = filename.endswith("runpy.py") or filename == "<frozen runpy>"
         if not own and not runpy:
             frames.append({"function": frame.f_code.co_name, "file": os.path.abspath(filename),
@@ -301,9 +302,8 @@ def _watch_failures():
     plugins = os.environ.get("PYTEST_PLUGINS", "")
     if "debug_mcp_pytest" not in plugins.split(","):
         os.environ["PYTEST_PLUGINS"] = ",".join(p for p in (plugins, "debug_mcp_pytest") if p)
-    helpers = os.path.dirname(os.path.abspath(__file__))
-    if helpers not in sys.path:
-        sys.path.append(helpers)
+    if _HELPERS not in sys.path:
+        sys.path.append(_HELPERS)
     hook = sys.excepthook
 
     def excepthook(kind, value, tb):
@@ -382,7 +382,7 @@ def _library_roots():
                 _roots.append(sysconfig.get_path(key) + os.sep)
             except Exception:
                 pass
-        _roots.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+        _roots.append(_HELPERS + os.sep)
     return _roots
 
 
