@@ -383,9 +383,12 @@ impl Outcome {
 }
 
 /// What a failure's record lists at most: the program's own frames, and characters of its
-/// message. The same for every runtime (Python's tracer keeps the same numbers).
+/// message; and of a frame's locals, the names shown and a preview's characters. The same for
+/// every runtime (Python's tracer is given them in its plan).
 pub(crate) const FAILURE_FRAMES: usize = 5;
 pub(crate) const FAILURE_MESSAGE: usize = 1000;
+pub(crate) const LOCALS_SHOWN: usize = 12;
+pub(crate) const LOCAL_PREVIEW: usize = 100;
 
 /// A failure's record, the same shape for every runtime: `{kind, type, message, frames,
 /// framesOmitted?}` (`frames`: the own frames listed, of `all` in the stack); the runtime adds
@@ -406,8 +409,8 @@ pub(crate) fn failure_record(
     record
 }
 
-/// A frame's locals as a failure or a probe shows them, `{name: preview}`: the first 12 names,
-/// each preview clipped to 100 characters, the rest counted (`"…": "3 more"`); a name seen
+/// A frame's locals as a failure or a probe shows them, `{name: preview}`: the first
+/// `LOCALS_SHOWN` names, each preview clipped to `LOCAL_PREVIEW` characters, the rest counted (`"…": "3 more"`); a name seen
 /// already (an inner scope's) keeps its first value.
 #[derive(Default)]
 pub(crate) struct Locals {
@@ -421,9 +424,9 @@ impl Locals {
             return;
         }
         match self.shown.len() {
-            12 => self.more += 1,
+            LOCALS_SHOWN => self.more += 1,
             _ => {
-                let preview = crate::debugger::session::clip(preview, 100);
+                let preview = crate::debugger::session::clip(preview, LOCAL_PREVIEW);
                 self.shown.insert(name.to_string(), preview.into());
             }
         }

@@ -293,8 +293,6 @@ def _stop():
 # exception reaches the top of a thread; each reported with the program's own frames.
 
 _failures = 0
-_LOCALS = 12
-_PREVIEW = 100
 
 
 def _watch_failures():
@@ -391,11 +389,12 @@ def _preview(value):
         text = repr(value)
     except BaseException as e:
         text = "<unrepresentable: %s>" % type(e).__name__
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "…"
+    limit = _plan["limits"]["preview"]
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _locals(frame):
-    """A frame's locals as short previews: name -> repr, at most _LOCALS of them (modules,
+    """A frame's locals as short previews: name -> repr, at most the plan's limit (modules,
     functions, classes and pytest's assertion temporaries left out)."""
     shown = {}
     try:
@@ -411,7 +410,7 @@ def _locals(frame):
             continue
         if isinstance(value, (types.ModuleType, types.FunctionType, type)):
             continue
-        if len(shown) == _LOCALS:
+        if len(shown) == _plan["limits"]["locals"]:
             skipped += 1
             continue
         shown[name] = _preview(value)
@@ -434,12 +433,13 @@ def failure(kind, exc, tb, test=None):
         while tb is not None:
             entries.append((tb.tb_frame, tb.tb_lineno))
             tb = tb.tb_next
+        limits = _plan["limits"]
         own = [(f, line) for f, line in reversed(entries) if _own(f.f_code.co_filename)]
         frames = [{"function": f.f_code.co_name, "file": os.path.abspath(f.f_code.co_filename),
-                   "line": line, "locals": _locals(f)} for f, line in own[:5]]
+                   "line": line, "locals": _locals(f)} for f, line in own[:limits["frames"]]]
         message = str(exc)
-        if len(message) > 1000:
-            message = message[:1000] + "…"
+        if len(message) > limits["message"]:
+            message = message[:limits["message"]] + "…"
         record = {"kind": kind, "type": type(exc).__name__, "message": message, "frames": frames}
         if test:
             record["test"] = test

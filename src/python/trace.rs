@@ -98,7 +98,11 @@ fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
     let trace = json!({"probes": probes, "socket": reports.path.display().to_string(),
                        "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
                        "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
-                       "failures": plan.failures.unwrap_or(0)});
+                       "failures": plan.failures.unwrap_or(0),
+                       "limits": {"frames": script::FAILURE_FRAMES,
+                                  "message": script::FAILURE_MESSAGE,
+                                  "locals": script::LOCALS_SHOWN,
+                                  "preview": script::LOCAL_PREVIEW}});
     let mut env = command.env.clone();
     env.push(("PYTHONPATH".into(), python::python_path(&command.env, &helpers)));
     env.push(("DEBUG_MCP_TRACE".into(), python::base64(trace.to_string().as_bytes())));
