@@ -133,10 +133,7 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
         match flag.as_str() {
             "--break" => {
                 let spec = value("--break")?;
-                let (file, line) = spec.rsplit_once(':').ok_or("--break takes FILE:LINE")?;
-                let line: u64 = line
-                    .parse()
-                    .map_err(|_| format!("--break {spec}: `{line}` is not a line number"))?;
+                let (file, line) = file_line("--break", &spec, &spec, "FILE:LINE")?;
                 breakpoint.insert("file".into(), file.into());
                 breakpoint.insert("line".into(), line.into());
             }
@@ -147,10 +144,7 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
                     None => (spec.as_str(), None),
                 };
                 let (file, line) =
-                    place.rsplit_once(':').ok_or("--probe takes FILE:LINE or FILE:LINE=EXPR")?;
-                let line: u64 = line
-                    .parse()
-                    .map_err(|_| format!("--probe {spec}: `{line}` is not a line number"))?;
+                    file_line("--probe", &spec, place, "FILE:LINE or FILE:LINE=EXPR")?;
                 let mut probe = Map::new();
                 probe.insert("file".into(), file.into());
                 probe.insert("line".into(), line.into());
@@ -225,6 +219,18 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
     }
     arguments.insert("breakpoint".into(), Value::Object(breakpoint));
     Ok(Value::Object(arguments))
+}
+
+/// `FILE:LINE` (`place`, of the value `spec` of `flag`, which takes `form`) split.
+fn file_line<'s>(
+    flag: &str,
+    spec: &str,
+    place: &'s str,
+    form: &str,
+) -> Result<(&'s str, u64), String> {
+    let (file, line) = place.rsplit_once(':').ok_or_else(|| format!("{flag} takes {form}"))?;
+    let line = line.parse().map_err(|_| format!("{flag} {spec}: `{line}` is not a line number"))?;
+    Ok((file, line))
 }
 
 fn run_once(arguments: &Value) -> ExitCode {
