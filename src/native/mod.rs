@@ -809,17 +809,20 @@ impl Flavour for Native {
     }
 
     fn is_library(&self, path: &str) -> bool {
-        [
-            "/usr/include/",
-            "/usr/lib/",
-            "/rustc/",
-            "/.cargo/registry/",
-            "/.rustup/",
-            "/go/pkg/mod/",
-            "/usr/share/go",
-        ]
-        .iter()
-        .any(|p| path.contains(p))
+        // A relative path is a system library's, built elsewhere (glibc's `nptl/pthread_kill.c`,
+        // libstdc++'s `../../../../libstdc++-v3/…`): the program's own are absolute.
+        !path.starts_with('/')
+            || [
+                "/usr/include/",
+                "/usr/lib/",
+                "/rustc/",
+                "/.cargo/registry/",
+                "/.rustup/",
+                "/go/pkg/mod/",
+                "/usr/share/go",
+            ]
+            .iter()
+            .any(|p| path.contains(p))
     }
 
     fn probe(&self, _: &str, _: bool, _: Option<usize>) -> Option<String> {

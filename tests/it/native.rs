@@ -819,6 +819,22 @@ fn failures_of_go_tests_rust_panics_and_c_crashes() {
     let frames = signal["frames"].as_array().unwrap();
     assert_eq!((&frames[0]["function"], &frames[0]["line"]), (&json!("parse"), &json!(11)));
     assert_eq!(frames[1]["function"], "main", "{signal}");
+
+    // C++: an uncaught exception aborts; the frames listed are the program's, not glibc's or
+    // libstdc++'s (whose sources lldb names by relative paths).
+    let abort = build("g++", "native/cpp/abort.cpp", "abort");
+    let found = failures(&mut server, json!({"command": abort, "failures": true}));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let signal = &found[0];
+    assert_eq!(signal["type"], "SIGABRT", "{signal}");
+    let frames = signal["frames"].as_array().unwrap();
+    assert!(frames[0]["function"].as_str().unwrap().starts_with("pick("), "{signal}");
+    assert_eq!(
+        (&frames[0]["line"], &frames[0]["locals"]["i"]),
+        (&json!(6), &json!("3")),
+        "{signal}"
+    );
+    assert_eq!(frames[1]["function"], "main", "{signal}");
 }
 
 /// `probes` through debug adapters: C (lldb-dap) and a Go test (Delve), results in execution
