@@ -109,6 +109,7 @@ struct Run<'a, F> {
     logpoints: bool,
     /// Without a probe: the type of the expression's value once a logpoint reports its text.
     logged: Option<String>,
+    /// The adapter said `terminated`: `end` disconnects and reads what it says before.
     terminated: bool,
     /// Whether the flavour has no probe: values are the adapter's own (`plain_hit`).
     plain: bool,
@@ -384,13 +385,12 @@ impl<F: Flavour> Run<'_, F> {
             "stopped" => return self.stopped(0, body),
             // A child's last reports may still be on their way through the adapter.
             "terminated" if self.children.iter().any(|c| c.open) => return Ok(Step::Draining),
-            // Delve says the exit code in words only once asked to disconnect: `end` asks
-            // at once (waiting for the words here cost half a second each run).
-            "terminated" if self.exit_code.is_none() && self.plain => {
+            // What the adapter still has to say (Delve's exit code, gdb's last output) comes
+            // when `end` disconnects (waiting for it here cost half a second each run).
+            "terminated" => {
                 self.terminated = true;
                 return Ok(Step::Finished);
             }
-            "terminated" => return Ok(Step::Finished),
             _ => {}
         }
         Ok(Step::Go)
@@ -864,8 +864,20 @@ impl<F: Flavour> Collector for Run<'_, F> {
     fn end(&mut self, timed_out: bool) -> Exit {
         if timed_out {
             self.client.disconnect(true);
-        } else if self.terminated && self.exit_code.is_none() {
-            self.exit_code = dap::exit_said_at_disconnect(&self.flavour, &mut self.client);
+        } else if self.terminated {
+            // What the adapter says before it answers `disconnect` is read now: gdb sends the
+            // program's last output after `terminated`, Delve its exit code only then.
+            self.client.disconnect(false);
+            while let Ok(event) = self.client.events().try_recv() {
+                if event["event"] != "output" {
+                    continue;
+                }
+                let body = &event["body"];
+                match self.flavour.exit_said(body) {
+                    Some(code) => self.exit_code = self.exit_code.or(Some(code)),
+                    None => drop(dap::route_output(&self.flavour, body, &mut self.output)),
+                }
+            }
         }
         // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
         for child in &mut self.children {
