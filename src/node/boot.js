@@ -7,8 +7,10 @@
 (() => {
   const channel = process.env.DEBUG_MCP_CHANNEL;
   if (!channel) return;
-  // A process started with an inspector flag opens its own (the one debug-mcp started):
-  // known without loading a module, which costs every process that has nothing to do here.
+  // The process debug-mcp started (marked while it waited for the debugger), or one started
+  // with an inspector flag, opens its own: known without loading `inspector` or
+  // `worker_threads`, about 40 of Node's modules, which the debugger would report and hash.
+  if (process[Symbol.for('debug-mcp.inspected')]) return;
   if (process.execArgv.some((a) => /^--inspect(-brk|-wait)?(=|$)/.test(a))) return;
   let inspector, fs;
   try {

@@ -71,15 +71,14 @@ const OPTIONS_WITH_VALUE: &[&str] = &[
     "--max-old-space-size",
 ];
 
-/// Builds the process to spawn from a split command line.
 /// The flag inserted when the command has none. `--inspect-wait` (Node 20.15 and 22.2 on)
 /// waits for the debugger without the initial pause `--inspect-brk` makes, one round trip less;
 /// older Node refuses it ([`refused_wait_flag`]) and gets `--inspect-brk`.
-/// The longest a request to the inspector may take while connecting.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
 pub(crate) const WAIT_FLAG: &str = "--inspect-wait=0";
 pub(crate) const BRK_FLAG: &str = "--inspect-brk=0";
+
+/// The longest a request to the inspector may take while connecting.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Evaluated in a launched program while it waits for the debugger, before Node has set
 /// `process.execArgv`: children it forks (`child_process.fork` passes `process.execArgv`) would
@@ -87,8 +86,12 @@ pub(crate) const BRK_FLAG: &str = "--inspect-brk=0";
 /// catches Node's own assignment (`process->Set` in `PatchProcessObject`) and keeps the array
 /// without inspector flags, as a plain property again; so children start without them (and
 /// are followed through the bootloader when the run follows them). Where the array is already
-/// set, it is filtered in place.
+/// set, it is filtered in place. The process is marked (a non-enumerable symbol on `process`)
+/// so that the bootloader knows it has its debugger without reading the flags this removes:
+/// otherwise it loads `inspector` to ask, about 40 of Node's modules the debugger then reports
+/// and hashes (several milliseconds of every run).
 pub(crate) const UNINHERIT_INSPECTOR: &str = r#"(() => {
+  Object.defineProperty(process, Symbol.for('debug-mcp.inspected'), {value: true});
   const inspector = /^--(inspect(-brk|-wait|-port|-publish-uid)?|debug-port)(=|$)/;
   if (Array.isArray(process.execArgv)) {
     process.execArgv = process.execArgv.filter((a) => !inspector.test(a));
