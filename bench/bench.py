@@ -245,26 +245,46 @@ class RawCdp:
         return self.until(lambda m: m.get("id") == rid)
 
 
-def bare_script(runs):
+def bare_script():
     """The floor of the 3-hit figure for any CDP client: node under --inspect-wait, a bare
     client that enables the debugger, sets one (never-true) conditional breakpoint and lets it
-    run to its end. Median of `runs`."""
-    def once():
-        start = time.perf_counter()
-        proc = subprocess.Popen(["node", "--inspect-wait=0", FIXTURE], stderr=subprocess.PIPE,
-                                stdout=subprocess.PIPE)
-        url = proc.stderr.readline().decode().split("listening on ")[1].strip()
-        cdp = RawCdp(url)
-        cdp.send("Debugger.enable")
-        cdp.send("Debugger.setBreakpointByUrl", {"urlRegex": ".*loop\\.js$", "lineNumber": 4,
-                                                 "condition": "false"})
-        cdp.send("NodeRuntime.notifyWhenWaitingForDisconnect", {"enabled": True})
-        cdp.call("Runtime.runIfWaitingForDebugger")
-        cdp.until(lambda m: m.get("method") == "NodeRuntime.waitingForDisconnect")
-        cdp.sock.close()
-        proc.communicate()
-        return time.perf_counter() - start
-    return statistics.median(once() for _ in range(runs))
+    run to its end. Seconds, one run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(["node", "--inspect-wait=0", FIXTURE], stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    url = proc.stderr.readline().decode().split("listening on ")[1].strip()
+    cdp = RawCdp(url)
+    cdp.send("Debugger.enable")
+    cdp.send("Debugger.setBreakpointByUrl", {"urlRegex": ".*loop\\.js$", "lineNumber": 4,
+                                             "condition": "false"})
+    cdp.send("NodeRuntime.notifyWhenWaitingForDisconnect", {"enabled": True})
+    cdp.call("Runtime.runIfWaitingForDebugger")
+    cdp.until(lambda m: m.get("method") == "NodeRuntime.waitingForDisconnect")
+    cdp.sock.close()
+    proc.communicate()
+    return time.perf_counter() - start
+
+
+# The same floor with no client and no inspector port: the process enables its own debugger
+# (`inspector.Session`, same thread) and sets the breakpoint before its main script runs. What
+# is left over node alone is V8's: Debugger.enable reports every script loaded so far with a
+# SHA-256 of its source, and every script compiled after it.
+IN_PROCESS = """const inspector = require('inspector');
+const session = new inspector.Session();
+session.connect();
+session.post('Debugger.enable');
+session.post('Debugger.setBreakpointByUrl', {urlRegex: '.*loop\\\\.js$', lineNumber: 4, condition: 'false'});
+"""
+
+
+def in_process_script():
+    """Seconds of one run of the fixture with the in-process floor preloaded."""
+    preload = os.path.join(ROOT, "target", "bench", "in-process-floor.js")
+    if not os.path.exists(preload):
+        os.makedirs(os.path.dirname(preload), exist_ok=True)
+        with open(preload, "w") as f:
+            f.write(IN_PROCESS)
+    return timed(lambda: subprocess.run(["node", "--require", preload, FIXTURE], capture_output=True, check=True))[0]
 
 
 def raw_cycles(runs):
@@ -533,6 +553,7 @@ def main():
     node_piped = []
     node_devnull = []
     script = []
+    bare, in_process = [], []
     server = Server()
     server.initialize()
     # One warm-up of each, so the page cache holds node and the fixture.
@@ -545,8 +566,10 @@ def main():
         elapsed, result = timed(lambda: debug_script(server, f"node {FIXTURE}", FIXTURE, 5, "total"))
         assert len(result["results"]) == 3, result
         script.append(elapsed)
-
-    bare = bare_script(runs)
+        bare.append(bare_script())
+        in_process.append(in_process_script())
+    bare = statistics.median(bare)
+    in_process = statistics.median(in_process)
     hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
     assert len(hits["results"]) == 10000
     rss = server.peak_rss_kib()
@@ -594,6 +617,8 @@ def main():
         ("node fixture.js alone, output to /dev/null", ms(med_null), f"ratio {med_script / med_null:.2f}x"),
         ("bare CDP client: enable, one breakpoint, run (the floor)", ms(bare),
          f"ratio {bare / med_piped:.2f}x node alone; debug-mcp adds {ms(med_script - bare)}"),
+        ("the same in the process itself: no client, no inspector port", ms(in_process),
+         f"ratio {in_process / med_piped:.2f}x node alone: V8's Debugger.enable"),
         ("debug-script, 10,000 hits", ms(hits_time), "target < 2000 ms"),
         ("spawn to tools/list answer (median of 30)", ms(startup), "target < 5 ms"),
         (f"tools/list: names, descriptions, inputSchemas ({tool_count} tools)", f"{facing} B",

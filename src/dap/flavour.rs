@@ -22,8 +22,6 @@ pub(crate) struct Launched {
     pub(crate) arguments: Value,
     /// Whether the program gets the probe when it starts (else at its first stop).
     pub(crate) prepared: bool,
-    /// Whether the program can import the probe (else a logpoint installs it).
-    pub(crate) importable: bool,
     /// What runs the adapter, for the words of a failure.
     pub(crate) label: String,
     /// `launch`, or `attach` for an adapter that starts the program itself and is then

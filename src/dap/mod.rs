@@ -134,7 +134,6 @@ pub(crate) struct Child {
     pub(crate) command: String,
     /// Until its session said it ended.
     pub(crate) open: bool,
-    pub(crate) hits: u64,
 }
 
 impl Child {
@@ -152,7 +151,7 @@ impl Child {
             .ok()?;
         drop(client.send("initialize", initialize_arguments(flavour.adapter())));
         drop(client.send("attach", offered.arguments));
-        Some(Child { client, pid: None, command: String::new(), open: true, hits: 0 })
+        Some(Child { client, pid: None, command: String::new(), open: true })
     }
 
     /// At its `initialized` event: its breakpoints (`setBreakpoints` arguments, a file each)
@@ -178,7 +177,6 @@ impl Child {
     pub(crate) fn debugged<'a>(
         &'a self,
         seen: &[crate::process::Descendant],
-        hits: Option<u64>,
     ) -> Option<crate::debugger::script::Debugged<'a>> {
         let pid = self.pid?;
         let parent = seen.iter().find(|d| d.process.pid == pid).map(|d| d.parent);
@@ -187,7 +185,7 @@ impl Child {
             pid,
             command: &self.command,
             parent,
-            hits,
+            hits: None,
             threads,
         })
     }

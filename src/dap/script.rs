@@ -1,27 +1,26 @@
-//! One `debug-script` run through a debug adapter, for any [`Flavour`] (debugpy's is
-//! described here).
+//! One `debug-script` run through a debug adapter: lldb-dap, Delve, gdb, rdbg and the adapters
+//! named in `debug-mcp.json` (the native [`Flavour`]s; Python runs on its own tracer,
+//! `python::trace`).
 //!
-//! Hits do not stop the program: the breakpoint is a logpoint whose message calls the
-//! flavour's probe (debugpy: `probe.py`), which evaluates the expression in the frame and
-//! returns the JSON of {type, value} after a marker. debugpy sends each message as an `output` event (with a
-//! `source` key, which the program's own output lacks), in order and before `exited`. When the
-//! expression raises, the probe reports the error; when the message itself fails, debugpy
-//! sends the exception's text instead, which becomes an error for that hit.
+//! The first hit stops the program and is read at its stop through the adapter's `evaluate`
+//! (and `variables` one level down). In a program with one thread, once a value's text says it
+//! whole, the breakpoint becomes a logpoint that writes that text ([`Run::after_plain_hit`]):
+//! later hits do not stop. `includeStack`, probes and failures are read at their stops.
 //!
-//! The ordering is debugpy's: `initialize`, then `launch` (answered only after
-//! `configurationDone`), the `initialized` event, breakpoints, `configurationDone`. The adapter
-//! does not exit on `disconnect`, and the program runs in its own process group: both are
+//! The ordering every adapter takes: `initialize`, then `launch` (some answer it only after
+//! `configurationDone`), the `initialized` event, breakpoints, `configurationDone`. An adapter
+//! may stay after `disconnect`, and the program runs in its own process group: both are
 //! killed at the end.
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver, Sender};
+use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::dap::failures;
-use crate::dap::flavour::{Flavour, Launched, Offered};
-use crate::dap::{self, Child, Client, Reply};
+use crate::dap::flavour::{Flavour, Launched};
+use crate::dap::{self, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
@@ -40,15 +39,9 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
     if let Some(preparing) = flavour.preparing() {
         call.progress.report(0, || preparing);
     }
-    let Launched { client, adapter, mut arguments, importable, label, request, output, .. } =
+    let Launched { client, adapter, arguments, label, request, output, .. } =
         flavour.start(&plan.command, false)?;
-    flavour.follow_children(&mut arguments);
-    let flavour_has_no_probe = flavour.probe(&plan.expression, importable, None).is_none();
-    let (more_tx, more) = crossbeam_channel::unbounded();
     let mut run = Run::<F> {
-        children: Vec::new(),
-        more,
-        more_tx,
         flavour,
         plan,
         call,
@@ -62,11 +55,9 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         resolved_line: None,
         output: output.unwrap_or_default(),
         no_code: None,
-        importable,
         logpoints: false,
         logged: None,
         terminated: false,
-        plain: flavour_has_no_probe,
         pending: std::collections::VecDeque::new(),
         resume: None,
         configured: false,
@@ -81,11 +72,6 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
 
 struct Run<'a, F> {
     flavour: F,
-    /// The program's child processes the adapter offered, in order.
-    children: Vec<Child>,
-    /// The children's events; the run holds `more_tx`, so the channel stays open.
-    more: Receiver<Value>,
-    more_tx: Sender<Value>,
     plan: &'a Plan,
     call: &'a Call,
     client: Client,
@@ -103,16 +89,12 @@ struct Run<'a, F> {
     output: process::Output,
     /// Why the breakpoint can never stop, when the adapter says so.
     no_code: Option<String>,
-    /// Whether the program can import the probe ([`Flavour::probe`]).
-    importable: bool,
     /// Whether the adapter has logpoints (`supportsLogPoints`).
     logpoints: bool,
-    /// Without a probe: the type of the expression's value once a logpoint reports its text.
+    /// The type of the expression's value once a logpoint reports its text.
     logged: Option<String>,
     /// The adapter said `terminated`: `end` disconnects and reads what it says before.
     terminated: bool,
-    /// Whether the flavour has no probe: values are the adapter's own (`plain_hit`).
-    plain: bool,
     /// Hits of other threads stopped at the breakpoint at the same moment, reported one by
     /// one before the program goes on.
     pending: std::collections::VecDeque<Hit>,
@@ -216,7 +198,7 @@ impl<F: Flavour> Run<'_, F> {
         done?;
         self.configured = true;
         if let Some(thread) = self.resume.take() {
-            self.go_on(0, &thread)?;
+            self.go_on(&thread)?;
         }
         match self.answer(&launch) {
             Err(Failure::Error { code: Code::AdapterFailed, message, .. })
@@ -288,78 +270,20 @@ impl<F: Flavour> Run<'_, F> {
         if let Some(condition) = &self.plan.condition {
             breakpoint["condition"] = condition.as_str().into();
         }
-        if !self.plan.include_stack {
-            // Not stopping: a logpoint whose message reports the value. (A stopping one is read
-            // at the stop, then continued.) Without a probe, the first hit stops, and once its
-            // value's type is known and its text says it whole, a logpoint writes the text.
-            match self.flavour.probe(&self.plan.expression, self.importable, None) {
-                Some(probe) => breakpoint["logMessage"] = format!("{{{probe}}}").into(),
-                None if self.logged.is_some() => {
-                    let template = format!("{{{}}}", self.plan.expression);
-                    let message = self.flavour.logpoint_message("hit", &template, true);
-                    breakpoint["logMessage"] = message.into();
-                }
-                None => {}
-            }
+        // The first hit stops; once its value's type is known and its text says it whole, a
+        // logpoint writes the text (`after_plain_hit`).
+        if self.logged.is_some() && !self.plan.include_stack {
+            let template = format!("{{{}}}", self.plan.expression);
+            let message = self.flavour.logpoint_message("hit", &template, true);
+            breakpoint["logMessage"] = message.into();
         }
         json!({"source": {"path": self.source_path()},
                "breakpoints": [breakpoint]})
     }
 
-    /// The adapter offers a child process: open its session (`initialize`, `attach`); its
-    /// breakpoints follow its `initialized` event ([`Run::child_event`]). One that cannot be
-    /// reached runs undebugged.
-    fn follow(&mut self, offered: Offered) {
-        let connection = self.children.len() + 1;
-        let timeout = REQUEST_TIMEOUT.min(self.deadline.saturating_duration_since(Instant::now()));
-        self.children.extend(Child::follow(
-            &self.flavour,
-            offered,
-            connection,
-            &self.more_tx,
-            timeout,
-        ));
-    }
-
-    /// An event of a child's session.
-    fn child_event(&mut self, connection: usize, event: Value) -> Result<Step, Failure> {
-        let breakpoints = self.breakpoints();
-        let Some(child) = self.children.get_mut(connection - 1) else { return Ok(Step::Go) };
-        if event["type"] == "request" {
-            child.client.refuse(&event);
-            return Ok(Step::Go);
-        }
-        let body = &event["body"];
-        match event["event"].as_str().unwrap_or_default() {
-            "initialized" => child.configure(vec![breakpoints], json!([])),
-            "process" => child.said_process(&self.flavour, body),
-            "output" => {
-                // A child's stdout and stderr reach us through its parent's (or the parent
-                // reads them itself); its session repeats them, marked like logpoints
-                // (`source: {}`): only the probe's reports count here.
-                let text = body["output"].as_str().unwrap_or_default();
-                if self.flavour.probe_result(text.trim_end_matches('\n')).is_some() {
-                    let hit = hit(&self.flavour, text);
-                    return Ok(Step::Hit(self.tag(connection, hit)));
-                }
-            }
-            "stopped" => return self.stopped(connection, body),
-            "terminated" => child.ended(),
-            _ => {}
-        }
-        Ok(Step::Go)
-    }
-
     fn handle_event(&mut self, event: Value) -> Result<Step, Failure> {
-        if let Some(connection) = event["connection"].as_u64() {
-            return self.child_event(connection as usize, event);
-        }
         if event["type"] == "request" {
             self.client.refuse(&event);
-            return Ok(Step::Go);
-        }
-        if let Some(offered) = self.flavour.offered(&event) {
-            self.follow(offered);
             return Ok(Step::Go);
         }
         let body = &event["body"];
@@ -369,12 +293,10 @@ impl<F: Flavour> Run<'_, F> {
                     self.exit_code = Some(code);
                     return Ok(if self.terminated { Step::Finished } else { Step::Go });
                 }
-                if let Some(message) = dap::route_output(&self.flavour, body, &mut self.output) {
-                    let hit = match &self.logged {
-                        Some(kind) => self.logged_hit(kind, message),
-                        None => hit(&self.flavour, message),
-                    };
-                    return Ok(Step::Hit(self.tag(0, hit)));
+                let message = dap::route_output(&self.flavour, body, &mut self.output);
+                if let (Some(message), Some(kind)) = (message, &self.logged) {
+                    let hit = self.logged_hit(kind, message);
+                    return Ok(Step::Hit(self.tag(hit)));
                 }
             }
             "process" => self.debuggee = dap::process_group(body),
@@ -382,9 +304,7 @@ impl<F: Flavour> Run<'_, F> {
                 self.exit_code = body["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok())
             }
             "breakpoint" => self.breakpoint_changed(&body["breakpoint"]),
-            "stopped" => return self.stopped(0, body),
-            // A child's last reports may still be on their way through the adapter.
-            "terminated" if self.children.iter().any(|c| c.open) => return Ok(Step::Draining),
+            "stopped" => return self.stopped(body),
             // What the adapter still has to say (Delve's exit code, gdb's last output) comes
             // when `end` disconnects (waiting for it here cost half a second each run).
             "terminated" => {
@@ -396,22 +316,14 @@ impl<F: Flavour> Run<'_, F> {
         Ok(Step::Go)
     }
 
-    /// The session of `connection`: 0 the program's, then its children's.
-    fn client(&mut self, connection: usize) -> &mut Client {
-        match connection.checked_sub(1) {
-            Some(child) => &mut self.children[child].client,
-            None => &mut self.client,
-        }
-    }
-
     /// With `includeStack`: read the hit at the stop (value and frames), then continue.
-    fn stopped(&mut self, connection: usize, body: &Value) -> Result<Step, Failure> {
+    fn stopped(&mut self, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         let reason = body["reason"].as_str().unwrap_or_default();
         if let Some(index) = self.probe_stopped(body) {
-            let step = self.probe_hit(connection, &thread, index)?;
-            self.go_on(connection, &thread)?;
+            let step = self.probe_hit(&thread, index)?;
+            self.go_on(&thread)?;
             return Ok(step);
         }
         // lldb-dap says a function breakpoint's stop is a breakpoint's: told by its id.
@@ -422,17 +334,16 @@ impl<F: Flavour> Run<'_, F> {
             && self.configured
             && (at_function || failures::may_be_failure(reason))
         {
-            if let Some(failure) = self.failure(connection, body, at_function)? {
+            if let Some(failure) = self.failure(body, at_function)? {
                 step = Step::Failed(failure);
             }
-            self.go_on(connection, &thread)?;
+            self.go_on(&thread)?;
             return Ok(step);
         }
-        if body["reason"] == "breakpoint" && (self.plan.include_stack || self.plain) {
+        if body["reason"] == "breakpoint" {
             let levels = if self.plan.include_stack { STACK_FRAMES } else { 1 };
-            let trace = self
-                .client(connection)
-                .send("stackTrace", json!({"threadId": thread, "levels": levels}));
+            let trace =
+                self.client.send("stackTrace", json!({"threadId": thread, "levels": levels}));
             let trace = self.answer(&trace)?;
             let frames = dap::program_frames(&self.flavour, &trace);
             // A thread read at the last stop (`simultaneous`) that Delve reports now, at the
@@ -441,59 +352,38 @@ impl<F: Flavour> Run<'_, F> {
                 (thread.clone(), frames.first().map(|f| f["instructionPointerReference"].clone()));
             if let Some(read) = self.read_ahead.iter().position(|r| r == &at && at.1.is_some()) {
                 self.read_ahead.remove(read);
-                self.go_on(connection, &thread)?;
+                self.go_on(&thread)?;
                 return Ok(Step::Go);
             }
             let frame_id = frames.first().map(|f| f["id"].clone()).unwrap_or(Value::Null);
-            let mut hit = match self.flavour.probe(&self.plan.expression, self.importable, None) {
-                Some(expression) => {
-                    let evaluated = self.client(connection).send(
-                        "evaluate",
-                        json!({"expression": expression, "frameId": frame_id, "context": "watch",
-                               "format": {"rawString": true}}),
-                    );
-                    match self.answer(&evaluated) {
-                        Ok(value) => {
-                            hit(&self.flavour, value["result"].as_str().unwrap_or_default())
-                        }
-                        Err(Failure::Error { message, .. }) => hit(&self.flavour, &message),
-                        Err(cancelled) => return Err(cancelled),
-                    }
-                }
-                None => {
-                    let (hit, whole) = self.plain_hit(connection, &frame_id)?;
-                    if connection == 0 {
-                        let top = frames.first().cloned().unwrap_or_default();
-                        self.after_plain_hit(&thread, &top, whole)?;
-                    }
-                    hit
-                }
-            };
+            let (mut hit, whole) = self.plain_hit(&frame_id)?;
+            let top = frames.first().cloned().unwrap_or_default();
+            self.after_plain_hit(&thread, &top, whole)?;
             if self.plan.include_stack {
                 hit.stack = Some(stack_of(&frames));
             }
-            step = Step::Hit(self.tag(connection, hit));
+            step = Step::Hit(self.tag(hit));
         }
         // A stop before `configurationDone` (rdbg's as it loads the program) goes on after it,
         // once the breakpoint is set; one with hits held back, after they are reported.
-        if !self.pending.is_empty() || (!self.configured && connection == 0) {
+        if !self.pending.is_empty() || !self.configured {
             self.resume = Some(thread);
             return Ok(step);
         }
         // Anything else (an exception we did not ask for) just goes on.
-        self.go_on(connection, &thread)?;
+        self.go_on(&thread)?;
         Ok(step)
     }
 
-    /// Lets a stopped thread of session `connection` go on.
-    fn go_on(&mut self, connection: usize, thread: &Value) -> Result<(), Failure> {
-        let resumed = self.client(connection).send("continue", json!({"threadId": thread}));
+    /// Lets a stopped thread go on.
+    fn go_on(&mut self, thread: &Value) -> Result<(), Failure> {
+        let resumed = self.client.send("continue", json!({"threadId": thread}));
         self.answer(&resumed).map(drop)
     }
 
-    /// A request to session `connection` and its answer, `None` if refused.
-    fn ask(&mut self, connection: usize, command: &str, arguments: Value) -> Option<Value> {
-        let reply = self.client(connection).send(command, arguments);
+    /// A request and its answer, `None` if refused.
+    fn ask(&mut self, command: &str, arguments: Value) -> Option<Value> {
+        let reply = self.client.send(command, arguments);
         self.answer(&reply).ok()
     }
 
@@ -552,44 +442,31 @@ impl<F: Flavour> Run<'_, F> {
     }
 
     /// A probe's hit at its stop: its expression's value, or the frame's locals.
-    fn probe_hit(
-        &mut self,
-        connection: usize,
-        thread: &Value,
-        index: usize,
-    ) -> Result<Step, Failure> {
-        let trace =
-            self.client(connection).send("stackTrace", json!({"threadId": thread, "levels": 1}));
+    fn probe_hit(&mut self, thread: &Value, index: usize) -> Result<Step, Failure> {
+        let trace = self.client.send("stackTrace", json!({"threadId": thread, "levels": 1}));
         let trace = self.answer(&trace)?;
         let frame_id = trace["stackFrames"][0]["id"].clone();
         let hit = match self.plan.probes[index].expression.clone() {
-            Some(expression) => self.evaluated_hit(connection, &frame_id, &expression)?.0,
+            Some(expression) => self.evaluated_hit(&frame_id, &expression)?.0,
             None => {
-                let mut ask =
-                    |command: &str, arguments: Value| self.ask(connection, command, arguments);
+                let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
                 let locals = failures::locals(&frame_id, &mut ask);
                 let result = format!(r#"{{"locals":{locals}}}"#);
                 Hit { result, truncated: false, stack: None, from: None }
             }
         };
-        Ok(Step::Hit(self.tag(connection, hit.of_probe(index))))
+        Ok(Step::Hit(self.tag(hit.of_probe(index))))
     }
 
     /// The failure a stop is, if it is one (see `dap::failures`): its record, with the
     /// process and, for a thread the adapter names (a `cargo test` test), the test.
-    fn failure(
-        &mut self,
-        connection: usize,
-        body: &Value,
-        at_function: bool,
-    ) -> Result<Option<Value>, Failure> {
+    fn failure(&mut self, body: &Value, at_function: bool) -> Result<Option<Value>, Failure> {
         let thread = body["threadId"].clone();
-        let trace =
-            self.client(connection).send("stackTrace", json!({"threadId": thread, "levels": 40}));
+        let trace = self.client.send("stackTrace", json!({"threadId": thread, "levels": 40}));
         let trace = self.answer(&trace)?;
         let frames = dap::program_frames(&self.flavour, &trace);
         let flavour = self.flavour.clone();
-        let mut ask = |command: &str, arguments: Value| self.ask(connection, command, arguments);
+        let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
         let Some(mut record) = failures::record(&flavour, body, at_function, &frames, &mut ask)
         else {
             return Ok(None);
@@ -673,7 +550,7 @@ impl<F: Flavour> Run<'_, F> {
                     continue;
                 }
             }
-            let (mut hit, _) = self.plain_hit(0, &frame["id"])?;
+            let (mut hit, _) = self.plain_hit(&frame["id"])?;
             if self.plan.include_stack {
                 hit.stack = Some(stack_of(&frames));
             }
@@ -686,10 +563,10 @@ impl<F: Flavour> Run<'_, F> {
     /// The next hit held in `pending`; the program goes on after the last.
     fn next_pending(&mut self) -> Result<Step, Failure> {
         let Some(hit) = self.pending.pop_front() else { return Ok(Step::Go) };
-        let hit = self.tag(0, hit);
+        let hit = self.tag(hit);
         if self.pending.is_empty() {
             if let Some(thread) = self.resume.take() {
-                self.go_on(0, &thread)?;
+                self.go_on(&thread)?;
             }
         }
         Ok(Step::Hit(hit))
@@ -701,26 +578,21 @@ impl<F: Flavour> Run<'_, F> {
         path.display().to_string()
     }
 
-    /// A hit read at its stop through the adapter's own `evaluate` (no probe), and its type
-    /// when its text says the whole value (nothing was read one level down).
-    fn plain_hit(
-        &mut self,
-        connection: usize,
-        frame_id: &Value,
-    ) -> Result<(Hit, Option<String>), Failure> {
+    /// A hit read at its stop through the adapter's own `evaluate`, and its type when its text
+    /// says the whole value (nothing was read one level down).
+    fn plain_hit(&mut self, frame_id: &Value) -> Result<(Hit, Option<String>), Failure> {
         let expression = self.plan.expression.clone();
-        self.evaluated_hit(connection, frame_id, &expression)
+        self.evaluated_hit(frame_id, &expression)
     }
 
     /// `expression` read at a stop through the adapter's own `evaluate` (see `plain_hit`).
     fn evaluated_hit(
         &mut self,
-        connection: usize,
         frame_id: &Value,
         expression: &str,
     ) -> Result<(Hit, Option<String>), Failure> {
         let arguments = json!({"expression": expression, "frameId": frame_id, "context": "watch"});
-        let evaluated = self.client(connection).send("evaluate", arguments);
+        let evaluated = self.client.send("evaluate", arguments);
         let answer = match self.answer(&evaluated) {
             Ok(answer) => answer,
             Err(Failure::Error { message, .. }) => {
@@ -733,8 +605,7 @@ impl<F: Flavour> Run<'_, F> {
         let mut expanded = false;
         let typed = dap::typed(&flavour, &answer, |reference| {
             expanded = true;
-            let listed =
-                self.client(connection).send("variables", json!({"variablesReference": reference}));
+            let listed = self.client.send("variables", json!({"variablesReference": reference}));
             let listed = self.answer(&listed).unwrap_or_default();
             listed["variables"].as_array().cloned().unwrap_or_default()
         });
@@ -780,21 +651,10 @@ impl<F: Flavour> Run<'_, F> {
         Hit { result, truncated: false, stack: None, from: None }
     }
 
-    /// Says which process (`connection`: 0 the program, then its children) a hit ran in, and
-    /// counts it.
-    fn tag(&mut self, connection: usize, mut hit: Hit) -> Hit {
-        let pid = match connection.checked_sub(1) {
-            Some(child) => {
-                let child = &mut self.children[child];
-                child.hits += 1;
-                child.pid
-            }
-            None => {
-                self.hits += 1;
-                self.debuggee.map(|group| group.pid())
-            }
-        };
-        hit.from = pid.map(|pid| format!(r#""pid":{pid}"#));
+    /// Says which process a hit ran in, and counts it.
+    fn tag(&mut self, mut hit: Hit) -> Hit {
+        self.hits += 1;
+        hit.from = self.debuggee.map(|group| format!(r#""pid":{}"#, group.pid()));
         hit
     }
 
@@ -815,24 +675,6 @@ fn stack_of(frames: &[Value]) -> Vec<Value> {
     frames.iter().map(frame).collect()
 }
 
-/// One hit: the probe's marker and payload, or (when the message itself failed) the exception
-/// text the adapter put in its place.
-fn hit<F: Flavour>(flavour: &F, text: &str) -> Hit {
-    let text = text.trim_end_matches('\n');
-    let (truncated, json) = match flavour.probe_result(text) {
-        Some((truncated, json)) => (truncated, json.to_string()),
-        None => (false, json!({"type": "error", "value": text}).to_string()),
-    };
-    let well_formed = serde_json::from_str::<Value>(&json).is_ok_and(|v| v["type"].is_string());
-    let result = if well_formed {
-        json
-    } else {
-        json!({"type": "error", "value": format!("unreadable report: {}", log::clip(text))})
-            .to_string()
-    };
-    Hit { result, truncated, stack: None, from: None }
-}
-
 impl<F: Flavour> Collector for Run<'_, F> {
     type Event = Value;
 
@@ -843,7 +685,8 @@ impl<F: Flavour> Collector for Run<'_, F> {
             true => crossbeam_channel::never(),
             false => crossbeam_channel::after(Duration::ZERO),
         };
-        Inputs { events: self.client.events().clone(), exited, tick, more: self.more.clone() }
+        let more = crossbeam_channel::never();
+        Inputs { events: self.client.events().clone(), exited, tick, more }
     }
 
     fn handle(&mut self, input: Input<Value>) -> Result<Step, Failure> {
@@ -879,10 +722,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
                 }
             }
         }
-        // The adapter stays after `disconnect` (debugpy #672): close its input, then kill.
-        for child in &mut self.children {
-            child.client.close_input();
-        }
+        // An adapter may stay after `disconnect` (debugpy #672): close its input, then kill.
         self.client.close_input();
         let adapter = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
         self.kill_all();
@@ -919,17 +759,14 @@ impl<F: Flavour> Collector for Run<'_, F> {
             hits: Some(self.hits),
             threads: Vec::new(),
         };
-        let seen = self.adapter.descendants(Some(top));
-        let children = self.children.iter().filter_map(|c| c.debugged(&seen, Some(c.hits)));
-        std::iter::once(program).chain(children).map(|p| p.to_json()).collect()
+        vec![program.to_json()]
     }
 
     fn undebugged(&self) -> Undebugged {
         let program = self.debuggee.map(|group| group.pid());
-        let followed: Vec<u32> = self.children.iter().filter_map(|c| c.pid).collect();
         let descendants =
             program.map(|pid| self.adapter.descendants(Some(pid))).unwrap_or_default();
-        Undebugged { processes: Undebugged::processes(descendants, &followed), workers: 0 }
+        Undebugged { processes: Undebugged::processes(descendants, &[]), workers: 0 }
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {

@@ -1484,7 +1484,7 @@ impl<F: Flavour> Backend for Dap<F> {
         let seen = self.adapter.as_ref().map(|a| a.process.descendants(Some(pid)));
         let seen = seen.unwrap_or_default();
         let open = self.children.iter().filter(|c| c.open);
-        let children = open.filter_map(|c| c.debugged(&seen, None));
+        let children = open.filter_map(|c| c.debugged(&seen));
         std::iter::once(program).chain(children).map(|p| p.to_json()).collect()
     }
 

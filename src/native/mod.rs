@@ -673,7 +673,6 @@ impl Flavour for Native {
             adapter,
             arguments,
             prepared: true,
-            importable: true,
             label: format!("{} {}", profile.program, profile.args.join(" ")).trim().to_string(),
             request: profile.request,
             output,

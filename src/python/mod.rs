@@ -359,7 +359,6 @@ impl Flavour for Debugpy {
             // A program that skips our sitecustomize.py (and perhaps our PYTHONPATH) gets the
             // probe and TCP_NODELAY at its first stop, as an attached one does.
             prepared: program.loads_sitecustomize(),
-            importable: program.reads_pythonpath(),
             label: python,
             request: "launch",
             output: None,
