@@ -7,7 +7,8 @@ Figures:
   - median wall time of a debug-script call on a 3-hit fixture (through the MCP server),
     against `node fixture.js` alone with its output piped (as any tool that captures output
     runs it) and written to /dev/null, and against a bare CDP client doing the least any
-    debugger must (enable, one breakpoint, run): the floor;
+    debugger must (enable, one breakpoint, run): the floor; and the same done by the process
+    itself (inspector.Session), which leaves V8's own cost of Debugger.enable;
   - wall time of a 10,000-hit debug-script call;
   - time from spawning the server to its tools/list answer (initialize and tools/list are
     written at once, as clients do);
