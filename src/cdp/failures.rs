@@ -28,6 +28,10 @@ const RUNNERS: &[&str] = &[
     "ext:cli/40_test.js",
 ];
 
+/// Frames that only pass a call on (node:test calls a test through `AsyncResource`'s
+/// `runInAsyncScope`): who called own code is the first frame beyond them.
+const PASS_THROUGH: &[&str] = &["node:async_hooks"];
+
 /// The running test's name, where the runner keeps it where code can read it (jest's and
 /// vitest's `expect` state).
 /// (Jest's own modules hold a `Symbol` binding of their own, which an evaluation in their frame
@@ -36,6 +40,19 @@ const TEST_NAME: &str = "(() => { try { const S = globalThis['jest-symbol-do-not
     const s = globalThis[S.for('$$jest-matchers-object')]; \
     const n = s && s.state && s.state.currentTestName; return typeof n === 'string' ? n : undefined; } \
     catch (_) { return undefined; } })()";
+
+/// The test a runner's frame runs, read from its `this`: mocha's `Runnable` (its full title),
+/// node:test's `Test` (its name after its parents', without the root's).
+const RUNNER_TEST_NAME: &str = "(function () { try { const t = this; \
+    if (t === null || typeof t !== 'object') return undefined; \
+    if (typeof t.fullTitle === 'function' && typeof t.title === 'string') return t.fullTitle(); \
+    if (typeof t.name === 'string' && 'parent' in t) { const names = []; \
+      for (let n = t; n && n.parent; n = n.parent) names.unshift(n.name); \
+      return names.length > 0 ? names.join(' > ') : undefined; } \
+    } catch (_) {} return undefined; }).call(this)";
+
+/// Runner frames asked for the test's name, at most.
+const NAME_FRAMES: usize = 3;
 
 /// The failures seen so far in one run, to record each once (a rethrow pauses again).
 #[derive(Default)]
@@ -82,8 +99,9 @@ pub(crate) fn record(
     let assertion = class.contains("Assert") || description.starts_with("AssertionError");
     // Own code that a runner called, with no library between: the runner gets the exception.
     let outermost = (first..frames.len()).take_while(|&i| is_own(file(i))).last().unwrap_or(first);
-    let runner_caught =
-        frames.get(outermost + 1).is_none_or(|f| is_runner(f["file"].as_str().unwrap_or("")));
+    let passed_on = |i: &usize| PASS_THROUGH.iter().any(|p| file(*i).starts_with(p));
+    let caller = (outermost + 1..frames.len()).find(|i| !passed_on(i));
+    let runner_caught = caller.is_none_or(|i| is_runner(file(i)));
     if !(uncaught || assertion || runner_caught) {
         return None;
     }
@@ -104,16 +122,19 @@ pub(crate) fn record(
         .collect();
     let kind = if uncaught { "uncaught" } else { "test" };
     let mut record = failure_record(kind, class, &message, listed, frames.len());
-    let top = call_frames.first().and_then(|f| f["callFrameId"].as_str());
-    let name = top.and_then(|id| {
-        read(
-            "Debugger.evaluateOnCallFrame",
-            json!({"callFrameId": id, "expression": TEST_NAME, "returnByValue": true, "silent": true}),
-        )
+    // jest's and vitest's name is global (read in the top frame); mocha's and node:test's is
+    // the `this` of a runner's frame below the test.
+    let runners = (outermost + 1..frames.len()).filter(|&i| is_runner(file(i)));
+    let asked = std::iter::once((0, TEST_NAME))
+        .chain(runners.take(NAME_FRAMES).map(|i| (i, RUNNER_TEST_NAME)));
+    let mut names = asked.filter_map(|(i, expression)| {
+        let id = call_frames.get(i)?["callFrameId"].as_str()?;
+        let params = json!({"callFrameId": id, "expression": expression,
+                            "returnByValue": true, "silent": true});
+        let answer = read("Debugger.evaluateOnCallFrame", params)?;
+        answer.pointer("/result/value")?.as_str().map(String::from)
     });
-    if let Some(name) =
-        name.as_ref().and_then(|n| n.pointer("/result/value")).and_then(Value::as_str)
-    {
+    if let Some(name) = names.next() {
         record["test"] = name.into();
     }
     Some(record)

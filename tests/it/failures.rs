@@ -42,16 +42,26 @@ fn each_runners_failing_test_with_its_locals() {
     assert_eq!(found[0]["test"], "totals without discount", "{found}");
     assert_eq!(found[0]["frames"][0]["locals"]["got"], "5.4", "{found}");
 
+    // node:test: the assertion, and a TypeError a subtest's code under test throws; each
+    // names its test (a subtest after its parent).
     let found = failures("node --test cart.node.js", &tag);
-    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
     check_assertion(&found[0], "cart.node.js", 9, "AssertionError");
     assert_eq!(found[0]["message"], "Expected values to be strictly equal:\n\n5.4 !== 6");
+    assert_eq!(found[0]["test"], "totals without discount", "{found}");
+    assert_eq!(
+        (&found[1]["type"], &found[1]["frames"][0]["line"]),
+        (&json!("TypeError"), &json!(4))
+    );
+    assert_eq!(found[1]["test"], "cart > takes no items", "{found}");
 
     // mocha: the assertion, and a TypeError thrown in the code under test (its frame first).
     let found = failures("npx mocha cart.spec.js", &tag);
     assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
     check_assertion(&found[0], "cart.spec.js", 8, "AssertionError");
+    assert_eq!(found[0]["test"], "cart totals without discount", "{found}");
     let thrown = &found[1];
+    assert_eq!(thrown["test"], "cart takes no items", "{thrown}");
     assert_eq!(
         (&thrown["type"], &thrown["message"]),
         (&json!("TypeError"), &json!("items is not iterable"))
