@@ -9,6 +9,12 @@
 //! directly (jest, vitest, mocha, node:test), which the runner then catches as the test's
 //! failure. An exception own code catches inside a library call (`expect(f).toThrow()`) is
 //! none: a library frame stands between it and the runner.
+//!
+//! A test fails without an exception in own code too: supertest's `expect(304)` hands its error
+//! to `done`, a library's promise rejects. mocha and node:test record every failure through one
+//! function of theirs ([`FailSite`]): a breakpoint in its body reads the test and the error
+//! (frames from the error's stack, without locals). A failure seen where it was thrown is not
+//! recorded again there.
 
 use std::collections::HashSet;
 
@@ -54,6 +60,105 @@ const RUNNER_TEST_NAME: &str = "(function () { try { const t = this; \
 /// Runner frames asked for the test's name, at most.
 const NAME_FRAMES: usize = 3;
 
+/// A test runner's function that marks a test failed, whatever failed it.
+pub(crate) struct FailSite {
+    /// How the runner's script URL ends.
+    url: &'static str,
+    /// The line that starts the function, as the runner writes it.
+    definition: &'static str,
+    /// Evaluated in the function's frame: the JSON of `{test, type, message, stack}`, or
+    /// undefined when this call is no failure of its own.
+    read: &'static str,
+}
+
+/// The error an expression's `e` holds, as the JSON the run reads (part of each `read`).
+const ERROR_JSON: &str = "JSON.stringify({test: name, \
+    type: e !== null && typeof e === 'object' && e.name !== undefined ? String(e.name) : typeof e, \
+    message: e !== null && typeof e === 'object' && e.message !== undefined ? String(e.message) : String(e), \
+    stack: e !== null && typeof e === 'object' && typeof e.stack === 'string' ? e.stack : ''})";
+
+const FAIL_SITES: &[FailSite] = &[
+    // `Runner.prototype.fail = function (test, err, force)`: a pending test's is ignored.
+    FailSite {
+        url: "/node_modules/mocha/lib/runner.js",
+        definition: "Runner.prototype.fail = function",
+        read: "(() => { try { if (typeof test.isPending === 'function' && test.isPending() && \
+            force !== true) return undefined; const e = err; \
+            const name = typeof test.fullTitle === 'function' ? test.fullTitle() : undefined; \
+            return JSON_ERROR; } catch (_) { return undefined; } })()",
+    },
+    // `Test#fail(err)`: the first failure counts; the error is wrapped (`cause`); a parent
+    // failed by its subtests, or a test cancelled by its parent, fails because of another.
+    FailSite {
+        url: "node:internal/test_runner/test",
+        definition: "  fail(err) {",
+        read: "(function () { try { if (this.error !== null) return undefined; let e = err; \
+            if (e !== null && typeof e === 'object' && e.code === 'ERR_TEST_FAILURE') { \
+              if (e.failureType === 'subtestsFailed' || e.failureType === 'cancelledByParent') \
+                return undefined; \
+              if (e.cause !== undefined) e = e.cause; } \
+            const names = []; for (let n = this; n && n.parent; n = n.parent) names.unshift(n.name); \
+            const name = names.length > 0 ? names.join(' > ') : undefined; \
+            return JSON_ERROR; } catch (_) { return undefined; } }).call(this)",
+    },
+];
+
+impl FailSite {
+    /// The site in the script at `url`, if it is a runner's.
+    pub(crate) fn of(url: &str) -> Option<&'static FailSite> {
+        FAIL_SITES.iter().find(|site| url.ends_with(site.url))
+    }
+
+    /// The 0-based line of the function's first statement in the script's `source`.
+    pub(crate) fn body_line(&self, source: &str) -> Option<usize> {
+        source.lines().position(|line| line.starts_with(self.definition)).map(|line| line + 1)
+    }
+
+    /// The expression to evaluate in the function's frame.
+    pub(crate) fn read(&self) -> String {
+        self.read.replace("JSON_ERROR", ERROR_JSON)
+    }
+}
+
+/// The record of a failure a runner reported at its [`FailSite`] (`report`: what its `read`
+/// answered), unless it was recorded already.
+pub(crate) fn reported(report: &Value, seen: &mut Seen) -> Option<Value> {
+    let class = report["type"].as_str().unwrap_or("Error");
+    let message = crate::process::strip_ansi(report["message"].as_str().unwrap_or_default());
+    let message = message.trim_end();
+    let frames = stack_frames(report["stack"].as_str().unwrap_or_default());
+    let own: Vec<&Value> =
+        frames.iter().filter(|f| is_own(f["file"].as_str().unwrap_or_default())).collect();
+    let at = own.first().map(|f| format!("{}:{}", f["file"].as_str().unwrap_or(""), f["line"]));
+    if !seen.0.insert(format!("{class}\n{message}\n{}", at.unwrap_or_default())) {
+        return None;
+    }
+    let listed = own.into_iter().take(FAILURE_FRAMES).cloned().collect();
+    let mut record = failure_record("test", class, message, listed, frames.len());
+    if let Some(test) = report["test"].as_str() {
+        record["test"] = test.into();
+    }
+    Some(record)
+}
+
+/// An error's `stack` as frames `{function, file, line, locals: {}}` (V8's `    at f (file:1:2)`
+/// and `    at file:1:2` lines; a `file://` URL as its path).
+fn stack_frames(stack: &str) -> Vec<Value> {
+    let frame = |line: &str| {
+        let at = line.trim_start().strip_prefix("at ")?;
+        let (function, place) = match at.strip_suffix(')').and_then(|a| a.rsplit_once(" (")) {
+            Some((function, place)) => (function.trim_start_matches("async "), place),
+            None => ("(anonymous)", at),
+        };
+        let (rest, _column) = place.rsplit_once(':')?;
+        let (file, line) = rest.rsplit_once(':')?;
+        let line = line.parse::<u64>().ok()?;
+        let file = file.strip_prefix("file://").unwrap_or(file);
+        Some(json!({"function": function, "file": file, "line": line, "locals": {}}))
+    };
+    stack.lines().filter_map(frame).collect()
+}
+
 /// The failures seen so far in one run, to record each once (a rethrow pauses again).
 #[derive(Default)]
 pub(crate) struct Seen(HashSet<String>);
@@ -90,6 +195,10 @@ pub(crate) fn record(
     // A bundle's class names may carry a leading underscore (vitest's `_AssertionError`).
     let class = data["className"].as_str().unwrap_or_else(|| data["type"].as_str().unwrap_or(""));
     let class = class.trim_start_matches('_');
+    // mocha's `this.skip()` throws a `Pending` to end the test: skipped, not failed.
+    if class == "Pending" && file(0).contains("/node_modules/mocha/") {
+        return None;
+    }
     let description = data["description"]
         .as_str()
         .map(String::from)
@@ -209,6 +318,41 @@ mod tests {
         assert!(is_runner("/app/node_modules/jest-circus/build/utils.js"));
         assert!(is_runner("node:internal/test_runner/test"));
         assert!(!is_runner("/app/node_modules/expect/build/index.js"));
+    }
+
+    #[test]
+    fn stacks_become_frames() {
+        let stack =
+            "Error: expected 304 \"Not Modified\", got 200 \"OK\"\n    at Context.<anonymous> \
+            (/app/test/res.send.js:409:10)\n    at async run (file:///app/t.mjs:3:1)\n    at \
+            process.processImmediate (node:internal/timers:483:21)\n    at /app/x.js:7:2";
+        let frames = stack_frames(stack);
+        let brief: Vec<_> =
+            frames.iter().map(|f| (&f["function"], &f["file"], &f["line"])).collect();
+        assert_eq!(brief.len(), 4, "{frames:?}");
+        assert_eq!(
+            brief[0],
+            (&json!("Context.<anonymous>"), &json!("/app/test/res.send.js"), &json!(409))
+        );
+        assert_eq!(brief[1], (&json!("run"), &json!("/app/t.mjs"), &json!(3)));
+        assert_eq!(brief[3], (&json!("(anonymous)"), &json!("/app/x.js"), &json!(7)));
+        let mut seen = Seen::default();
+        let report =
+            json!({"test": "res x", "type": "Error", "message": "expected 304", "stack": stack});
+        let record = reported(&report, &mut seen).unwrap();
+        assert_eq!(record["frames"].as_array().unwrap().len(), 3, "{record}");
+        assert_eq!((&record["test"], &record["framesOmitted"]), (&json!("res x"), &json!(1)));
+        assert!(reported(&report, &mut seen).is_none(), "recorded once");
+    }
+
+    #[test]
+    fn fail_sites_find_their_function() {
+        let site = FailSite::of("file:///app/node_modules/mocha/lib/runner.js").unwrap();
+        let source = "a\nRunner.prototype.fail = function (test, err, force) {\n  force = 1;\n}";
+        assert_eq!(site.body_line(source), Some(2));
+        assert!(FailSite::of("node:internal/test_runner/test").is_some());
+        assert!(FailSite::of("file:///app/runner.js").is_none());
+        assert!(!site.read().contains("JSON_ERROR"));
     }
 
     #[test]

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::cdp::breakpoints::{Breakpoint, Resolution};
-use crate::cdp::failures;
+use crate::cdp::failures::{self, FailSite};
 use crate::cdp::follow::{self, Channel, Report};
 use crate::cdp::maps::Search;
 use crate::cdp::preview::console_entry;
@@ -203,6 +203,8 @@ struct Target {
     /// With `probes`: each probe's breakpoint in this thread.
     probes: Vec<Breakpoint>,
     scripts: Scripts,
+    /// With `failures`: the breakpoints at the runners' functions that mark a test failed.
+    fail_sites: Vec<(String, &'static FailSite)>,
 }
 
 impl Target {
@@ -458,7 +460,10 @@ impl Run<'_> {
             tag.push_str(&format!(r#","thread":{}"#, Value::from(worker)));
             process.workers.push(worker.to_string());
         }
-        self.targets.insert(to.clone(), Target { tag, breakpoint, probes, scripts });
+        self.targets.insert(
+            to.clone(),
+            Target { tag, breakpoint, probes, scripts, fail_sites: Vec::new() },
+        );
         match early_run {
             Some(running) => drop(running),
             None => {
@@ -810,7 +815,13 @@ impl Run<'_> {
                     probe.resolved(id, &event.params["location"], &target.scripts);
                 }
             }
-            "Debugger.scriptParsed" => target.scripts.on_parsed(&event.params),
+            "Debugger.scriptParsed" => {
+                target.scripts.on_parsed(&event.params);
+                let url = event.params["url"].as_str().unwrap_or_default();
+                if let Some(site) = self.plan.failures.and_then(|_| FailSite::of(url)) {
+                    self.watch_fail_site(&origin, site, &event.params["scriptId"]);
+                }
+            }
             // A page whose main frame could not be loaded (Chromium's error page instead).
             "Page.frameNavigated" if event.params.pointer("/frame/parentId").is_none() => {
                 let unreachable = event.params.pointer("/frame/unreachableUrl");
@@ -844,9 +855,37 @@ impl Run<'_> {
         Ok(Step::Go)
     }
 
-    /// The failure an exception pause of `origin` is, if it is one (see `cdp::failures`).
+    /// A breakpoint in the body of a runner's function that marks a test failed ([`FailSite`]).
+    fn watch_fail_site(&mut self, origin: &Origin, site: &'static FailSite, script: &Value) {
+        let source = self.ask(origin, "Debugger.getScriptSource", json!({"scriptId": script}));
+        let source = source.as_ref().and_then(|s| s["scriptSource"].as_str()).unwrap_or_default();
+        let Some(line) = site.body_line(source) else { return };
+        let location = json!({"location": {"scriptId": script, "lineNumber": line}});
+        let set = self.ask(origin, "Debugger.setBreakpoint", location);
+        if let (Some(id), Some(target)) =
+            (set.as_ref().and_then(|s| s["breakpointId"].as_str()), self.targets.get_mut(origin))
+        {
+            target.fail_sites.push((id.to_string(), site));
+        }
+    }
+
+    /// The failure a pause of `origin` is, if it is one: an exception (see `cdp::failures`), or
+    /// a runner marking a test failed.
     fn failure(&mut self, origin: &Origin, params: &Value) -> Option<Value> {
         let target = self.targets.get_mut(origin)?;
+        let ids = params["hitBreakpoints"].as_array().cloned().unwrap_or_default();
+        let site = target.fail_sites.iter().find(|(id, _)| ids.iter().any(|hit| hit == id));
+        if let Some(&(_, site)) = site {
+            let frame = params.pointer("/callFrames/0/callFrameId")?.clone();
+            let params = json!({"callFrameId": frame, "expression": site.read(),
+                                "returnByValue": true, "silent": true});
+            let answer = self.ask(origin, "Debugger.evaluateOnCallFrame", params)?;
+            let report = answer.pointer("/result/value")?.as_str()?;
+            let report = serde_json::from_str(report).ok()?;
+            let mut record = failures::reported(&report, &mut self.seen)?;
+            record["process"] = self.processes[origin.connection].pid.into();
+            return Some(record);
+        }
         let frames: Vec<Value> = params["callFrames"]
             .as_array()
             .into_iter()

@@ -30,6 +30,20 @@ fn check_assertion(failure: &Value, file: &str, line: u64, kind: &str) {
     assert_eq!(frame["locals"]["items"], "Array(1) [Object]", "{failure}");
 }
 
+/// A failure the runner was told of (`done(error)`), not thrown: found where the runner marks
+/// the test failed; its frames come from the error's stack, without locals.
+fn check_done(failure: &Value, file: &str, line: u64, test: &str) {
+    assert_eq!(
+        (&failure["kind"], &failure["type"]),
+        (&json!("test"), &json!("Error")),
+        "{failure}"
+    );
+    assert_eq!((&failure["message"], &failure["test"]), (&json!("no total in time"), &json!(test)));
+    let frame = &failure["frames"][0];
+    assert_eq!(frame["file"], fixture(&format!("js-failing/{file}")), "{failure}");
+    assert_eq!((&frame["line"], &frame["locals"]), (&json!(line), &json!({})), "{failure}");
+}
+
 #[test]
 fn each_runners_failing_test_with_its_locals() {
     npm_packages();
@@ -45,7 +59,7 @@ fn each_runners_failing_test_with_its_locals() {
     // node:test: the assertion, and a TypeError a subtest's code under test throws; each
     // names its test (a subtest after its parent).
     let found = failures("node --test cart.node.js", &tag);
-    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
+    assert_eq!(found.as_array().unwrap().len(), 3, "{found}");
     check_assertion(&found[0], "cart.node.js", 9, "AssertionError");
     assert_eq!(found[0]["message"], "Expected values to be strictly equal:\n\n5.4 !== 6");
     assert_eq!(found[0]["test"], "totals without discount", "{found}");
@@ -54,10 +68,11 @@ fn each_runners_failing_test_with_its_locals() {
         (&json!("TypeError"), &json!(4))
     );
     assert_eq!(found[1]["test"], "cart > takes no items", "{found}");
+    check_done(&found[2], "cart.node.js", 21, "reports through done");
 
     // mocha: the assertion, and a TypeError thrown in the code under test (its frame first).
     let found = failures("npx mocha cart.spec.js", &tag);
-    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
+    assert_eq!(found.as_array().unwrap().len(), 3, "{found}");
     check_assertion(&found[0], "cart.spec.js", 8, "AssertionError");
     assert_eq!(found[0]["test"], "cart totals without discount", "{found}");
     let thrown = &found[1];
@@ -77,6 +92,7 @@ fn each_runners_failing_test_with_its_locals() {
         (&frames[1]["file"], &frames[1]["line"]),
         (&json!(fixture("js-failing/cart.spec.js")), &json!(12))
     );
+    check_done(&found[2], "cart.spec.js", 15, "cart reports through done");
 
     // vitest: in its worker, through Vite's transform.
     let found = failures("npx vitest run cart.vitest", &tag);
