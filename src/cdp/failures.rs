@@ -11,10 +11,9 @@
 //! none: a library frame stands between it and the runner.
 //!
 //! A test fails without an exception in own code too: supertest's `expect(304)` hands its error
-//! to `done`, a library's promise rejects. mocha and node:test record every failure through one
-//! function of theirs ([`FailSite`]): a breakpoint in its body reads the test and the error
-//! (frames from the error's stack, without locals). A failure seen where it was thrown is not
-//! recorded again there.
+//! to `done`, a library's promise rejects. Each runner records every failure at one place of
+//! its own ([`FailSite`]): a breakpoint there reads the test and the error (frames from the
+//! error's stack, without locals). A failure seen where it was thrown is not recorded again.
 
 use std::collections::HashSet;
 
@@ -62,9 +61,9 @@ const NAME_FRAMES: usize = 3;
 
 /// A test runner's function that marks a test failed, whatever failed it.
 pub(crate) struct FailSite {
-    /// How the runner's script URL ends.
+    /// A part of the runner's script URLs (a bundle's chunks are named by hash).
     url: &'static str,
-    /// The line that starts the function, as the runner writes it.
+    /// How the line before the place starts (indentation aside), as the runner writes it.
     definition: &'static str,
     /// Evaluated in the function's frame: the JSON of `{test, type, message, stack}`, or
     /// undefined when this call is no failure of its own.
@@ -77,7 +76,30 @@ const ERROR_JSON: &str = "JSON.stringify({test: name, \
     message: e !== null && typeof e === 'object' && e.message !== undefined ? String(e.message) : String(e), \
     stack: e !== null && typeof e === 'object' && typeof e.stack === 'string' ? e.stack : ''})";
 
+/// The test's name in jest's and vitest's `expect` state (see [`TEST_NAME`]).
+const EXPECT_TEST_NAME: &str = "(() => { const s = globalThis[Symbol.for('$$jest-matchers-object')]; \
+    const n = s && s.state && s.state.currentTestName; return typeof n === 'string' ? n : undefined; })()";
+
 const FAIL_SITES: &[FailSite] = &[
+    // jest-circus's event handler, `case 'test_fn_failure': {` (an error, or a reason given to
+    // `done`); the test's name is its describe blocks' and its own, as jest writes it.
+    FailSite {
+        url: "/node_modules/jest-circus/build/eventHandler.js",
+        definition: "case 'test_fn_failure': {",
+        read: "(() => { try { const e = event.error; const names = []; \
+            for (let n = event.test; n && n.parent; n = n.parent) names.unshift(n.name); \
+            const name = names.length > 0 ? names.join(' ') : undefined; \
+            return JSON_ERROR; } catch (_) { return undefined; } })()",
+    },
+    // vitest's `failTask(result, err, diffOptions)`: its `PendingError` is a skip.
+    FailSite {
+        url: "/node_modules/@vitest/runner/dist/",
+        definition: "function failTask(",
+        read: "(() => { try { const e = Array.isArray(err) ? err[0] : err; \
+            if (e !== null && typeof e === 'object' && e.constructor && \
+                e.constructor.name === 'PendingError') return undefined; \
+            const name = EXPECT_NAME; return JSON_ERROR; } catch (_) { return undefined; } })()",
+    },
     // `Runner.prototype.fail = function (test, err, force)`: a pending test's is ignored.
     FailSite {
         url: "/node_modules/mocha/lib/runner.js",
@@ -106,17 +128,18 @@ const FAIL_SITES: &[FailSite] = &[
 impl FailSite {
     /// The site in the script at `url`, if it is a runner's.
     pub(crate) fn of(url: &str) -> Option<&'static FailSite> {
-        FAIL_SITES.iter().find(|site| url.ends_with(site.url))
+        FAIL_SITES.iter().find(|site| url.contains(site.url))
     }
 
-    /// The 0-based line of the function's first statement in the script's `source`.
+    /// The 0-based line of the place (the line after its definition) in the script's `source`.
     pub(crate) fn body_line(&self, source: &str) -> Option<usize> {
-        source.lines().position(|line| line.starts_with(self.definition)).map(|line| line + 1)
+        let starts = |line: &str| line.trim_start().starts_with(self.definition.trim_start());
+        source.lines().position(starts).map(|line| line + 1)
     }
 
-    /// The expression to evaluate in the function's frame.
+    /// The expression to evaluate in the place's frame.
     pub(crate) fn read(&self) -> String {
-        self.read.replace("JSON_ERROR", ERROR_JSON)
+        self.read.replace("JSON_ERROR", ERROR_JSON).replace("EXPECT_NAME", EXPECT_TEST_NAME)
     }
 }
 
@@ -130,7 +153,7 @@ pub(crate) fn reported(report: &Value, seen: &mut Seen) -> Option<Value> {
     let own: Vec<&Value> =
         frames.iter().filter(|f| is_own(f["file"].as_str().unwrap_or_default())).collect();
     let at = own.first().map(|f| format!("{}:{}", f["file"].as_str().unwrap_or(""), f["line"]));
-    if !seen.0.insert(format!("{class}\n{message}\n{}", at.unwrap_or_default())) {
+    if !seen.0.insert(failure_key(message, &at.unwrap_or_default())) {
         return None;
     }
     let listed = own.into_iter().take(FAILURE_FRAMES).cloned().collect();
@@ -139,6 +162,12 @@ pub(crate) fn reported(report: &Value, seen: &mut Seen) -> Option<Value> {
         record["test"] = test.into();
     }
     Some(record)
+}
+
+/// What makes two records one failure: the message and the first own frame's place (not the
+/// class: jest's assertion error is `JestAssertionError` to the debugger, `Error` by its name).
+fn failure_key(message: &str, at: &str) -> String {
+    format!("{message}\n{at}")
 }
 
 /// An error's `stack` as frames `{function, file, line, locals: {}}` (V8's `    at f (file:1:2)`
@@ -215,7 +244,7 @@ pub(crate) fn record(
         return None;
     }
     let message = message(&description, class);
-    let key = format!("{class}\n{message}\n{}:{}", file(first), frames[first]["line"]);
+    let key = failure_key(&message, &format!("{}:{}", file(first), frames[first]["line"]));
     if !seen.0.insert(key) {
         return None;
     }
@@ -351,6 +380,10 @@ mod tests {
         let source = "a\nRunner.prototype.fail = function (test, err, force) {\n  force = 1;\n}";
         assert_eq!(site.body_line(source), Some(2));
         assert!(FailSite::of("node:internal/test_runner/test").is_some());
+        let vitest = FailSite::of("file:///a/node_modules/@vitest/runner/dist/chunk-hooks.js");
+        assert_eq!(vitest.unwrap().body_line("x\nfunction failTask(result, err) {\n\tif"), Some(2));
+        let jest = FailSite::of("/a/node_modules/jest-circus/build/eventHandler.js").unwrap();
+        assert_eq!(jest.body_line("switch (x) {\n    case 'test_fn_failure': {\n"), Some(2));
         assert!(FailSite::of("file:///app/runner.js").is_none());
         assert!(!site.read().contains("JSON_ERROR"));
     }

@@ -30,8 +30,8 @@ fn check_assertion(failure: &Value, file: &str, line: u64, kind: &str) {
     assert_eq!(frame["locals"]["items"], "Array(1) [Object]", "{failure}");
 }
 
-/// A failure the runner was told of (`done(error)`), not thrown: found where the runner marks
-/// the test failed; its frames come from the error's stack, without locals.
+/// A failure the runner was told of (`done(error)`, a rejection), not thrown: found where the
+/// runner marks the test failed; its frames come from the error's stack, without locals.
 fn check_done(failure: &Value, file: &str, line: u64, test: &str) {
     assert_eq!(
         (&failure["kind"], &failure["type"]),
@@ -51,10 +51,11 @@ fn each_runners_failing_test_with_its_locals() {
 
     // jest: the assertion, through babel-jest's map; `expect(...).toThrow()` is no failure.
     let found = failures("npx jest cart.test.js", &tag);
-    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
     check_assertion(&found[0], "cart.test.js", 7, "AssertionError");
     assert_eq!(found[0]["test"], "totals without discount", "{found}");
     assert_eq!(found[0]["frames"][0]["locals"]["got"], "5.4", "{found}");
+    check_done(&found[1], "cart.test.js", 15, "reports through done");
 
     // node:test: the assertion, and a TypeError a subtest's code under test throws; each
     // names its test (a subtest after its parent).
@@ -96,10 +97,11 @@ fn each_runners_failing_test_with_its_locals() {
 
     // vitest: in its worker, through Vite's transform.
     let found = failures("npx vitest run cart.vitest", &tag);
-    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
     check_assertion(&found[0], "cart.vitest.test.mjs", 10, "AssertionError");
     assert_eq!(found[0]["test"], "totals without discount", "{found}");
     assert!(found[0]["frames"][0]["locals"].get("__vite_ssr_import_0__").is_none(), "{found}");
+    check_done(&found[1], "cart.vitest.test.mjs", 14, "reports through done");
     assert_no_debuggee(&tag);
 }
 
