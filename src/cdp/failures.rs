@@ -76,10 +76,6 @@ const ERROR_JSON: &str = "JSON.stringify({test: name, \
     message: e !== null && typeof e === 'object' && e.message !== undefined ? String(e.message) : String(e), \
     stack: e !== null && typeof e === 'object' && typeof e.stack === 'string' ? e.stack : ''})";
 
-/// The test's name in jest's and vitest's `expect` state (see [`TEST_NAME`]).
-const EXPECT_TEST_NAME: &str = "(() => { const s = globalThis[Symbol.for('$$jest-matchers-object')]; \
-    const n = s && s.state && s.state.currentTestName; return typeof n === 'string' ? n : undefined; })()";
-
 const FAIL_SITES: &[FailSite] = &[
     // jest-circus's event handler, `case 'test_fn_failure': {` (an error, or a reason given to
     // `done`); the test's name is its describe blocks' and its own, as jest writes it.
@@ -98,7 +94,7 @@ const FAIL_SITES: &[FailSite] = &[
         read: "(() => { try { const e = Array.isArray(err) ? err[0] : err; \
             if (e !== null && typeof e === 'object' && e.constructor && \
                 e.constructor.name === 'PendingError') return undefined; \
-            const name = EXPECT_NAME; return JSON_ERROR; } catch (_) { return undefined; } })()",
+            const name = TEST_NAME; return JSON_ERROR; } catch (_) { return undefined; } })()",
     },
     // `Runner.prototype.fail = function (test, err, force)`: a pending test's is ignored.
     FailSite {
@@ -139,7 +135,7 @@ impl FailSite {
 
     /// The expression to evaluate in the place's frame.
     pub(crate) fn read(&self) -> String {
-        self.read.replace("JSON_ERROR", ERROR_JSON).replace("EXPECT_NAME", EXPECT_TEST_NAME)
+        self.read.replace("JSON_ERROR", ERROR_JSON).replace("TEST_NAME", TEST_NAME)
     }
 }
 
