@@ -13,9 +13,11 @@
 //! A test fails without an exception in own code too: supertest's `expect(304)` hands its error
 //! to `done`, a library's promise rejects. Each runner records every failure at one place of
 //! its own ([`FailSite`]): a breakpoint there reads the test and the error (frames from the
-//! error's stack, without locals). A failure seen where it was thrown is not recorded again.
+//! error's stack, without locals). Where a runner reports failures, an exception that is not
+//! uncaught is held until the runner reports it (then it comes with its locals): own code that
+//! throws and catches inside itself, under a test, fails nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
@@ -139,9 +141,9 @@ impl FailSite {
     }
 }
 
-/// The record of a failure a runner reported at its [`FailSite`] (`report`: what its `read`
-/// answered), unless it was recorded already.
-pub(crate) fn reported(report: &Value, seen: &mut Seen) -> Option<Value> {
+/// A failure a runner reported at its [`FailSite`] (`report`: what its `read` answered): its
+/// key, and its record from the error's stack.
+fn reported(report: &Value) -> (String, Value) {
     let class = report["type"].as_str().unwrap_or("Error");
     let message = crate::process::strip_ansi(report["message"].as_str().unwrap_or_default());
     let message = message.trim_end();
@@ -149,15 +151,13 @@ pub(crate) fn reported(report: &Value, seen: &mut Seen) -> Option<Value> {
     let own: Vec<&Value> =
         frames.iter().filter(|f| is_own(f["file"].as_str().unwrap_or_default())).collect();
     let at = own.first().map(|f| format!("{}:{}", f["file"].as_str().unwrap_or(""), f["line"]));
-    if !seen.0.insert(failure_key(message, &at.unwrap_or_default())) {
-        return None;
-    }
+    let key = failure_key(message, &at.unwrap_or_default());
     let listed = own.into_iter().take(FAILURE_FRAMES).cloned().collect();
     let mut record = failure_record("test", class, message, listed, frames.len());
     if let Some(test) = report["test"].as_str() {
         record["test"] = test.into();
     }
-    Some(record)
+    (key, record)
 }
 
 /// What makes two records one failure: the message and the first own frame's place (not the
@@ -184,9 +184,40 @@ fn stack_frames(stack: &str) -> Vec<Value> {
     stack.lines().filter_map(frame).collect()
 }
 
-/// The failures seen so far in one run, to record each once (a rethrow pauses again).
+/// The failures of one run: each recorded once (a rethrow pauses again), and the exceptions
+/// held until a runner reports them.
 #[derive(Default)]
-pub(crate) struct Seen(HashSet<String>);
+pub(crate) struct Seen {
+    keys: HashSet<String>,
+    held: HashMap<String, Value>,
+}
+
+impl Seen {
+    /// An exception's record (from [`record`]): the failure now when it is uncaught or no
+    /// runner reports failures where it was thrown (`runner_reports` false); else held until
+    /// the runner reports it.
+    pub(crate) fn thrown(
+        &mut self,
+        (key, record): (String, Value),
+        runner_reports: bool,
+    ) -> Option<Value> {
+        if record["kind"] == "uncaught" || !runner_reports {
+            return Some(record);
+        }
+        self.held.insert(key, record);
+        None
+    }
+
+    /// A runner's report: the exception held for it (with its locals), else its own record
+    /// from the error's stack; `None` when it was recorded already.
+    pub(crate) fn reported(&mut self, report: &Value) -> Option<Value> {
+        let (key, record) = reported(report);
+        if let Some(held) = self.held.remove(&key) {
+            return Some(held);
+        }
+        self.keys.insert(key).then_some(record)
+    }
+}
 
 /// Whether a file (as `Scripts::frame_json` names it) is the program's own code.
 fn is_own(file: &str) -> bool {
@@ -201,7 +232,7 @@ fn is_runner(file: &str) -> bool {
     RUNNERS.iter().any(|runner| file.contains(runner))
 }
 
-/// The record of the failure this exception pause is, or `None` when it is none. `frames`
+/// The failure this exception pause may be, with its key, or `None` when it is none. `frames`
 /// are the pause's frames as `{function, file, line}` (source-mapped), in the order of
 /// `params.callFrames`; `read` asks the paused target a request and waits for its answer.
 pub(crate) fn record(
@@ -209,7 +240,7 @@ pub(crate) fn record(
     frames: &[Value],
     seen: &mut Seen,
     read: &mut dyn FnMut(&str, Value) -> Option<Value>,
-) -> Option<Value> {
+) -> Option<(String, Value)> {
     if !matches!(params["reason"].as_str(), Some("exception" | "promiseRejection")) {
         return None;
     }
@@ -241,7 +272,7 @@ pub(crate) fn record(
     }
     let message = message(&description, class);
     let key = failure_key(&message, &format!("{}:{}", file(first), frames[first]["line"]));
-    if !seen.0.insert(key) {
+    if !seen.keys.insert(key.clone()) {
         return None;
     }
     let call_frames = params["callFrames"].as_array().cloned().unwrap_or_default();
@@ -271,7 +302,7 @@ pub(crate) fn record(
     if let Some(name) = names.next() {
         record["test"] = name.into();
     }
-    Some(record)
+    Some((key, record))
 }
 
 /// An exception's message: its description up to its stack, without the class name in
@@ -364,10 +395,19 @@ mod tests {
         let mut seen = Seen::default();
         let report =
             json!({"test": "res x", "type": "Error", "message": "expected 304", "stack": stack});
-        let record = reported(&report, &mut seen).unwrap();
+        let record = seen.reported(&report).unwrap();
         assert_eq!(record["frames"].as_array().unwrap().len(), 3, "{record}");
         assert_eq!((&record["test"], &record["framesOmitted"]), (&json!("res x"), &json!(1)));
-        assert!(reported(&report, &mut seen).is_none(), "recorded once");
+        assert!(seen.reported(&report).is_none(), "recorded once");
+
+        // Held where it was thrown (with its locals) until the runner reports it.
+        let key = failure_key("expected 304", "/app/test/res.send.js:409");
+        let thrown = json!({"kind": "test", "frames": [{"locals": {"a": "1"}}]});
+        let mut seen = Seen::default();
+        assert!(seen.thrown((key.clone(), thrown.clone()), true).is_none());
+        assert_eq!(seen.reported(&report), Some(thrown.clone()));
+        // Where no runner reports, or uncaught: at once.
+        assert_eq!(seen.thrown((key, thrown.clone()), false), Some(thrown));
     }
 
     #[test]

@@ -882,10 +882,11 @@ impl Run<'_> {
             let answer = self.ask(origin, "Debugger.evaluateOnCallFrame", params)?;
             let report = answer.pointer("/result/value")?.as_str()?;
             let report = serde_json::from_str(report).ok()?;
-            let mut record = failures::reported(&report, &mut self.seen)?;
+            let mut record = self.seen.reported(&report)?;
             record["process"] = self.processes[origin.connection].pid.into();
             return Some(record);
         }
+        let runner_reports = !target.fail_sites.is_empty();
         let frames: Vec<Value> = params["callFrames"]
             .as_array()
             .into_iter()
@@ -895,6 +896,7 @@ impl Run<'_> {
         let mut seen = std::mem::take(&mut self.seen);
         let mut read = |method: &str, params: Value| self.ask(origin, method, params);
         let record = failures::record(params, &frames, &mut seen, &mut read);
+        let record = record.and_then(|record| seen.thrown(record, runner_reports));
         self.seen = seen;
         let mut record = record?;
         record["process"] = self.processes[origin.connection].pid.into();
