@@ -14,6 +14,7 @@ fn failures(command: &str, tag: &str) -> Value {
     let s = ok(&result);
     assert_ne!(s["exitCode"], 0, "{command}: {s}");
     assert!(s.get("breakpoint").is_none(), "{s}");
+    assert!(s.get("moreFailures").is_none(), "{s}");
     s["failures"].clone()
 }
 
@@ -58,7 +59,8 @@ fn each_runners_failing_test_with_its_locals() {
     check_done(&found[1], "cart.test.js", 15, "reports through done");
 
     // node:test: the assertion, and a TypeError a subtest's code under test throws; each
-    // names its test (a subtest after its parent).
+    // names its test (a subtest after its parent). The SyntaxError a passing test's code
+    // catches itself is none.
     let found = failures("node --test cart.node.js", &tag);
     assert_eq!(found.as_array().unwrap().len(), 3, "{found}");
     check_assertion(&found[0], "cart.node.js", 9, "AssertionError");
