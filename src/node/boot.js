@@ -9,7 +9,7 @@
   if (!channel) return;
   // The process debug-mcp started (marked while it waited for the debugger), or one started
   // with an inspector flag, opens its own: known without loading `inspector` or
-  // `worker_threads`, about 40 of Node's modules, which the debugger would report and hash.
+  // `worker_threads`, 27 of Node's modules, which the debugger would report and hash.
   if (process[Symbol.for('debug-mcp.inspected')]) return;
   if (process.execArgv.some((a) => /^--inspect(-brk|-wait)?(=|$)/.test(a))) return;
   let inspector, fs;
