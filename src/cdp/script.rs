@@ -160,6 +160,11 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
     script::drive(&mut run, started, plan, call, deadline)
 }
 
+/// Whether a `Debugger.paused` event's `params` say breakpoint `id` was hit.
+fn hit_breakpoint(params: &Value, id: &str) -> bool {
+    params["hitBreakpoints"].as_array().is_some_and(|ids| ids.iter().any(|hit| hit == id))
+}
+
 fn syntax_failure(field: &str, details: &Value) -> Failure {
     let error = details
         .pointer("/exception/description")
@@ -764,11 +769,7 @@ impl Run<'_> {
                 if self.top && origin == Origin::default() {
                     name_start_pause(self.runtime.as_ref(), &mut self.began, &mut event.params);
                 }
-                let hit = |id: &str| {
-                    event.params["hitBreakpoints"]
-                        .as_array()
-                        .is_some_and(|ids| ids.iter().any(|hit| hit == id))
-                };
+                let hit = |id: &str| hit_breakpoint(&event.params, id);
                 let at_load = target.breakpoint.probe_id().is_some_and(hit);
                 self.place_at_pause(&origin, &event.params)?;
                 // A probe without an expression stopped: its frame's locals.
@@ -873,8 +874,7 @@ impl Run<'_> {
     /// a runner marking a test failed.
     fn failure(&mut self, origin: &Origin, params: &Value) -> Option<Value> {
         let target = self.targets.get_mut(origin)?;
-        let ids = params["hitBreakpoints"].as_array().cloned().unwrap_or_default();
-        let site = target.fail_sites.iter().find(|(id, _)| ids.iter().any(|hit| hit == id));
+        let site = target.fail_sites.iter().find(|(id, _)| hit_breakpoint(params, id));
         if let Some(&(_, site)) = site {
             let frame = params.pointer("/callFrames/0/callFrameId")?.clone();
             let params = json!({"callFrameId": frame, "expression": site.read(),
