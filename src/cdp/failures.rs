@@ -48,15 +48,16 @@ const TEST_NAME: &str = "(() => { try { const S = globalThis['jest-symbol-do-not
     const n = s && s.state && s.state.currentTestName; return typeof n === 'string' ? n : undefined; } \
     catch (_) { return undefined; } })()";
 
-/// The test a runner's frame runs, read from its `this`: mocha's `Runnable` (its full title),
-/// node:test's `Test` (its name after its parents', without the root's).
-const RUNNER_TEST_NAME: &str = "(function () { try { const t = this; \
+/// The name of the test a runner holds, called with it as `this`: mocha's `Runnable` (its full
+/// title), node:test's `Test` (its name after its parents', without the root's). A runner's
+/// frame below a test holds it as its own `this`; the runners' fail sites, as an argument.
+const TEST_OF: &str = "(function () { try { const t = this; \
     if (t === null || typeof t !== 'object') return undefined; \
     if (typeof t.fullTitle === 'function' && typeof t.title === 'string') return t.fullTitle(); \
     if (typeof t.name === 'string' && 'parent' in t) { const names = []; \
       for (let n = t; n && n.parent; n = n.parent) names.unshift(n.name); \
       return names.length > 0 ? names.join(' > ') : undefined; } \
-    } catch (_) {} return undefined; }).call(this)";
+    } catch (_) {} return undefined; })";
 
 /// Runner frames asked for the test's name, at most.
 const NAME_FRAMES: usize = 3;
@@ -103,8 +104,7 @@ const FAIL_SITES: &[FailSite] = &[
         url: "/node_modules/mocha/lib/runner.js",
         definition: "Runner.prototype.fail = function",
         read: "(() => { try { if (typeof test.isPending === 'function' && test.isPending() && \
-            force !== true) return undefined; const e = err; \
-            const name = typeof test.fullTitle === 'function' ? test.fullTitle() : undefined; \
+            force !== true) return undefined; const e = err; const name = TEST_OF.call(test); \
             return JSON_ERROR; } catch (_) { return undefined; } })()",
     },
     // `Test#fail(err)`: the first failure counts; the error is wrapped (`cause`); a parent
@@ -117,8 +117,7 @@ const FAIL_SITES: &[FailSite] = &[
               if (e.failureType === 'subtestsFailed' || e.failureType === 'cancelledByParent') \
                 return undefined; \
               if (e.cause !== undefined) e = e.cause; } \
-            const names = []; for (let n = this; n && n.parent; n = n.parent) names.unshift(n.name); \
-            const name = names.length > 0 ? names.join(' > ') : undefined; \
+            const name = TEST_OF.call(this); \
             return JSON_ERROR; } catch (_) { return undefined; } }).call(this)",
     },
 ];
@@ -137,7 +136,8 @@ impl FailSite {
 
     /// The expression to evaluate in the place's frame.
     pub(crate) fn read(&self) -> String {
-        self.read.replace("JSON_ERROR", ERROR_JSON).replace("TEST_NAME", TEST_NAME)
+        let read = self.read.replace("JSON_ERROR", ERROR_JSON);
+        read.replace("TEST_NAME", TEST_NAME).replace("TEST_OF", TEST_OF)
     }
 }
 
@@ -290,8 +290,9 @@ pub(crate) fn record(
     // jest's and vitest's name is global (read in the top frame); mocha's and node:test's is
     // the `this` of a runner's frame below the test.
     let runners = (outermost + 1..frames.len()).filter(|&i| is_runner(file(i)));
+    let runner_name = format!("{TEST_OF}.call(this)");
     let asked = std::iter::once((0, TEST_NAME))
-        .chain(runners.take(NAME_FRAMES).map(|i| (i, RUNNER_TEST_NAME)));
+        .chain(runners.take(NAME_FRAMES).map(|i| (i, runner_name.as_str())));
     let mut names = asked.filter_map(|(i, expression)| {
         let id = call_frames.get(i)?["callFrameId"].as_str()?;
         let params = json!({"callFrameId": id, "expression": expression,
@@ -421,7 +422,13 @@ mod tests {
         let jest = FailSite::of("/a/node_modules/jest-circus/build/eventHandler.js").unwrap();
         assert_eq!(jest.body_line("switch (x) {\n    case 'test_fn_failure': {\n"), Some(2));
         assert!(FailSite::of("file:///app/runner.js").is_none());
-        assert!(!site.read().contains("JSON_ERROR"));
+        for site in FAIL_SITES {
+            let read = site.read();
+            assert!(
+                !["JSON_ERROR", "TEST_NAME", "TEST_OF"].iter().any(|p| read.contains(p)),
+                "{read}"
+            );
+        }
     }
 
     #[test]
