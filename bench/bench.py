@@ -278,13 +278,17 @@ session.post('Debugger.setBreakpointByUrl', {urlRegex: '.*loop\\\\.js$', lineNum
 """
 
 
-def in_process_script():
-    """Seconds of one run of the fixture with the in-process floor preloaded."""
+def in_process_preload():
+    """Writes the in-process floor's preload (afresh: an older one may differ) and returns its path."""
     preload = os.path.join(ROOT, "target", "bench", "in-process-floor.js")
-    if not os.path.exists(preload):
-        os.makedirs(os.path.dirname(preload), exist_ok=True)
-        with open(preload, "w") as f:
-            f.write(IN_PROCESS)
+    os.makedirs(os.path.dirname(preload), exist_ok=True)
+    with open(preload, "w") as f:
+        f.write(IN_PROCESS)
+    return preload
+
+
+def in_process_script(preload):
+    """Seconds of one run of the fixture with the in-process floor `preload`ed."""
     return timed(lambda: subprocess.run(["node", "--require", preload, FIXTURE], capture_output=True, check=True))[0]
 
 
@@ -555,6 +559,7 @@ def main():
     node_devnull = []
     script = []
     bare, in_process = [], []
+    preload = in_process_preload()
     server = Server()
     server.initialize()
     # One warm-up of each, so the page cache holds node and the fixture.
@@ -568,7 +573,7 @@ def main():
         assert len(result["results"]) == 3, result
         script.append(elapsed)
         bare.append(bare_script())
-        in_process.append(in_process_script())
+        in_process.append(in_process_script(preload))
     bare = statistics.median(bare)
     in_process = statistics.median(in_process)
     hits_time, hits = timed(lambda: debug_script(server, f"node {COUNT} 10000", COUNT, 6, "i"))
