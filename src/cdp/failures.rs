@@ -134,8 +134,21 @@ impl FailSite {
         source.lines().position(starts).map(|line| line + 1)
     }
 
+    /// What the runner reports at this place, read in the paused `params`' top frame: the
+    /// failure's record (see [`Seen::reported`]), or `None` when this call is no failure.
+    pub(crate) fn report(
+        &self,
+        params: &Value,
+        seen: &mut Seen,
+        read: &mut dyn FnMut(&str, Value) -> Option<Value>,
+    ) -> Option<Value> {
+        let frame = params.pointer("/callFrames/0/callFrameId")?;
+        let report = frame_text(frame, &self.read(), read)?;
+        seen.reported(&serde_json::from_str(&report).ok()?)
+    }
+
     /// The expression to evaluate in the place's frame.
-    pub(crate) fn read(&self) -> String {
+    fn read(&self) -> String {
         let read = self.read.replace("JSON_ERROR", ERROR_JSON);
         read.replace("TEST_NAME", TEST_NAME).replace("TEST_OF", TEST_OF)
     }
@@ -158,6 +171,18 @@ fn reported(report: &Value) -> (String, Value) {
         record["test"] = test.into();
     }
     (key, record)
+}
+
+/// The string `expression` evaluates to in the paused frame `frame` (a `callFrameId`).
+fn frame_text(
+    frame: &Value,
+    expression: &str,
+    read: &mut dyn FnMut(&str, Value) -> Option<Value>,
+) -> Option<String> {
+    let params = json!({"callFrameId": frame, "expression": expression,
+                        "returnByValue": true, "silent": true});
+    let answer = read("Debugger.evaluateOnCallFrame", params)?;
+    answer.pointer("/result/value")?.as_str().map(String::from)
 }
 
 /// What makes two records one failure: the message and the first own frame's place (not the
@@ -294,11 +319,7 @@ pub(crate) fn record(
     let asked = std::iter::once((0, TEST_NAME))
         .chain(runners.take(NAME_FRAMES).map(|i| (i, runner_name.as_str())));
     let mut names = asked.filter_map(|(i, expression)| {
-        let id = call_frames.get(i)?["callFrameId"].as_str()?;
-        let params = json!({"callFrameId": id, "expression": expression,
-                            "returnByValue": true, "silent": true});
-        let answer = read("Debugger.evaluateOnCallFrame", params)?;
-        answer.pointer("/result/value")?.as_str().map(String::from)
+        frame_text(&call_frames.get(i)?["callFrameId"], expression, read)
     });
     if let Some(name) = names.next() {
         record["test"] = name.into();

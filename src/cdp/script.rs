@@ -875,28 +875,23 @@ impl Run<'_> {
     fn failure(&mut self, origin: &Origin, params: &Value) -> Option<Value> {
         let target = self.targets.get_mut(origin)?;
         let site = target.fail_sites.iter().find(|(id, _)| hit_breakpoint(params, id));
-        if let Some(&(_, site)) = site {
-            let frame = params.pointer("/callFrames/0/callFrameId")?.clone();
-            let params = json!({"callFrameId": frame, "expression": site.read(),
-                                "returnByValue": true, "silent": true});
-            let answer = self.ask(origin, "Debugger.evaluateOnCallFrame", params)?;
-            let report = answer.pointer("/result/value")?.as_str()?;
-            let report = serde_json::from_str(report).ok()?;
-            let mut record = self.seen.reported(&report)?;
-            record["process"] = self.processes[origin.connection].pid.into();
-            return Some(record);
-        }
+        let site = site.map(|&(_, site)| site);
         let runner_reports = !target.fail_sites.is_empty();
-        let frames: Vec<Value> = params["callFrames"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| target.scripts.frame_json(f))
-            .collect();
+        // An exception's frames, source-mapped (a runner's report reads its error's stack).
+        let frames: Vec<Value> = match site {
+            Some(_) => Vec::new(),
+            None => {
+                let frames = params["callFrames"].as_array().into_iter().flatten();
+                frames.map(|f| target.scripts.frame_json(f)).collect()
+            }
+        };
         let mut seen = std::mem::take(&mut self.seen);
         let mut read = |method: &str, params: Value| self.ask(origin, method, params);
-        let record = failures::record(params, &frames, &mut seen, &mut read);
-        let record = record.and_then(|record| seen.thrown(record, runner_reports));
+        let record = match site {
+            Some(site) => site.report(params, &mut seen, &mut read),
+            None => failures::record(params, &frames, &mut seen, &mut read)
+                .and_then(|record| seen.thrown(record, runner_reports)),
+        };
         self.seen = seen;
         let mut record = record?;
         record["process"] = self.processes[origin.connection].pid.into();
