@@ -127,14 +127,16 @@ fn output() -> Value {
             "results": {"type": "array", "items": {
                 "type": "object",
                 "properties": {
+                    "probe": {"type": "integer", "description": "With `probes`: which probe (its index) this hit is of."},
                     "type": {"type": "string"},
                     "value": {},
+                    "locals": {"type": "object", "description": "A probe without an expression: the frame's locals, {name: preview}, instead of type and value."},
                     "stack": {"type": "array", "items": {"type": "object", "properties": {
                         "function": {"type": "string"}, "file": {"type": "string"}, "line": {"type": "integer"}}}},
                     "pid": {"type": "integer", "description": "The process the hit ran in; only when hits came from more than one process or thread."},
                     "thread": {"type": "string", "description": "The worker thread it ran in, when not the process's main thread; only when hits came from more than one."}
                 },
-                "required": ["type", "value"]
+                "anyOf": [{"required": ["type", "value"]}, {"required": ["locals"]}]
             }},
             "breakpoint": {"type": "object", "properties": {
                 "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},

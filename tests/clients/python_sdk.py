@@ -40,6 +40,11 @@ CASES = [
       "expression": "process.argv[2]"}, False, 1),
     ({"command": "node --test fixtures/node-test", "breakpoint": {"file": "fixtures/node-test/square.js", "line": 4},
       "expression": "n"}, False, 3),
+    # Probes: one without an expression answers the frame's locals (no type or value), and
+    # failures, each as the schema says.
+    ({"command": f"{sys.executable} -m pytest -q -p no:cacheprovider", "cwd": "fixtures/py/failing", "failures": True,
+      "probes": [{"file": "prices.py", "line": 4}, {"file": "prices.py", "line": 5, "expression": "discounted"}]},
+     False, 4),
 ]
 
 

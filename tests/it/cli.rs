@@ -12,11 +12,11 @@ fn debug_mcp(args: &[&str]) -> (i32, String, String) {
         .current_dir(root())
         .output()
         .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    if let (Some(&"run"), Ok(printed)) = (args.first(), serde_json::from_str::<Value>(&stdout)) {
+        crate::schema::check("debug-script", &printed);
+    }
+    (output.status.code().unwrap_or(-1), stdout, String::from_utf8(output.stderr).unwrap())
 }
 
 #[test]

@@ -228,6 +228,7 @@ fn the_examples_of_the_readme_and_docs_answer_as_shown() {
                         .output()
                         .unwrap();
                     let printed = parse(&String::from_utf8_lossy(&output.stdout), &block.at);
+                    crate::schema::check("debug-script", &printed);
                     if let Err(e) = compare(&expected, &printed, &block.at, "") {
                         failures.push(e);
                     }

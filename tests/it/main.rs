@@ -18,6 +18,7 @@ mod native;
 pub mod need;
 mod protocol;
 mod python;
+mod schema;
 mod scratch;
 mod script;
 mod session;
@@ -137,6 +138,9 @@ pub struct Server {
     next_id: i64,
     /// Notifications received while waiting for responses, in order.
     pub notifications: Vec<Value>,
+    /// The tool each `tools/call` in flight names, by request id: its answer is checked
+    /// against that tool's output schema when it arrives, whoever reads it.
+    calls: std::collections::HashMap<Value, String>,
 }
 
 impl Server {
@@ -178,7 +182,14 @@ impl Server {
                 }
             }
         });
-        Server { child, stdin, lines, next_id: 1, notifications: Vec::new() }
+        Server {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+            notifications: Vec::new(),
+            calls: Default::default(),
+        }
     }
 
     /// Starts and completes the handshake.
@@ -215,6 +226,10 @@ impl Server {
     }
 
     pub fn send(&mut self, message: &Value) {
+        if message["method"] == "tools/call" && !message["id"].is_null() {
+            let name = message["params"]["name"].as_str().unwrap_or_default();
+            self.calls.insert(message["id"].clone(), name.to_string());
+        }
         self.send_raw(message.to_string().as_bytes());
     }
 
@@ -233,12 +248,28 @@ impl Server {
     /// The next line from the server as JSON, or `None` after `timeout`.
     pub fn recv_within(&mut self, timeout: Duration) -> Option<Value> {
         match self.lines.recv_timeout(timeout) {
-            Ok(line) => Some(
-                serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("bad JSON from server ({e}): {line}")),
-            ),
+            Ok(line) => {
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("bad JSON from server ({e}): {line}"));
+                self.check_answer(&message);
+                Some(message)
+            }
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// A tool's answer (a response to a `tools/call` this client sent): its shape, and its
+    /// structured content against the tool's output schema.
+    fn check_answer(&mut self, message: &Value) {
+        if message.get("method").is_some() {
+            return;
+        }
+        let Some(name) = message.get("id").and_then(|id| self.calls.remove(id)) else { return };
+        let Some(result) = message.get("result") else { return };
+        check_result_shape(result);
+        if let Some(structured) = result.get("structuredContent") {
+            schema::check(&name, structured);
         }
     }
 
@@ -274,9 +305,7 @@ impl Server {
     pub fn call(&mut self, name: &str, arguments: Value) -> Value {
         let response = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         assert!(response.get("error").is_none(), "JSON-RPC error: {response}");
-        let result = response["result"].clone();
-        check_result_shape(&result);
-        result
+        response["result"].clone()
     }
 
     pub fn debug_script(&mut self, arguments: Value) -> Value {
