@@ -211,20 +211,20 @@ impl Breakpoint {
         self.unique = format!("(?:#bp{n})?");
     }
 
-    /// Also watches a JavaScript file load: a runner that transforms it while loading
-    /// (vitest's vite-node, jest with coverage) runs other lines than the file's, and says how
+    /// Also watches the file load: a runner that transforms it while loading (vitest's
+    /// vite-node, jest with coverage, ts-jest) runs other lines than the file's, and says how
     /// through an inline map. The caller asks V8 to pause before each script with a source map
-    /// runs (`Debugger.setInstrumentationBreakpoint`, `beforeScriptWithSourceMapExecution`;
-    /// a probe at line 0 would not do: jest wraps the code, and such a probe never stops) and
-    /// hands the file's script to [`Breakpoint::in_loaded_script`]; the breakpoint then moves
-    /// through its map. A file loaded as it is keeps its breakpoint. True when the caller must
-    /// ask for that pause.
+    /// runs (`Debugger.setInstrumentationBreakpoint`, `beforeScriptWithSourceMapExecution`)
+    /// and hands the file's script to [`Breakpoint::in_script`]; the breakpoint then moves
+    /// through its map. A line-0 probe alone would not do: jest wraps the code it compiles (a
+    /// TypeScript file's too), and such a probe never stops. A JavaScript file loaded as it is
+    /// keeps its breakpoint. True when the caller must ask for that pause.
     pub(crate) fn watch_load(&mut self) -> bool {
         let watch = self.direct && self.probe == Probe::Off;
         if watch {
             self.probe = Probe::Watching;
         }
-        watch || (self.any_map && self.probe == Probe::Waiting(None))
+        watch || self.probe == Probe::Waiting(None)
     }
 
     /// The condition of the breakpoint set by the file's own URL, when it must differ (so that

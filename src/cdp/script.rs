@@ -256,7 +256,8 @@ struct Run<'a> {
     checked: bool,
     /// The failures recorded (with `failures`), each once.
     seen: failures::Seen,
-    /// Some thread compiled the file while loading it, and the breakpoint was placed then.
+    /// Some thread compiled a file while loading it, and the breakpoint (or a probe) was
+    /// placed then.
     placed_at_load: bool,
     /// Each thread pauses before a script with a source map runs, so that the breakpoint's
     /// JavaScript file, transformed while loading, gets its breakpoint through that map.
@@ -559,12 +560,23 @@ impl Run<'_> {
         }
     }
 
-    /// The probe stopped the breakpoint file's module before its body ran (tsx and the like
-    /// compile it while it loads): place the real breakpoint from its map; the caller resumes.
-    fn place_at_load(&mut self, at: &Origin, frame: &Value) -> Result<(), Failure> {
-        let Some(target) = self.targets.get_mut(at) else { return Ok(()) };
-        let steps = target.breakpoint.at_load(frame, &mut target.scripts)?;
-        self.send_steps(at, steps, None)
+    /// A load-time probe stopped a file's module before its body ran (tsx, jiti, vite-node and
+    /// the like compile it while it loads): place the real breakpoint, and each of the `probes`
+    /// in that file, from its map; the caller resumes.
+    fn place_at_load(&mut self, at: &Origin, params: &Value) -> Result<(), Failure> {
+        let hit = |id: &str| hit_breakpoint(params, id);
+        let frame = &params["callFrames"][0];
+        for which in std::iter::once(None).chain((0..self.plan.probes.len()).map(Some)) {
+            let Some((breakpoint, scripts)) = self.targets.get_mut(at).and_then(|t| t.parts(which))
+            else {
+                return Ok(());
+            };
+            if breakpoint.probe_id().is_some_and(hit) {
+                let steps = breakpoint.at_load(frame, scripts)?;
+                self.send_steps(at, steps, which)?;
+            }
+        }
+        Ok(())
     }
 
     /// At a pause before a script with a source map runs: a breakpoint's own file, transformed
@@ -615,10 +627,8 @@ impl Run<'_> {
                 breakpoint.set(request, &answer, scripts);
             }
         }
-        if which.is_none() {
-            self.placed_at_load = true;
-            log::debug(format_args!("breakpoint placed at load"));
-        }
+        self.placed_at_load = true;
+        log::debug(format_args!("breakpoint placed at load ({which:?})"));
         Ok(())
     }
 
@@ -770,7 +780,11 @@ impl Run<'_> {
                     name_start_pause(self.runtime.as_ref(), &mut self.began, &mut event.params);
                 }
                 let hit = |id: &str| hit_breakpoint(&event.params, id);
-                let at_load = target.breakpoint.probe_id().is_some_and(hit);
+                let at_load = target
+                    .probes
+                    .iter()
+                    .chain([&target.breakpoint])
+                    .any(|b| b.probe_id().is_some_and(hit));
                 self.place_at_pause(&origin, &event.params)?;
                 // A probe without an expression stopped: its frame's locals.
                 let target = self.targets.get_mut(&origin).expect("looked up above");
@@ -800,7 +814,7 @@ impl Run<'_> {
                 let frames: Vec<Value> =
                     frames.take(STACK_FRAMES).map(|f| target.scripts.frame_json(f)).collect();
                 if at_load {
-                    self.place_at_load(&origin, &event.params["callFrames"][0])?;
+                    self.place_at_load(&origin, &event.params)?;
                 }
                 // Every pause is resumed: `debugger;` statements, the load-time probe, the
                 // initial pause of --inspect-brk, and hits when a stack was asked for.
@@ -1139,13 +1153,16 @@ impl Collector for Run<'_> {
         // Not JavaScript, no map on disk, and no process loaded the file itself; unless the
         // program failed, which says more (a syntax error in the file, say).
         let failed = !timed_out && exit.code != Some(0);
-        let unplaced = self.planned.unplaceable() && !self.placed_at_load && !failed;
+        let unplaceable = self.probes.iter().chain([&self.planned]).any(Breakpoint::unplaceable);
+        let unplaced = unplaceable && !self.placed_at_load && !failed;
         unplaced.then(|| self.no_map_failure(exit, timed_out))
     }
 
     fn never_bound(&self) -> String {
         if !self.processes.is_empty() {
-            return self.planned.never_bound();
+            // With `probes`, the first that did not bind.
+            let unbound = self.probes.iter().zip(&self.probe_lines).find(|(_, l)| l.is_none());
+            return unbound.map_or(&self.planned, |(probe, _)| probe).never_bound();
         }
         format!(
             "the command started no {} process that debug-mcp could follow: run the script with \

@@ -679,6 +679,9 @@ fn never_hit_hint<C: Collector>(
             exit.describe()
         );
     }
+    if !plan.probes.is_empty() {
+        return probes_hint(collector, outcome, plan);
+    }
     let mut missed = match outcome.resolved_line {
         Some(line) => format!("line {line} never ran"),
         None => format!("no script loaded from {}", plan.file.display()),
@@ -705,5 +708,46 @@ fn never_hit_hint<C: Collector>(
             "the breakpoint was set at line {line}; either that line never ran or `{condition}` \
              was never truthy there"
         ),
+    }
+}
+
+/// Why none of the `probes` was hit: each probe's line that bound and never ran, or its file
+/// that was never loaded (in the collector's words, which name that file).
+fn probes_hint<C: Collector>(collector: &C, outcome: &Outcome, plan: &Plan) -> String {
+    let lines = plan.probes.iter().enumerate().map(|(index, probe)| {
+        let line = outcome.probe_lines.get(index).copied().flatten().filter(|&l| l > 0);
+        (probe, line)
+    });
+    let (bound, unbound): (Vec<_>, Vec<_>) = lines.partition(|(_, line)| line.is_some());
+    let places = |probes: &[(&Probe, Option<u32>)]| {
+        let places: Vec<String> = probes
+            .iter()
+            .map(|(probe, line)| format!("{}:{}", probe.file.display(), line.unwrap_or(probe.line)))
+            .collect();
+        places.join(", ")
+    };
+    let condition = match plan.probes.iter().any(|p| p.condition.is_some()) {
+        true => " (or their conditions were never truthy there)",
+        false => "",
+    };
+    let mut missed = match (bound.is_empty(), unbound.is_empty()) {
+        (false, true) => format!("the probes' lines never ran ({}){condition}", places(&bound)),
+        (true, _) => format!("no probe bound: no script loaded from {}", places(&unbound)),
+        (false, false) => format!(
+            "the lines of {} never ran, and no script loaded from {}",
+            places(&bound),
+            places(&unbound)
+        ),
+    };
+    if let Some(processes) = describe_processes(&outcome.processes) {
+        missed = format!("{missed} in {processes}");
+    }
+    if let Some(hint) = outcome.undebugged.hint(&missed) {
+        return hint;
+    }
+    match bound.is_empty() && outcome.processes.len() <= 1 {
+        // The runtime's words for a file never loaded (a source map's, a loader's).
+        true => collector.never_bound(),
+        false => format!("{missed}: check the paths, and that the program reaches them"),
     }
 }

@@ -220,3 +220,98 @@ fn tsx_beside_builds_on_disk_still_binds() {
     assert_eq!(s["breakpoint"]["resolvedLine"], 22);
     assert_eq!(s["breakpoint"]["generated"][0]["file"], ts_file("src/app.ts"));
 }
+
+/// `fixtures/ts-loaders`: one TypeScript library run by `command` (which compiles it while
+/// loading it). A breakpoint in it and two probes in it (an expression, and the locals) bind
+/// and answer alike: `total` sums pen (2 x 3) and ink (5 x 1).
+fn check_loader(command: &str) {
+    let dir = root().join("fixtures/ts-loaders");
+    let price = dir.join("src/price.ts").display().to_string();
+    let tag = tag();
+    let mut server = Server::initialized_in(&dir);
+    let command = format!("DMCP_TAG={tag} {command}");
+    let result = server.debug_script(json!({"command": command,
+        "breakpoint": {"file": "src/price.ts", "line": 10}, "expression": "item.name"}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!("pen"), json!("ink")], "{command}: {s}");
+    assert_eq!(s["breakpoint"]["resolvedLine"], 10, "{command}: {s}");
+    let result = server.debug_script(json!({"command": command, "probes": [
+        {"file": "src/price.ts", "line": 10, "expression": "item.name"},
+        {"file": "src/price.ts", "line": 13}]}));
+    let s = ok(&result);
+    let results: Vec<Value> = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| match r.get("locals") {
+            Some(locals) => json!([r["probe"], locals["sum"]]),
+            None => json!([r["probe"], r["value"]]),
+        })
+        .collect();
+    assert_eq!(results, [json!([0, "pen"]), json!([0, "ink"]), json!([1, "11"])], "{command}: {s}");
+    assert_eq!(
+        s["probes"],
+        json!([{"file": price, "line": 10, "resolvedLine": 10},
+               {"file": price, "line": 13, "resolvedLine": 13}]),
+        "{command}"
+    );
+    assert_no_debuggee(&tag);
+}
+
+#[test]
+fn probes_bind_wherever_breakpoints_do_through_typescript_loaders() {
+    crate::need::npm_packages();
+    for command in [
+        "npx tsx src/main.ts",
+        "node --import tsx src/main.ts",
+        "npx jiti src/main.ts",
+        "npx ts-node src/main.ts",
+        "node -r esbuild-register src/main.ts",
+        "npx vite-node src/main.ts",
+    ] {
+        check_loader(command);
+    }
+}
+
+#[test]
+fn probes_bind_wherever_breakpoints_do_through_test_runners_transforms() {
+    crate::need::npm_packages();
+    for command in ["npx vitest run", "npx jest", "npx jest --coverage"] {
+        check_loader(command);
+    }
+}
+
+#[test]
+fn a_probe_whose_file_never_loads_is_named_in_the_hint() {
+    crate::need::npm_packages();
+    let dir = root().join("fixtures/ts-loaders");
+    let mut server = Server::initialized_in(&dir);
+    let test_file = dir.join("src/price.jest.ts").display().to_string();
+    // The file is TypeScript that nothing loads here, with no map on disk: the hint named
+    // no file ("loaded no script from , and").
+    let result = server.debug_script(json!({"command": "node -r esbuild-register src/main.ts",
+        "probes": [{"file": "src/price.jest.ts", "line": 7}]}));
+    let e = err(&result);
+    assert_eq!(e["code"], "no_source_map", "{e}");
+    let hint = e["hint"].as_str().unwrap();
+    // In the runtime's words (or, when esbuild's service process was seen, the run's).
+    assert!(
+        hint.contains(&format!("no script from {test_file},"))
+            || hint
+                .contains(&format!("no script loaded from {test_file}:7 in the process debugged")),
+        "{hint}"
+    );
+    // One probe binds and never runs (its condition), the other's file never loads.
+    let result = server.debug_script(json!({"command": "node -r esbuild-register src/main.ts",
+        "probes": [{"file": "src/price.ts", "line": 10, "condition": "false"},
+                   {"file": "src/price.jest.ts", "line": 7}]}));
+    let e = err(&result);
+    assert_eq!(e["code"], "exited", "{e}");
+    let price = dir.join("src/price.ts").display().to_string();
+    let hint = e["hint"].as_str().unwrap();
+    let missed = format!(
+        "the lines of {price}:10 never ran, and no script loaded from {test_file}:7 in the \
+         process debugged (pid "
+    );
+    assert!(hint.starts_with(&missed), "{hint}");
+}
