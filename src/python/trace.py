@@ -304,20 +304,28 @@ def _watch_failures():
         sys.path.append(_HELPERS)
     hook = sys.excepthook
 
+    # Only the interpreter's own calls are failures: a program may call a hook itself (a test
+    # of a traceback formatter). The interpreter calls sys.excepthook once every frame has
+    # unwound (no Python caller), and threading.excepthook from threading's own code.
     def excepthook(kind, value, tb):
-        failure("uncaught", value, tb)
+        try:
+            sys._getframe(1)
+        except ValueError:
+            failure("uncaught", value, tb)
         hook(kind, value, tb)
 
     sys.excepthook = excepthook
     import threading
 
-    thread_hook = threading.excepthook
+    thread_hook = getattr(threading, "excepthook", None)  # Python 3.8+
 
     def thread_excepthook(args):
-        failure("uncaught", args.exc_value, args.exc_traceback)
+        if sys._getframe(1).f_code.co_filename == threading.__file__:
+            failure("uncaught", args.exc_value, args.exc_traceback)
         thread_hook(args)
 
-    threading.excepthook = thread_excepthook
+    if thread_hook is not None:
+        threading.excepthook = thread_excepthook
     _patch_unittest()
 
 

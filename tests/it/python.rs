@@ -1163,3 +1163,30 @@ fn probes_answer_in_execution_order() {
     assert_eq!(err(&none)["code"], "invalid_arguments", "{none}");
     assert_no_debuggee(&tag);
 }
+
+/// A passing test that calls `sys.excepthook` or `threading.excepthook` itself (a test of a
+/// traceback formatter) failed nothing: only the interpreter's own calls of those hooks are
+/// uncaught exceptions.
+#[test]
+fn tests_that_call_the_exception_hooks_themselves_are_no_failures() {
+    let tag = tag();
+    let s = run_script(json!({"command": pytest(&tag, &py("hooks")), "failures": true}));
+    let s = ok(&s);
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert_eq!(s["failures"], json!([]), "{s}");
+    // An exception that does reach the top of a thread (or of the program: `throws.py`,
+    // above) still is one.
+    let command = format!("DMCP_TAG={tag} {} {}", python(), py("hooks/thread_dies.py"));
+    let s = run_script(json!({"command": command, "failures": true}));
+    let s = ok(&s);
+    assert_eq!(s["exitCode"], 0, "{s}");
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{s}");
+    assert_eq!(
+        (&failures[0]["kind"], &failures[0]["type"]),
+        (&json!("uncaught"), &json!("ZeroDivisionError")),
+        "{s}"
+    );
+    assert_eq!(failures[0]["frames"][0]["function"], "work", "{s}");
+    assert_no_debuggee(&tag);
+}
