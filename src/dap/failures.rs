@@ -5,6 +5,8 @@
 //! there by itself). The flavour names the functions to stop at ([`Flavour::failure_functions`]);
 //! at each such stop the run reads the record here and goes on.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use crate::dap::flavour::Flavour;
@@ -26,12 +28,14 @@ pub(crate) fn may_be_failure(reason: &str) -> bool {
 
 /// The record of a failure stop (`at_function`: at one of the flavour's failure functions, else
 /// an exception or a signal): `frames` is the stop's stack as the adapter answered it
-/// (`stackFrames`, top first); `ask` sends a request and waits for its answer.
+/// (`stackFrames`, top first); `go_logs`, how much of each Go test's log its earlier failures
+/// read; `ask` sends a request and waits for its answer.
 pub(crate) fn record<F: Flavour>(
     flavour: &F,
     body: &Value,
     at_function: bool,
     frames: &[Value],
+    go_logs: &mut HashMap<String, usize>,
     ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
 ) -> Option<Value> {
     let path = |f: &Value| f.pointer("/source/path").and_then(Value::as_str).map(String::from);
@@ -52,22 +56,35 @@ pub(crate) fn record<F: Flavour>(
         true => {
             let name = top["name"].as_str().unwrap_or_default();
             match name.contains("testing.") {
-                // t.Error, t.Fatal and the rest: what the test logged, and its name.
+                // t.Error, t.Fatal and the rest: what the test logged since its last
+                // failure, and its name.
                 true => {
                     let mut text = |expression: &str| {
                         let arguments = json!({"expression": expression, "frameId": top["id"], "context": "clipboard"});
-                        ask("evaluate", arguments).and_then(|a| a["result"].as_str().map(unquote))
+                        ask("evaluate", arguments).and_then(|a| a["result"].as_str().map(go_bytes))
                     };
+                    let name = text("c.name").map(|n| String::from_utf8_lossy(&n).into_owned());
+                    let length = text("len(c.output)")
+                        .and_then(|n| String::from_utf8(n).ok()?.parse::<usize>().ok())
+                        .unwrap_or(0);
+                    // The log is the test's whole output: what earlier failures read is
+                    // theirs (a flush to the parent empties it).
+                    let key = name.clone().unwrap_or_default();
+                    let read = go_logs.get(&key).copied().filter(|&r| r <= length).unwrap_or(0);
+                    // The failure's own entry is the last: read at most the tail that holds it.
+                    let start = read.max(length.saturating_sub(2 * FAILURE_MESSAGE));
                     // Delve cuts a string at 64 bytes (older ones in every context): read in
-                    // slices of that, up to the message's cap.
-                    let length = text("len(c.output)").and_then(|n| n.parse::<usize>().ok());
-                    let mut logged = String::new();
-                    for start in (0..length.unwrap_or(0).min(FAILURE_MESSAGE)).step_by(64) {
-                        let end = (start + 64).min(length.unwrap_or(0));
-                        logged +=
-                            &text(&format!("string(c.output[{start}:{end}])")).unwrap_or_default();
+                    // slices of that, as bytes (a slice may end inside a character).
+                    let mut logged = Vec::new();
+                    for from in (start..length).step_by(64) {
+                        let to = (from + 64).min(length);
+                        logged.extend(
+                            text(&format!("string(c.output[{from}:{to}])")).unwrap_or_default(),
+                        );
                     }
-                    ("test", "t.Error".to_string(), test_log(&logged), text("c.name"))
+                    go_logs.insert(key, length);
+                    let logged = String::from_utf8_lossy(&logged);
+                    ("test", "t.Error".to_string(), last_log_entry(&logged), name)
                 }
                 false => ("panic", "panic".to_string(), String::new(), None),
             }
@@ -155,23 +172,88 @@ fn demangled(name: &str) -> String {
 
 /// A Go string as Delve shows it (`"text"`), unquoted.
 fn unquote(text: &str) -> String {
-    serde_json::from_str::<String>(text).unwrap_or_else(|_| text.trim_matches('"').to_string())
+    String::from_utf8_lossy(&go_bytes(text)).into_owned()
 }
 
-/// What a Go test logged, without the indentation and `file.go:12: ` each line starts with.
-fn test_log(logged: &str) -> String {
-    logged
-        .lines()
-        .map(|line| {
-            let line = line.trim_start();
-            match line.split_once(": ") {
-                Some((place, rest)) if place.contains(".go:") => rest,
-                _ => line,
+/// The bytes of a Go string literal as Delve writes it (`"a \"b\" \xe3\x81"`, Go's
+/// `strconv.Quote`): a string cut inside a character has its bytes escaped. Text without the
+/// quotes is taken as it is.
+fn go_bytes(text: &str) -> Vec<u8> {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return text.as_bytes().to_vec();
+    };
+    let mut bytes = Vec::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    let hex = |chars: &mut std::str::Chars, n: usize| -> Option<u32> {
+        let digits: String = chars.by_ref().take(n).collect();
+        u32::from_str_radix(&digits, 16).ok().filter(|_| digits.len() == n)
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buffer = [0u8; 4];
+            bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+            continue;
+        }
+        let escaped = chars.next().unwrap_or('\\');
+        let simple = match escaped {
+            'a' => Some(0x07),
+            'b' => Some(0x08),
+            'f' => Some(0x0c),
+            'n' => Some(b'\n'),
+            'r' => Some(b'\r'),
+            't' => Some(b'\t'),
+            'v' => Some(0x0b),
+            '\\' | '"' | '\'' => Some(escaped as u8),
+            _ => None,
+        };
+        if let Some(byte) = simple {
+            bytes.push(byte);
+            continue;
+        }
+        let code = match escaped {
+            'x' => hex(&mut chars, 2).map(|b| (b, true)),
+            'u' => hex(&mut chars, 4).map(|c| (c, false)),
+            'U' => hex(&mut chars, 8).map(|c| (c, false)),
+            '0'..='7' => {
+                let rest: String = chars.by_ref().take(2).collect();
+                u32::from_str_radix(&format!("{escaped}{rest}"), 8).ok().map(|b| (b, true))
             }
+            _ => None,
+        };
+        match code {
+            Some((byte, true)) => bytes.push(byte as u8),
+            Some((code, false)) => {
+                let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+                let mut buffer = [0u8; 4];
+                bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+            }
+            None => bytes.extend_from_slice(&[b'\\', escaped as u8]),
+        }
+    }
+    bytes
+}
+
+/// The last entry of what a Go test logged (`    file.go:12: text`, each further line
+/// indented four more spaces), as the test wrote it: without the place and the indentation.
+fn last_log_entry(logged: &str) -> String {
+    let lines: Vec<&str> = logged.lines().collect();
+    let is_entry = |line: &&str| {
+        line.strip_prefix("    ").is_some_and(|rest| {
+            !rest.starts_with(' ')
+                && rest.split_once(": ").is_some_and(|(at, _)| at.contains(".go:"))
         })
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+    };
+    let Some(first) = lines.iter().rposition(is_entry) else {
+        return logged.trim().to_string();
+    };
+    let mut entry = Vec::new();
+    for (i, line) in lines[first..].iter().enumerate() {
+        entry.push(match i {
+            0 => line.trim_start().split_once(": ").map_or(*line, |(_, text)| text),
+            _ => line.strip_prefix("        ").unwrap_or(line),
+        });
+    }
+    entry.join("\n")
 }
 
 /// A Rust panic's message, from the output: the lines after `thread 'TEST' panicked at
@@ -216,7 +298,18 @@ mod tests {
 
     #[test]
     fn go_logs_and_rust_panics_read_as_messages() {
-        assert_eq!(test_log("    calc_test.go:12: got 5.4, want 6\n"), "got 5.4, want 6");
+        assert_eq!(last_log_entry("    calc_test.go:12: got 5.4, want 6\n"), "got 5.4, want 6");
+        assert_eq!(
+            last_log_entry("    a_test.go:3: one\n    a_test.go:4: two\n        lines\n"),
+            "two\nlines"
+        );
+        // Delve's quoting: a character cut between two slices, escaped quotes and backslashes.
+        let cut = go_bytes(r#""say \"\xe4\xb8""#);
+        let rest = go_bytes(r#""\x96界\"\\n\t""#);
+        let joined = String::from_utf8([cut, rest].concat()).unwrap();
+        assert_eq!(joined, "say \"世界\"\\n\t");
+        assert_eq!(go_bytes("42"), b"42");
+        assert_eq!(unquote(r#""\u00e9\101""#), "éA");
         let output = "running 1 test\nthread 'tests::adds' panicked at src/lib.rs:9:9:\n\
                       assertion `left == right` failed\n  left: 5\n right: 6\nnote: run with \
                       `RUST_BACKTRACE=1`\n";

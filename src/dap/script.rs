@@ -65,6 +65,7 @@ pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Ou
         probe_ids: Vec::new(),
         probe_lines: Vec::new(),
         read_ahead: Vec::new(),
+        go_logs: Default::default(),
     };
     let started = run.setup(request, arguments);
     script::drive(&mut run, started, plan, call, deadline)
@@ -110,6 +111,8 @@ struct Run<'a, F> {
     probe_lines: Vec<Option<u32>>,
     /// The threads `simultaneous` read at the last stop, and where (their instruction).
     read_ahead: Vec<(Value, Option<Value>)>,
+    /// With `failures`: how much of each Go test's log its earlier failures read.
+    go_logs: std::collections::HashMap<String, usize>,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -466,9 +469,14 @@ impl<F: Flavour> Run<'_, F> {
         let trace = self.answer(&trace)?;
         let frames = dap::program_frames(&self.flavour, &trace);
         let flavour = self.flavour.clone();
+        let mut go_logs = std::mem::take(&mut self.go_logs);
+        let record = {
+            let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
+            failures::record(&flavour, body, at_function, &frames, &mut go_logs, &mut ask)
+        };
+        self.go_logs = go_logs;
         let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
-        let Some(mut record) = failures::record(&flavour, body, at_function, &frames, &mut ask)
-        else {
+        let Some(mut record) = record else {
             return Ok(None);
         };
         if record.get("test").is_none() && record["kind"] == "panic" {

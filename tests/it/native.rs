@@ -873,3 +873,33 @@ fn probes_in_c_and_go_answer_in_execution_order() {
         "{s}"
     );
 }
+
+/// A Go failure's message is the text the test gave `t.Errorf`, once, as UTF-8: not the test's
+/// whole log (each later failure of a test carried every earlier one), not Delve's escapes of
+/// a character cut between the 64-byte slices it reads, nor its quotes escaped again.
+#[test]
+fn go_failure_messages_are_what_the_test_wrote() {
+    if !need(Tool::Delve) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": "go test .",
+        "cwd": fixture("native/go-suite/text"), "failures": true, "timeout": 120000}));
+    let s = ok(&result);
+    let found: Vec<(&Value, &Value)> =
+        s["failures"].as_array().unwrap().iter().map(|f| (&f["test"], &f["message"])).collect();
+    assert_eq!(
+        found,
+        [
+            (
+                &json!("TestGreet"),
+                &json!(
+                    r#"Greet("世界") = "こんにちは、\"世界\"さん", want "こんにちは、世界さん""#
+                )
+            ),
+            (&json!("TestGreet"), &json!(r#"len(Greet("世界")) = 32, want 30: さようなら"#)),
+            (&json!("TestLines"), &json!("first line\nsecond line: え")),
+        ],
+        "{s}"
+    );
+}
