@@ -44,7 +44,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The binary measured: DEBUG_MCP_BIN (CI gives the static build, the one the packages ship),
 # else the release build, built first (`build()`).
-BINARY = os.environ.get("DEBUG_MCP_BIN", os.path.join(ROOT, "target", "release", "debug-mcp"))
+BINARY = os.environ.get("DEBUG_MCP_BIN", os.path.join(ROOT, "target", "release", "debug-mcp-server"))
 
 
 def build():
@@ -52,7 +52,7 @@ def build():
     if "DEBUG_MCP_BIN" not in os.environ:
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
 # The static build (.ci/dist): opt-level "z", panic = "abort", glibc linked in.
-DIST = os.path.join(ROOT, "target", "x86_64-unknown-linux-gnu", "static", "debug-mcp")
+DIST = os.path.join(ROOT, "target", "x86_64-unknown-linux-gnu", "static", "debug-mcp-server")
 FIXTURE = os.path.join(ROOT, "fixtures", "loop.js")
 COUNT = os.path.join(ROOT, "fixtures", "count.js")
 COUNT_PY = os.path.join(ROOT, "fixtures", "py", "count.py")

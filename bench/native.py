@@ -6,7 +6,7 @@ lldb-dap and Delve, against the same cycles driven by a bare DAP client (stdlib 
 `continue` or `next`, the `stopped` event, one `stackTrace`). Prints figures and targets;
 asserts nothing.
 
-Usage: python3 bench/native.py [--runs N]   (builds target/release/debug-mcp first)
+Usage: python3 bench/native.py [--runs N]   (builds target/release/debug-mcp-server first)
 """
 
 import json

@@ -6,7 +6,7 @@ flags and no debugger (the page reports its load to the server; the browser's st
 measured from spawning it). Also Deno: `deno run` under debug-script against `deno run` alone.
 Prints figures; asserts nothing.
 
-Usage: python3 bench/page.py [--runs N]   (builds target/release/debug-mcp first)
+Usage: python3 bench/page.py [--runs N]   (builds target/release/debug-mcp-server first)
 """
 
 import http.server

@@ -1,8 +1,8 @@
 //! debug-mcp: an MCP server (JSON-RPC over stdio) that lets AI agents debug real programs.
 //!
 //! This file reads the command line, wires the pieces together, and is the only place that
-//! decides the exit code. `debug-mcp` alone serves MCP on stdin/stdout (`server.rs`);
-//! `debug-mcp run ...` runs the `debug-script` tool once and prints its result.
+//! decides the exit code. `debug-mcp-server` alone serves MCP on stdin/stdout (`server.rs`);
+//! `debug-mcp-server run ...` runs the `debug-script` tool once and prints its result.
 
 mod browser;
 mod call;
@@ -40,13 +40,13 @@ web pages (headless Chromium), Python, C, C++, Rust, Zig and Go, and any debug a
 debug-mcp.json names.
 
 Usage:
-  debug-mcp                 serve MCP (JSON-RPC, one message per line) on stdin/stdout
-  debug-mcp run --break FILE:LINE --eval EXPR [options] -- COMMAND...
-  debug-mcp run --break FILE:LINE --eval EXPR [options] --url URL
-  debug-mcp run --probe FILE:LINE[=EXPR]... [options] -- COMMAND...
-  debug-mcp run --failures [options] -- COMMAND...
+  debug-mcp-server          serve MCP (JSON-RPC, one message per line) on stdin/stdout
+  debug-mcp-server run --break FILE:LINE --eval EXPR [options] -- COMMAND...
+  debug-mcp-server run --break FILE:LINE --eval EXPR [options] --url URL
+  debug-mcp-server run --probe FILE:LINE[=EXPR]... [options] -- COMMAND...
+  debug-mcp-server run --failures [options] -- COMMAND...
                             run the debug-script tool once and print its result as JSON
-  debug-mcp --help | --version
+  debug-mcp-server --help | --version
 
 Options for run:
   --break FILE:LINE    where to break (1-based line)
@@ -71,7 +71,7 @@ Environment:
   DEBUG_MCP_LOG=debug  diagnostics on stderr (off, error, warn, info, debug)
 
 Example:
-  debug-mcp run --break fixtures/loop.js:4 --eval 'total' -- node fixtures/loop.js
+  debug-mcp-server run --break fixtures/loop.js:4 --eval 'total' -- node fixtures/loop.js
 ";
 
 fn main() -> ExitCode {
@@ -98,7 +98,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("--version" | "-V") => {
-            stdio::print(&format!("debug-mcp {}\n", env!("CARGO_PKG_VERSION")));
+            let (name, version) = (env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
+            stdio::print(&format!("{name} {version}\n"));
             ExitCode::SUCCESS
         }
         Some("run") => match run_arguments(&args[1..]) {
@@ -109,12 +110,12 @@ fn main() -> ExitCode {
                 code
             }
             Err(problem) => {
-                eprintln!("debug-mcp run: {problem}\n\n{USAGE}");
+                eprintln!("debug-mcp-server run: {problem}\n\n{USAGE}");
                 ExitCode::from(2)
             }
         },
         Some(other) => {
-            eprintln!("debug-mcp: unknown argument `{other}`\n\n{USAGE}");
+            eprintln!("debug-mcp-server: unknown argument `{other}`\n\n{USAGE}");
             ExitCode::from(2)
         }
     }

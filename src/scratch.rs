@@ -10,7 +10,7 @@
 //! part (`debug-mcp-PID-RANDOM`, mode 0700), which fails on anything already there; it is
 //! then checked to be a real directory of ours that no one else may enter. Everything inside
 //! it is ours alone. It is removed when the server ends (stdin closed, SIGTERM, SIGINT, the end
-//! of `debug-mcp run`); a server killed outright leaves it behind, and the next server of the
+//! of `debug-mcp-server run`); a server killed outright leaves it behind, and the next server of the
 //! same user removes the scratch directories whose server is gone ([`remove_stale`]).
 
 use std::io;

@@ -81,10 +81,10 @@ def drive(name, command):
 def npm(scratch):
     prefix = os.path.join(scratch, "npm")
     os.makedirs(prefix)
-    platform, main = one("debug-mcp-linux-x64-*.tgz"), one("debug-mcp-[0-9]*.tgz")
+    platform, main = one("debug-mcp-server-linux-x64-*.tgz"), one("debug-mcp-server-[0-9]*.tgz")
     subprocess.run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error",
                     "--prefix", prefix, platform, main], check=True)
-    command = os.path.join(prefix, "node_modules", ".bin", "debug-mcp")
+    command = os.path.join(prefix, "node_modules", ".bin", "debug-mcp-server")
     drive("npm", [command])
 
     # A signal to the launcher reaches the binary; the launcher ends as the binary did.
@@ -107,44 +107,44 @@ def npm(scratch):
     fake = os.path.join(scratch, "elsewhere.js")
     with open(fake, "w") as f:
         f.write("Object.defineProperty(process, 'platform', {value: 'sunos'});\n")
-    launcher = os.path.join(prefix, "node_modules", "debug-mcp", "bin", "debug-mcp.js")
+    launcher = os.path.join(prefix, "node_modules", "debug-mcp-server", "bin", "debug-mcp-server.js")
     elsewhere = subprocess.run(["node", "-r", fake, launcher], capture_output=True, text=True)
     check(elsewhere.returncode == 1 and "served: linux-x64" in elsewhere.stderr
-          and "cargo install debug-mcp" in elsewhere.stderr, f"npm elsewhere: {elsewhere.stderr}")
+          and "cargo install debug-mcp-server" in elsewhere.stderr, f"npm elsewhere: {elsewhere.stderr}")
 
 
 def pypi(scratch):
     venv = os.path.join(scratch, "venv")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", "--no-index",
-                    "--disable-pip-version-check", one("debug_mcp-*.whl")], check=True)
-    drive("pypi", [os.path.join(venv, "bin", "debug-mcp")])
+                    "--disable-pip-version-check", one("debug_mcp_server-*.whl")], check=True)
+    drive("pypi", [os.path.join(venv, "bin", "debug-mcp-server")])
     # The one-liners, where uv and pipx are at hand (.ci/run's venv has them): offline too.
     tools = os.path.dirname(sys.executable)
     uvx, pipx = os.path.join(tools, "uvx"), os.path.join(tools, "pipx")
     if os.path.exists(uvx):
         os.environ["UV_CACHE_DIR"] = os.path.join(scratch, "uv-cache")
-        drive("uvx", [uvx, "--offline", "--from", one("debug_mcp-*.whl"), "debug-mcp"])
+        drive("uvx", [uvx, "--offline", "--from", one("debug_mcp_server-*.whl"), "debug-mcp-server"])
     else:
-        print(f"uvx not in {tools}: `uvx debug-mcp` not tried")
+        print(f"uvx not in {tools}: `uvx debug-mcp-server` not tried")
     if os.path.exists(pipx):
         os.environ["PIPX_HOME"] = os.path.join(scratch, "pipx")
         os.environ["PIP_NO_INDEX"] = "1"
-        drive("pipx run", [pipx, "run", "--spec", one("debug_mcp-*.whl"), "debug-mcp"])
+        drive("pipx run", [pipx, "run", "--spec", one("debug_mcp_server-*.whl"), "debug-mcp-server"])
     else:
-        print(f"pipx not in {tools}: `pipx run debug-mcp` not tried")
+        print(f"pipx not in {tools}: `pipx run debug-mcp-server` not tried")
 
 
 def cargo(scratch):
     """The crate as crates.io would serve it, built and installed offline (a debug build, to
     keep it quick; the dependencies come from the repository's own target directory)."""
-    crate = one("debug-mcp-*.crate")
+    crate = one("debug-mcp-server-*.crate")
     subprocess.run(["tar", "xzf", crate, "-C", scratch], check=True)
-    source = glob.glob(os.path.join(scratch, "debug-mcp-*"))[0]
+    source = glob.glob(os.path.join(scratch, "debug-mcp-server-*"))[0]
     root = os.path.join(scratch, "cargo")
     subprocess.run(["cargo", "install", "--quiet", "--offline", "--locked", "--debug", "--path", source,
                     "--root", root, "--target-dir", os.path.join(ROOT, "target", "install-check")], check=True)
-    drive("cargo", [os.path.join(root, "bin", "debug-mcp")])
+    drive("cargo", [os.path.join(root, "bin", "debug-mcp-server")])
 
 
 def main():

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::{assert_no_debuggee, fixture, plain_results, root, tag};
 
 fn debug_mcp(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp"))
+    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
         .args(args)
         .current_dir(root())
         .output()
@@ -90,26 +90,26 @@ fn run_prints_the_result_and_sets_the_exit_code() {
 fn usage_errors_help_and_version() {
     let (code, _, stderr) = debug_mcp(&["run", "--eval", "x", "--", "node", "a.js"]);
     assert_eq!(code, 2);
-    assert!(stderr.starts_with("debug-mcp run: --break FILE:LINE is required"), "{stderr}");
+    assert!(stderr.starts_with("debug-mcp-server run: --break FILE:LINE is required"), "{stderr}");
     let (code, _, stderr) = debug_mcp(&["run", "--break", "a.js:x", "--eval", "1", "--", "node"]);
     assert_eq!(code, 2);
     assert!(
-        stderr.starts_with("debug-mcp run: --break a.js:x: `x` is not a line number"),
+        stderr.starts_with("debug-mcp-server run: --break a.js:x: `x` is not a line number"),
         "{stderr}"
     );
     let (code, _, stderr) = debug_mcp(&["--bogus"]);
     assert_eq!(code, 2);
-    assert!(stderr.starts_with("debug-mcp: unknown argument `--bogus`"));
+    assert!(stderr.starts_with("debug-mcp-server: unknown argument `--bogus`"));
     let (code, stdout, _) = debug_mcp(&["--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("debug-mcp run --break FILE:LINE --eval EXPR"));
+    assert!(stdout.contains("debug-mcp-server run --break FILE:LINE --eval EXPR"));
     for runtime in ["Node.js", "Deno", "Chromium", "Python", "C, C++", "Rust", "Zig", "Go"] {
         assert!(stdout.contains(runtime), "--help does not name {runtime}: {stdout}");
     }
     assert!(!stdout.contains("JavaScript or Python"), "{stdout}");
     let (code, stdout, _) = debug_mcp(&["--version"]);
     assert_eq!(code, 0);
-    assert_eq!(stdout, format!("debug-mcp {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(stdout, format!("debug-mcp-server {}\n", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]

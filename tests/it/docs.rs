@@ -5,7 +5,7 @@
 //! What an example is, in Markdown:
 //! - a ```` ```json call TOOL ```` block (the arguments), followed by a ```` ```json answer ````
 //!   block (the structured content);
-//! - a ```` ```sh run ```` block holding `debug-mcp run ARGS` (or `cargo run --release -- run
+//! - a ```` ```sh run ```` block holding `debug-mcp-server run ARGS` (or `cargo run --release -- run
 //!   ARGS`), followed by a ```` ```json answer ```` block (what it prints);
 //! - a ```` ```text session ```` block: one server, lines `TOOL {arguments}` each followed by
 //!   the answer's JSON (on one line or several).
@@ -221,7 +221,7 @@ fn the_examples_of_the_readme_and_docs_answer_as_shown() {
                     let args = line.split_once(" run ").unwrap().1;
                     let args: Vec<String> =
                         args.split_whitespace().map(|w| w.trim_matches('\'').to_string()).collect();
-                    let output = std::process::Command::new(env!("CARGO_BIN_EXE_debug-mcp"))
+                    let output = std::process::Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
                         .arg("run")
                         .args(&args)
                         .current_dir(root())

@@ -1,4 +1,4 @@
-//! Integration tests: the real `debug-mcp` binary, spoken to over stdio as an MCP client would,
+//! Integration tests: the real `debug-mcp-server` binary, spoken to over stdio as an MCP client would,
 //! debugging real `node` processes on the programs in `fixtures/`.
 //!
 //! Every receive has a deadline, so a bug fails a test instead of hanging CI. Each debuggee is
@@ -157,7 +157,7 @@ impl Server {
     /// Starts the server with `dir` as its working directory (where agents' clients start it:
     /// the project).
     pub fn start_in(dir: &std::path::Path, env: &[(&str, &str)]) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_debug-mcp"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"));
         command
             .current_dir(dir)
             .env_clear()

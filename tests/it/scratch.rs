@@ -1,6 +1,6 @@
 //! What the server writes to disk: one private directory per server with a random name, never
 //! a path another user could have made first, removed when the server ends (stdin closed,
-//! SIGTERM, SIGINT, `debug-mcp run`), and a dead server's removed by the next one.
+//! SIGTERM, SIGINT, `debug-mcp-server run`), and a dead server's removed by the next one.
 //!
 //! Each test gives its server a temporary directory of its own (`TMPDIR`), world-writable and
 //! sticky like `/tmp`, so that it can see everything the server leaves there.
@@ -152,9 +152,9 @@ fn the_scratch_directory_goes_with_the_server_however_it_ends() {
         assert_eq!(tmp.names(), Vec::<String>::new(), "after SIG{signal}");
     }
 
-    // `debug-mcp run` too.
+    // `debug-mcp-server run` too.
     let tmp = SharedTmp::new();
-    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp"))
+    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
         .args(["run", "--break", &format!("{}:5", fixture("loop.js")), "--eval", "total", "--"])
         .args(["node", &fixture("loop.js")])
         .env("TMPDIR", &tmp.0)

@@ -10,7 +10,7 @@ const path = require("node:path");
 
 // The platforms served, by Node's platform and architecture: their packages.
 const PACKAGES = {
-  "linux-x64": "@debug-mcp/linux-x64",
+  "linux-x64": "debug-mcp-server-linux-x64",
 };
 
 function binary() {
@@ -18,18 +18,18 @@ function binary() {
   const name = PACKAGES[platform];
   if (name) {
     try {
-      return path.join(path.dirname(require.resolve(`${name}/package.json`)), "bin", "debug-mcp");
+      return path.join(path.dirname(require.resolve(`${name}/package.json`)), "bin", "debug-mcp-server");
     } catch {
       fail(`its package for ${platform}, ${name}, is not installed (was it left out with ` +
-        `--no-optional or --omit=optional?): reinstall debug-mcp with optional dependencies`);
+        `--no-optional or --omit=optional?): reinstall debug-mcp-server with optional dependencies`);
     }
   }
   fail(`there is no prebuilt binary for ${platform} (served: ${Object.keys(PACKAGES).join(", ")})`);
 }
 
 function fail(why) {
-  process.stderr.write(`debug-mcp: ${why}. Or build it from source with Rust: ` +
-    "`cargo install debug-mcp`, then run `debug-mcp`.\n");
+  process.stderr.write(`debug-mcp-server: ${why}. Or build it from source with Rust: ` +
+    "`cargo install debug-mcp-server`, then run `debug-mcp-server`.\n");
   process.exit(1);
 }
 
