@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -204,6 +205,26 @@ pub(crate) fn strip_ansi(text: &str) -> String {
     out
 }
 
+/// A process stopped by a signal: it has not ended, and would not by itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stopped {
+    pub(crate) pid: u32,
+    pub(crate) signal: Option<i32>,
+    /// The process debug-mcp started (the others are its descendants).
+    pub(crate) program: bool,
+}
+
+impl Stopped {
+    /// `{pid, signal?}`, the signal by its name.
+    pub(crate) fn to_json(self) -> Value {
+        let mut stopped = json!({"pid": self.pid});
+        if let Some(signal) = self.signal {
+            stopped["signal"] = sys::signal_name(signal).into();
+        }
+        stopped
+    }
+}
+
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Exit {
@@ -395,6 +416,10 @@ pub(crate) struct Debuggee {
     /// One message when the process exits; `exit` caches it.
     exited: Receiver<Exit>,
     exit: Option<Exit>,
+    /// The signal that stopped it (SIGSTOP, SIGTTIN…), 0 while it runs: its watcher's.
+    stop: Arc<AtomicI32>,
+    /// Its processes a signal had stopped when it was killed.
+    stopped_when_killed: Vec<Stopped>,
     /// stderr lines the caller's predicate claimed (for Node: the inspector's own lines).
     notices: Receiver<String>,
     output: Output,
@@ -473,13 +498,18 @@ impl Debuggee {
             None
         };
         let (exit_tx, exited) = crossbeam_channel::bounded(1);
-        let watcher = JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx));
+        let stop = Arc::new(AtomicI32::new(0));
+        let stop_seen = stop.clone();
+        let watcher =
+            JoinOnDrop::spawn(&format!("wait-{pid}"), move || watch(child, &exit_tx, &stop_seen));
         let tree = Tree::watch(pid, format!("{RUN_TAG}={tag}"));
         let debuggee = Debuggee {
             pid,
             group,
             exited,
             exit: None,
+            stop,
+            stopped_when_killed: Vec::new(),
             notices,
             output,
             watcher: Some(watcher),
@@ -534,8 +564,22 @@ impl Debuggee {
     /// Waits up to `grace` for the process to end by itself; kills its group if it lingers.
     /// Either way the group is gone afterwards and the exit is known.
     pub(crate) fn finish(&mut self, grace: Duration) -> Exit {
+        self.finish_by(grace, None)
+    }
+
+    /// [`Debuggee::finish`], but a process a signal stopped in that time (it has not ended,
+    /// and may go on when continued) is waited for until `stopped_until`, not killed at once.
+    pub(crate) fn finish_by(&mut self, grace: Duration, stopped_until: Option<Instant>) -> Exit {
         if self.try_exit().is_none() {
             if let Ok(exit) = self.exited.recv_timeout(grace) {
+                self.exit = Some(exit);
+            }
+        }
+        let until = stopped_until.filter(|_| self.exit.is_none() && self.program_stopped());
+        if let Some(until) = until {
+            crate::log::debug(format_args!("pid {} is stopped by a signal: waiting", self.pid));
+            let left = until.saturating_duration_since(Instant::now());
+            if let Ok(exit) = self.exited.recv_timeout(left) {
                 self.exit = Some(exit);
             }
         }
@@ -545,6 +589,9 @@ impl Debuggee {
     /// Kills the whole process group at once and waits for the leader's exit. Processes the
     /// program started in its group go too: nothing the debuggee started is left behind.
     pub(crate) fn kill(&mut self) -> Exit {
+        if self.exit.is_none() {
+            self.stopped_when_killed = self.stopped();
+        }
         self.group.kill();
         self.tree.kill_all();
         if let Some(exit) = self.try_exit() {
@@ -557,6 +604,32 @@ impl Debuggee {
             .unwrap_or(Exit { code: None, signal: Some(sys::SIGKILL) });
         self.exit = Some(exit);
         exit
+    }
+
+    /// Its processes that are stopped by a signal (itself, or a descendant seen), not ended:
+    /// `{pid, signal?}` each, the signal when known (the process debug-mcp started). Once it
+    /// was killed: those stopped then.
+    pub(crate) fn stopped(&self) -> Vec<Stopped> {
+        if self.exit.is_some() {
+            return self.stopped_when_killed.clone();
+        }
+        let mut stopped = Vec::new();
+        if self.program_stopped() {
+            let signal = Some(self.stop.load(Ordering::Relaxed)).filter(|&s| s != 0);
+            stopped.push(Stopped { pid: self.pid, signal, program: true });
+        }
+        for descendant in self.tree.seen().values().filter(|d| d.confirmed) {
+            if descendant.process.is_stopped() {
+                let pid = descendant.process.pid;
+                stopped.push(Stopped { pid, signal: None, program: false });
+            }
+        }
+        stopped
+    }
+
+    /// Whether the process debug-mcp started is stopped by a signal.
+    fn program_stopped(&self) -> bool {
+        sys::Process::now(self.pid).is_some_and(|p| p.is_stopped())
     }
 
     /// The processes the program started, as far as they were seen (none on systems other
@@ -646,12 +719,15 @@ impl Drop for Debuggee {
     }
 }
 
-fn watch(mut child: Child, exit_tx: &Sender<Exit>) {
+/// Waits for the child's end, noting each stop and continue in `stop` (the signal that
+/// stopped it, 0 while it runs). `child` is only held: std's own wait would not see stops.
+fn watch(child: Child, exit_tx: &Sender<Exit>, stop: &AtomicI32) {
     let exit = loop {
-        match child.wait() {
-            Ok(status) => break Exit::from(status),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break Exit { code: None, signal: None },
+        match sys::wait_child(child.id()) {
+            sys::Waited::Exited(status) => break Exit::from(status),
+            sys::Waited::Stopped(signal) => stop.store(signal, Ordering::Relaxed),
+            sys::Waited::Continued => stop.store(0, Ordering::Relaxed),
+            sys::Waited::Gone => break Exit { code: None, signal: None },
         }
     };
     let mut owned = owned();

@@ -66,6 +66,65 @@ pub(crate) fn open_inspector(pid: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// What a wait for a child of ours saw.
+pub(crate) enum Waited {
+    Exited(ExitStatus),
+    /// Stopped by this signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU).
+    Stopped(i32),
+    Continued,
+    /// Not a child of ours (any more).
+    Gone,
+}
+
+/// Waits for child `pid` to end, stop or continue (waitpid(2) with WUNTRACED and WCONTINUED).
+pub(crate) fn wait_child(pid: u32) -> Waited {
+    use std::os::unix::process::ExitStatusExt;
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return Waited::Gone };
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) writes the status into a local.
+        let n = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED | libc::WCONTINUED) };
+        if n == -1 {
+            match io::Error::last_os_error().kind() {
+                io::ErrorKind::Interrupted => continue,
+                _ => return Waited::Gone,
+            }
+        }
+        return match () {
+            () if libc::WIFSTOPPED(status) => Waited::Stopped(libc::WSTOPSIG(status)),
+            () if libc::WIFCONTINUED(status) => Waited::Continued,
+            () => Waited::Exited(ExitStatus::from_raw(status)),
+        };
+    }
+}
+
+/// A signal's name (`SIGSTOP`), or its number.
+pub(crate) fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGTSTP => "SIGTSTP",
+        libc::SIGTTIN => "SIGTTIN",
+        libc::SIGTTOU => "SIGTTOU",
+        _ => return signal.to_string(),
+    };
+    name.to_string()
+}
+
 /// The signal that ended a process, if one did.
 pub(crate) fn exit_signal(status: &ExitStatus) -> Option<i32> {
     status.signal()
@@ -174,6 +233,15 @@ impl Process {
         let state = fields.next();
         let started = fields.nth(18).and_then(|t| t.parse().ok());
         state != Some("Z") && state != Some("X") && started == Some(self.started)
+    }
+
+    /// Whether it is stopped by a signal (`T` in /proc; not `t`, a debugger's stop).
+    pub(crate) fn is_stopped(&self) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return false;
+        };
+        let state = stat.rfind(')').and_then(|at| stat[at + 1..].split_whitespace().next());
+        state == Some("T") && start_time(self.pid) == Some(self.started)
     }
 
     /// SIGKILL, unless the pid now belongs to another process.

@@ -1098,7 +1098,8 @@ impl Collector for Run<'_> {
             self.debuggee.kill()
         } else {
             let lingered = self.debuggee.try_exit().is_none();
-            let exit = self.debuggee.finish(EXIT_GRACE);
+            // A program stopped by a signal meanwhile has not ended: it has until its timeout.
+            let exit = self.debuggee.finish_by(EXIT_GRACE, Some(self.deadline));
             if lingered && exit.code.is_none() {
                 let message = format!(
                     "the program did not exit within {} s of its end and was killed",
@@ -1124,6 +1125,10 @@ impl Collector for Run<'_> {
 
     fn processes(&self) -> Vec<Value> {
         self.followed()
+    }
+
+    fn stopped(&self) -> Vec<crate::process::Stopped> {
+        self.debuggee.stopped()
     }
 
     fn undebugged(&self) -> Undebugged {

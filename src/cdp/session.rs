@@ -1478,6 +1478,10 @@ impl Backend for Cdp {
         exit
     }
 
+    fn stopped(&self) -> Vec<crate::process::Stopped> {
+        self.debuggee.as_ref().map(|d| d.stopped()).unwrap_or_default()
+    }
+
     fn attached_note(&self) -> Option<String> {
         self.debuggee.is_none().then(|| {
             "the attached program ended or closed its inspector; its exit code and output are \

@@ -239,6 +239,9 @@ pub(crate) struct Dap<F> {
     early: Vec<Happening<Paused>>,
     /// Everything of ours was ended or let go.
     done: bool,
+    /// The adapter ended under the program (its connection closed without the program's
+    /// end): what `debugger_ended` says.
+    ended_under: Option<(String, Value)>,
     /// The exit code an adapter said in words before `terminated` ([`Flavour::exit_said`]).
     exit_code: Option<i32>,
     /// The program's first `pause` stop is the adapter's, as it loads: passed over.
@@ -281,6 +284,7 @@ impl<F: Flavour> Dap<F> {
             output: Output::default(),
             early: Vec::new(),
             done: false,
+            ended_under: None,
             exit_code: None,
             load_pause: false,
             load_paused: None,
@@ -299,7 +303,27 @@ impl<F: Flavour> Dap<F> {
     /// A request to the session a call is about ([`Dap::on`]).
     fn request(&mut self, command: &str, arguments: Value) -> Result<Value, Failure> {
         let reply = self.session(self.on).send(command, arguments);
-        wait(&reply, self.flavour.adapter())
+        let answer = wait(&reply, self.flavour.adapter());
+        // An adapter whose program a signal stopped waits for it (pydevd answers from inside
+        // the program): say so rather than that the adapter is slow.
+        let program = self.debuggee.map(|g| g.pid()).and_then(sys::Process::now);
+        match answer {
+            Err(Failure::Error { code: Code::AdapterFailed, .. })
+                if program.is_some_and(|p| p.is_stopped()) =>
+            {
+                let pid = program.map_or(0, |p| p.pid);
+                Err(Failure::new(
+                    Code::ProgramStopped,
+                    format!(
+                        "the program (pid {pid}) is stopped by a signal, not ended: it stopped \
+                         itself (SIGSTOP) or read a terminal it does not own (SIGTTIN), and \
+                         waits for SIGCONT; {} cannot answer for it. debug-stop ends it",
+                        self.flavour.adapter()
+                    ),
+                ))
+            }
+            answer => answer,
+        }
     }
 
     /// The session of `connection`: 0 the program's, then its children's.
@@ -892,6 +916,50 @@ impl<F: Flavour> Dap<F> {
     }
 
     /// Ends or lets go of everything of ours, once.
+    /// When the connection closed: whether our adapter ended (killed, crashed) rather than
+    /// let the program end, and if so how, what it said last, and whether the program still
+    /// ran (`end` then kills it).
+    fn adapter_ended(&mut self) -> Option<(String, Value)> {
+        let adapter = self.adapter.as_mut()?;
+        let exit = adapter.process.try_exit().or_else(|| {
+            let exit = adapter.process.exited().recv_timeout(Duration::from_millis(300)).ok()?;
+            adapter.process.record_exit(exit);
+            Some(exit)
+        })?;
+        let name = self.flavour.adapter().to_string();
+        let pid = adapter.process.pid();
+        let (_, stderr, ..) = adapter.process.output().since(0, 0);
+        let stderr = crate::debugger::session::clip_end(stderr.trim(), 1000);
+        let program = self.debuggee.map(|g| g.pid());
+        let running = program.is_some_and(|pid| sys::Process::now(pid).is_some_and(|p| p.alive()));
+        let fate = match (program, running) {
+            (Some(pid), true) => {
+                format!("the program (pid {pid}) still ran, and debug-mcp killed it")
+            }
+            (Some(pid), false) => format!("the program (pid {pid}) had ended"),
+            (None, _) => "the program had not started".to_string(),
+        };
+        let mut ended = json!({"adapter": name, "pid": pid, "program": fate});
+        match (exit.code, exit.signal) {
+            (Some(code), _) => ended["exitCode"] = code.into(),
+            (None, Some(signal)) => ended["signal"] = sys::signal_name(signal).into(),
+            (None, None) => {}
+        }
+        if !stderr.is_empty() {
+            ended["stderr"] = stderr.clone().into();
+        }
+        let said = match stderr.is_empty() {
+            true => String::new(),
+            false => format!("; it said last: {stderr}"),
+        };
+        let message = format!(
+            "the debugger ended under the program: {name} (pid {pid}) {} while the session \
+             ran; {fate}{said}. Start the session again (debug-launch)",
+            exit.describe()
+        );
+        Some((message, ended))
+    }
+
     fn kill_all(&mut self) {
         if std::mem::replace(&mut self.done, true) {
             return;
@@ -967,6 +1035,7 @@ impl<F: Flavour> Backend for Dap<F> {
             Input::Event(event) => self.take(event),
             Input::Closed => {
                 self.events = never();
+                self.ended_under = self.adapter_ended();
                 Some(Happening::Ended(None))
             }
             Input::Tick if self.current.is_none() => {
@@ -1523,6 +1592,10 @@ impl<F: Flavour> Backend for Dap<F> {
         }
         self.kill_all();
         Exit { code, signal: None }
+    }
+
+    fn debugger_ended(&self) -> Option<(String, Value)> {
+        self.ended_under.clone()
     }
 
     fn attached_note(&self) -> Option<String> {

@@ -191,6 +191,16 @@ pub(crate) trait Backend: Send + 'static {
     fn end(&mut self, code: Option<i32>, forced: bool) -> Exit;
     /// Said in the exited state of an attached program: what the debugger could not tell.
     fn attached_note(&self) -> Option<String>;
+    /// Said in the exited state when the debugger itself ended under the program (killed,
+    /// crashed): the message, and `{adapter, pid, exitCode | signal, stderr, program}`.
+    fn debugger_ended(&self) -> Option<(String, Value)> {
+        None
+    }
+    /// The program's processes that a signal stopped (not ended); once the session ended
+    /// them, those stopped then.
+    fn stopped(&self) -> Vec<crate::process::Stopped> {
+        Vec::new()
+    }
     /// The session is over: nothing of ours may be left running.
     fn shutdown(&mut self);
 }

@@ -55,6 +55,7 @@ codes! {
     NoVariable = "no_variable",
     NotLaunched = "not_launched",
     PortInUse = "port_in_use",
+    ProgramStopped = "program_stopped",
     Running = "running",
     SpawnFailed = "spawn_failed",
     Timeout = "timeout",

@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::{Code, Failure};
-use crate::process::Exit;
+use crate::log;
+use crate::process::{Exit, Stopped};
 use crate::shell::CommandLine;
 
 /// The results of all hits together stay under this many bytes of JSON; the text block repeats
@@ -121,6 +122,8 @@ pub(crate) struct Outcome {
     pub(crate) more_failures: u64,
     /// With `probes`: the line each probe resolved to.
     pub(crate) probe_lines: Vec<Option<u32>>,
+    /// The program's processes a signal had stopped when the run ended.
+    pub(crate) stopped: Vec<Stopped>,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
     /// Where each hit ran, as JSON fields (`"pid":12`, and `,"thread":"[worker 1]"`): an
@@ -529,6 +532,11 @@ pub(crate) trait Collector {
     fn no_code(&self) -> Option<String> {
         None
     }
+    /// The program's processes that a signal stopped (not ended). A debug adapter's program
+    /// is the adapter's to stop and go on.
+    fn stopped(&self) -> Vec<Stopped> {
+        Vec::new()
+    }
 }
 
 /// Collects hits until the program ends, then ends the run. `started` is how setting up went:
@@ -600,6 +608,9 @@ fn collect<C: Collector>(
                 }
                 _ => outcome.more_failures += 1,
             },
+            // A program stopped by a signal (SIGSTOP, a background read of the terminal) has
+            // not ended, whatever its runtime said: it ends by its timeout.
+            Step::Draining | Step::Finished if program_stopped(collector) => {}
             Step::Draining => {
                 timeout = crossbeam_channel::at((Instant::now() + EVENTS_GRACE).min(deadline));
                 timeout_means = End::Finished;
@@ -609,6 +620,15 @@ fn collect<C: Collector>(
     }
 }
 
+/// Whether the process the run started is stopped by a signal.
+fn program_stopped<C: Collector>(collector: &C) -> bool {
+    let stopped = collector.stopped().iter().any(|s| s.program);
+    if stopped {
+        log::debug(format_args!("the program is stopped by a signal: it runs until its timeout"));
+    }
+    stopped
+}
+
 fn finish<C: Collector>(
     collector: &mut C,
     mut outcome: Outcome,
@@ -616,8 +636,11 @@ fn finish<C: Collector>(
     plan: &Plan,
     call: &Call,
 ) -> Result<Outcome, Failure> {
-    let timed_out = end == End::TimedOut;
-    let exit = collector.end(timed_out);
+    let exit = collector.end(end == End::TimedOut);
+    // Stopped by a signal when the end killed it: the program had not ended, it ran out of
+    // time (the end waits for such a program until the deadline).
+    outcome.stopped = collector.stopped();
+    let timed_out = end == End::TimedOut || outcome.stopped.iter().any(|s| s.program);
     let hits = outcome.results.len();
     call.log.send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
     outcome.timed_out = timed_out;
@@ -641,6 +664,9 @@ fn finish<C: Collector>(
             .with("exit", exit.describe().into()),
     });
     let mut failure = failure.with("output", outcome.output.clone());
+    if let Some(stopped) = stopped_json(&outcome.stopped) {
+        failure = failure.with("stopped", stopped);
+    }
     if let Some(code) = exit.code.filter(|_| !timed_out) {
         failure = failure.with("exitCode", code.into());
     }
@@ -672,6 +698,15 @@ fn never_hit_hint<C: Collector>(
 ) -> String {
     if let Some(why) = collector.no_code() {
         return format!("line {}: {why}", plan.line);
+    }
+    if let Some(stopped) = outcome.stopped.iter().find(|s| s.program) {
+        let by = stopped.signal.map(|s| format!(" by {}", crate::sys::signal_name(s)));
+        return format!(
+            "the program (pid {}) was stopped{} before the line ran, and a stopped process \
+             waits for SIGCONT: it stops itself, or reads a terminal it does not own",
+            stopped.pid,
+            by.unwrap_or_default()
+        );
     }
     if !outcome.timed_out && exit.code != Some(0) {
         return format!(
@@ -750,4 +785,29 @@ fn probes_hint<C: Collector>(collector: &C, outcome: &Outcome, plan: &Plan) -> S
         true => collector.never_bound(),
         false => format!("{missed}: check the paths, and that the program reaches them"),
     }
+}
+
+/// `[{pid, signal?}]` of the processes stopped by a signal, if any.
+pub(crate) fn stopped_json(stopped: &[Stopped]) -> Option<Value> {
+    (!stopped.is_empty()).then(|| stopped.iter().map(|s| s.to_json()).collect())
+}
+
+/// The note for processes a signal stopped: they had not ended, and would not by themselves;
+/// `then`, what became of them.
+pub(crate) fn stopped_note(stopped: &[Stopped], then: &str) -> Option<String> {
+    let each: Vec<String> = stopped
+        .iter()
+        .map(|s| match s.signal {
+            Some(signal) => format!("pid {} by {}", s.pid, crate::sys::signal_name(signal)),
+            None => format!("pid {}", s.pid),
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "Stopped by a signal, not ended: {} (a program that stops itself with SIGSTOP, or \
+             reads a terminal in the background: SIGTTIN). Such a process waits for SIGCONT: \
+             {then}.",
+            each.join(", ")
+        )
+    })
 }

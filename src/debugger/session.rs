@@ -1061,7 +1061,16 @@ impl<B: Backend> Actor<B> {
                     (None, Some(signal)) => state["signal"] = signal.into(),
                     (None, None) => {}
                 }
-                if self.idle_ended {
+                let stopped = self.backend.stopped();
+                if let Some((message, ended)) = self.backend.debugger_ended() {
+                    state["message"] = message.into();
+                    state["debuggerEnded"] = ended;
+                } else if let Some(note) =
+                    crate::debugger::script::stopped_note(&stopped, "debug-mcp ended it")
+                {
+                    state["message"] = note.into();
+                    state["stopped"] = crate::debugger::script::stopped_json(&stopped).into();
+                } else if self.idle_ended {
                     state["message"] = "ended by debug-mcp: no call came for the idle limit \
                                         (DEBUG_MCP_SESSION_IDLE_MS)"
                         .into();
@@ -1217,6 +1226,16 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
     }
     let cut: String = text.chars().take(max).collect();
     format!("{cut}… [truncated]")
+}
+
+/// The last `max` characters of `text`, marked when cut: where a log's news is.
+pub(crate) fn clip_end(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let kept: String = text.chars().skip(count - max).collect();
+    format!("[truncated] …{kept}")
 }
 
 /// The lines around a location, from the file it names (or, for a file not on disk, from

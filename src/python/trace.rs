@@ -426,6 +426,10 @@ impl Collector for Run<'_> {
         self.debuggee.output().to_json()
     }
 
+    fn stopped(&self) -> Vec<crate::process::Stopped> {
+        self.debuggee.stopped()
+    }
+
     fn undebugged(&self) -> Undebugged {
         let followed: Vec<u32> = self.processes.iter().map(|p| p.pid).collect();
         let descendants = self.debuggee.descendants(None);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::debugger::script::{Language, Outcome, Plan, Probe};
+use crate::debugger::script::{self, Language, Outcome, Plan, Probe};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::native::Native;
@@ -151,6 +151,8 @@ fn output() -> Value {
             "exitCode": {"type": "integer"},
             "signal": {"type": "integer"},
             "timedOut": {"type": "boolean"},
+            "stopped": {"type": "array", "description": "Processes a signal had stopped (SIGSTOP, SIGTTIN): not ended; the run waited for its timeout.", "items": {"type": "object", "properties": {
+                "pid": {"type": "integer"}, "signal": {"type": "string"}}}},
             "hitsCapped": {"type": "boolean"},
             "valuesTruncated": {"type": "boolean"},
             "processes": {"type": "array", "description": "The processes debugged, the started one first when it is the runtime's.", "items": {"type": "object", "properties": {
@@ -457,6 +459,11 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     }
     if !outcome.processes.is_empty() {
         structured["processes"] = outcome.processes.clone().into();
+    }
+    if let Some(stopped) = script::stopped_json(&outcome.stopped) {
+        structured["stopped"] = stopped;
+        let then = "the run went on to its timeout, then killed it";
+        notes.extend(script::stopped_note(&outcome.stopped, then));
     }
     if let Some(note) = outcome.undebugged.note() {
         structured["undebugged"] = outcome.undebugged.to_json();

@@ -13,6 +13,7 @@ mod defects;
 mod deno;
 mod docs;
 mod failures;
+mod faults;
 mod launchers;
 mod native;
 pub mod need;
