@@ -257,15 +257,16 @@ fn last_log_entry(logged: &str) -> String {
 }
 
 /// A Rust panic's message, from the output: the lines after `thread 'TEST' panicked at
-/// FILE:LINE:COL:` up to a blank one, a `note:` or a backtrace. The panic is found by its
-/// thread's name (the test), else by its place (the failure's first frame), else as the
-/// output's only panic.
+/// FILE:LINE:COL:` up to a blank one, a `note:` or a backtrace; and the thread's name as that
+/// line says it (a thread's own name is cut at 15 bytes: `tests::bumps_mi`). The panic is
+/// found by its thread's name (the test), else by its place (the failure's first frame), else
+/// by the name cut short when only one panic starts so, else as the output's only panic.
 pub(crate) fn panic_message(
     output: &str,
     file: &str,
     line: u64,
     test: Option<&str>,
-) -> Option<String> {
+) -> Option<(String, Option<String>)> {
     let name = std::path::Path::new(file).file_name()?.to_str()?;
     let lines: Vec<&str> = output.lines().collect();
     let panics: Vec<usize> =
@@ -277,10 +278,16 @@ pub(crate) fn panic_message(
         let (_, at, path) = (parts.next(), parts.next(), parts.next());
         path.is_some_and(|p| p.ends_with(name)) && at == Some(line.to_string().as_str())
     };
+    let cut_short = test.map(|t| format!("thread '{t}"));
+    let by_prefix: Vec<&usize> = panics
+        .iter()
+        .filter(|&&i| cut_short.as_ref().is_some_and(|c| lines[i].contains(c)))
+        .collect();
     let found = panics
         .iter()
         .find(by_test)
         .or_else(|| panics.iter().find(by_place))
+        .or_else(|| (by_prefix.len() == 1).then(|| by_prefix[0]))
         .or_else(|| (panics.len() == 1).then(|| &panics[0]))?;
     let message: Vec<&str> = lines[found + 1..]
         .iter()
@@ -289,7 +296,12 @@ pub(crate) fn panic_message(
         })
         .copied()
         .collect();
-    Some(message.join("\n"))
+    // `thread 'NAME' panicked at`, or since Rust 1.89 `thread 'NAME' (TID) panicked at`.
+    let thread = lines[*found]
+        .split_once("thread '")
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(thread, _)| thread.to_string());
+    Some((message.join("\n"), thread))
 }
 
 #[cfg(test)]
@@ -314,15 +326,21 @@ mod tests {
                       assertion `left == right` failed\n  left: 5\n right: 6\nnote: run with \
                       `RUST_BACKTRACE=1`\n";
         let expected = Some("assertion `left == right` failed\n  left: 5\n right: 6");
-        assert_eq!(panic_message(output, "/x/src/lib.rs", 9, None).as_deref(), expected);
+        let message = |output: &str, line, test| {
+            panic_message(output, "/x/src/lib.rs", line, test)
+                .map(|(m, t)| (m, t.unwrap_or_default()))
+        };
+        let expected = expected.map(|m| (m.to_string(), "tests::adds".to_string()));
+        assert_eq!(message(output, 9, None), expected);
         // The only panic, at a macro's call site rather than the frame's line.
-        assert_eq!(panic_message(output, "/x/src/lib.rs", 3, None).as_deref(), expected);
-        assert_eq!(
-            panic_message(output, "/x/src/lib.rs", 3, Some("tests::adds")).as_deref(),
-            expected
-        );
+        assert_eq!(message(output, 3, None), expected);
+        assert_eq!(message(output, 3, Some("tests::adds")), expected);
         let two = format!("{output}thread 'b' panicked at src/b.rs:1:1:\nother\n");
-        assert_eq!(panic_message(&two, "/x/src/lib.rs", 3, Some("x")), None);
+        assert_eq!(message(&two, 3, Some("x")), None);
+        // A thread's name cut at 15 bytes: its full name is the panic's.
+        assert_eq!(message(&two, 3, Some("tests::ad")), expected);
+        let with_id = output.replace("'tests::adds' panicked", "'tests::adds' (4424) panicked");
+        assert_eq!(message(&with_id, 3, Some("tests::ad")), expected);
         assert_eq!(
             demangled("rt::tests::t::_$u7b$$u7b$closure$u7d$$u7d$"),
             "rt::tests::t::{{closure}}"

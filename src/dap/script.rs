@@ -22,10 +22,12 @@ use crate::dap::failures;
 use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::{self, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
-use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
+use crate::debugger::runs::Runs;
+use crate::debugger::script::{Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Debuggee, Exit};
+use crate::shell::CommandLine;
 use crate::sys;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -34,41 +36,87 @@ const ADAPTER_GRACE: Duration = Duration::from_secs(2);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 
-pub(crate) fn run<F: Flavour>(flavour: F, plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+/// Runs each program in turn (`go test ./...`'s packages, `cargo test`'s test programs; most
+/// commands run one), each with its own adapter, into one answer; `notes` say what was left
+/// out before; with `fail_fast` (why), none runs after one that failed.
+pub(crate) fn run_each<F: Flavour>(
+    programs: Vec<(CommandLine, F)>,
+    notes: Vec<String>,
+    fail_fast: Option<&str>,
+    plan: &Plan,
+    call: &Call,
+) -> Result<Outcome, Failure> {
+    let mut failed = false;
     let deadline = Instant::now() + plan.timeout;
-    if let Some(preparing) = flavour.preparing() {
-        call.progress.report(0, || preparing);
+    let mut runs = Runs::new(plan, deadline);
+    for note in notes {
+        runs.note(note);
     }
-    let Launched { client, adapter, arguments, label, request, output, .. } =
-        flavour.start(&plan.command, false)?;
-    let mut run = Run::<F> {
-        flavour,
-        plan,
-        call,
-        client,
-        adapter,
-        label,
-        deadline,
-        debuggee: None,
-        hits: 0,
-        exit_code: None,
-        resolved_line: None,
-        output: output.unwrap_or_default(),
-        no_code: None,
-        logpoints: false,
-        logged: None,
-        terminated: false,
-        pending: std::collections::VecDeque::new(),
-        resume: None,
-        configured: false,
-        failure_ids: Vec::new(),
-        probe_ids: Vec::new(),
-        probe_lines: Vec::new(),
-        read_ahead: Vec::new(),
-        go_logs: Default::default(),
-    };
-    let started = run.setup(request, arguments);
-    script::drive(&mut run, started, plan, call, deadline)
+    for (command, flavour) in programs {
+        let shown = command.words.join(" ");
+        if let Some(why) = runs.over().or(fail_fast.filter(|_| failed)) {
+            runs.skip(&shown, why);
+            continue;
+        }
+        let plan = Plan { command, ..plan.clone() };
+        if let Some(preparing) = flavour.preparing() {
+            call.progress.report(0, || preparing);
+        }
+        let launched = match flavour.start(&plan.command, false) {
+            Ok(launched) => launched,
+            Err(failure) => {
+                runs.not_started(&shown, failure)?;
+                continue;
+            }
+        };
+        let mut run = Run::start(flavour, launched, &plan, call, deadline);
+        let started = run.setup();
+        let exit = runs.run(&mut run, started, &plan, call, &shown)?;
+        failed |= exit.is_some_and(|e| e.code != Some(0));
+    }
+    runs.finish()
+}
+
+impl<'a, F: Flavour> Run<'a, F> {
+    fn start(
+        flavour: F,
+        launched: Launched,
+        plan: &'a Plan,
+        call: &'a Call,
+        deadline: Instant,
+    ) -> Run<'a, F> {
+        let Launched { client, adapter, arguments, label, request, output, .. } = launched;
+        Run::<F> {
+            flavour,
+            plan,
+            call,
+            client,
+            adapter,
+            label,
+            deadline,
+            debuggee: None,
+            hits: 0,
+            exit_code: None,
+            resolved_line: None,
+            output: output.unwrap_or_default(),
+            no_code: None,
+            logpoints: false,
+            logged: None,
+            terminated: false,
+            pending: std::collections::VecDeque::new(),
+            resume: None,
+            configured: false,
+            failure_ids: Vec::new(),
+            probe_ids: Vec::new(),
+            probe_lines: Vec::new(),
+            read_ahead: Vec::new(),
+            go_logs: Default::default(),
+            launch: Some((request, arguments)),
+            child: None,
+            pending_failures: Default::default(),
+            failures_read: Vec::new(),
+        }
+    }
 }
 
 struct Run<'a, F> {
@@ -113,6 +161,14 @@ struct Run<'a, F> {
     read_ahead: Vec<(Value, Option<Value>)>,
     /// With `failures`: how much of each Go test's log its earlier failures read.
     go_logs: std::collections::HashMap<String, usize>,
+    /// The `launch` (or `attach`) request and its arguments, until `setup` sends them.
+    launch: Option<(&'static str, Value)>,
+    /// The program's pid when the adapter does not say it (Delve's child), once found.
+    child: Option<u32>,
+    /// With `failures`: records of other threads' failures read at one stop, to report, and
+    /// those threads, whose own report of that stop comes later.
+    pending_failures: std::collections::VecDeque<Value>,
+    failures_read: Vec<Value>,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -159,8 +215,9 @@ impl<F: Flavour> Run<'_, F> {
         self.flavour.adapter_failed(&mut self.adapter, &self.client, &self.label)
     }
 
-    /// `request` (`launch`, or `attach`) with its `arguments`.
-    fn setup(&mut self, request: &str, arguments: Value) -> Result<(), Failure> {
+    /// The `launch` (or `attach`) request with its arguments, and the configuration.
+    fn setup(&mut self) -> Result<(), Failure> {
+        let (request, arguments) = self.launch.take().expect("set up once");
         let initialize =
             self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
         self.logpoints = self.answer(&initialize)?["supportsLogPoints"] == true;
@@ -337,8 +394,18 @@ impl<F: Flavour> Run<'_, F> {
             && self.configured
             && (at_function || failures::may_be_failure(reason))
         {
+            // Read already, beside another thread's failure at the same stop: lldb-dap says
+            // that stop once per thread, and the program has gone on since.
+            if let Some(read) = self.failures_read.iter().position(|t| t == &thread) {
+                self.failures_read.remove(read);
+                let _ = self.go_on(&thread);
+                return Ok(Step::Go);
+            }
             if let Some(failure) = self.failure(body, at_function)? {
                 step = Step::Failed(failure);
+            }
+            if at_function {
+                self.failures_beside(&thread)?;
             }
             self.go_on(&thread)?;
             return Ok(step);
@@ -495,21 +562,28 @@ impl<F: Flavour> Run<'_, F> {
                 record["test"] = name.into();
             }
         }
-        // An adapter that does not say its program's pid (Delve) runs it as its child: the
-        // one that is not Go's toolchain building it.
-        let adapter = self.adapter.pid();
-        let child = || {
-            let descendants = self.adapter.descendants(None).into_iter();
+        if let Some(pid) = self.program_pid() {
+            record["process"] = pid.into();
+        }
+        Ok(Some(record))
+    }
+
+    /// The program's pid: said by the adapter (`process`), or, for an adapter that does not
+    /// say it (Delve), its child that is not Go's toolchain building it.
+    fn program_pid(&mut self) -> Option<u32> {
+        if let Some(group) = self.debuggee {
+            return Some(group.pid());
+        }
+        if self.child.is_none() {
+            let adapter = self.adapter.pid();
             let program = |d: &crate::process::Descendant| {
                 let first = d.command.split_whitespace().next().unwrap_or_default();
                 d.parent == adapter && first != "go" && !first.ends_with("/go")
             };
-            descendants.filter(program).map(|d| d.process.pid).next_back()
-        };
-        if let Some(pid) = self.debuggee.map(|group| group.pid()).or_else(child) {
-            record["process"] = pid.into();
+            let descendants = self.adapter.descendants(None).into_iter();
+            self.child = descendants.filter(program).map(|d| d.process.pid).next_back();
         }
-        Ok(Some(record))
+        self.child
     }
 
     /// The hits of other threads stopped at the same line as `top`, the hit just read (at
@@ -568,8 +642,38 @@ impl<F: Flavour> Run<'_, F> {
         Ok(())
     }
 
+    /// At a failure stop of `thread`: the other threads stopped at a failure function too
+    /// (two tests that fail at once, in parallel), read now, before the program goes on and
+    /// the adapter forgets they stopped there; their records wait in `pending_failures`.
+    fn failures_beside(&mut self, thread: &Value) -> Result<(), Failure> {
+        let threads = self.client.send("threads", json!({}));
+        let threads = self.answer(&threads)?;
+        let others: Vec<Value> = (threads["threads"].as_array().into_iter().flatten())
+            .map(|t| t["id"].clone())
+            .filter(|id| id != thread)
+            .collect();
+        let functions = self.flavour.failure_functions();
+        for other in others {
+            let trace = self.client.send("stackTrace", json!({"threadId": other, "levels": 1}));
+            let Ok(trace) = self.answer(&trace) else { continue };
+            let top = trace["stackFrames"][0]["name"].as_str().unwrap_or_default();
+            if !functions.iter().any(|f| top.contains(f)) {
+                continue;
+            }
+            let body = json!({"threadId": other, "reason": "function breakpoint"});
+            if let Some(failure) = self.failure(&body, true)? {
+                self.pending_failures.push_back(failure);
+            }
+            self.failures_read.push(other);
+        }
+        Ok(())
+    }
+
     /// The next hit held in `pending`; the program goes on after the last.
     fn next_pending(&mut self) -> Result<Step, Failure> {
+        if let Some(failure) = self.pending_failures.pop_front() {
+            return Ok(Step::Failed(failure));
+        }
         let Some(hit) = self.pending.pop_front() else { return Ok(Step::Go) };
         let hit = self.tag(hit);
         if self.pending.is_empty() {
@@ -662,7 +766,7 @@ impl<F: Flavour> Run<'_, F> {
     /// Says which process a hit ran in, and counts it.
     fn tag(&mut self, mut hit: Hit) -> Hit {
         self.hits += 1;
-        hit.from = self.debuggee.map(|group| format!(r#""pid":{}"#, group.pid()));
+        hit.from = self.program_pid().map(|pid| format!(r#""pid":{pid}"#));
         hit
     }
 
@@ -689,7 +793,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
     fn inputs(&self) -> Inputs<Value> {
         let exited = crossbeam_channel::never();
         // Hits held back are due at once.
-        let tick = match self.pending.is_empty() {
+        let tick = match self.pending.is_empty() && self.pending_failures.is_empty() {
             true => crossbeam_channel::never(),
             false => crossbeam_channel::after(Duration::ZERO),
         };
@@ -713,6 +817,8 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     /// Nothing is left: the program (its process group) and the adapter.
     fn end(&mut self, timed_out: bool) -> Exit {
+        // Known before anything is killed: the answer lists it.
+        let _ = self.program_pid();
         if timed_out {
             self.client.disconnect(true);
         } else if self.terminated {
@@ -758,7 +864,9 @@ impl<F: Flavour> Collector for Run<'_, F> {
     }
 
     fn processes(&self) -> Vec<Value> {
-        let Some(top) = self.debuggee.map(|group| group.pid()) else { return Vec::new() };
+        let Some(top) = self.debuggee.map(|group| group.pid()).or(self.child) else {
+            return Vec::new();
+        };
         let command = self.plan.command.words.join(" ");
         let program = Debugged {
             pid: top,
@@ -790,9 +898,8 @@ impl<F: Flavour> Collector for Run<'_, F> {
         {
             return;
         }
-        let (Some(file), Some(line)) =
-            (failure["frames"][0]["file"].as_str(), failure["frames"][0]["line"].as_u64())
-        else {
+        let frame = &failure["frames"][0];
+        let (Some(file), Some(line)) = (frame["file"].as_str(), frame["line"].as_u64()) else {
             return;
         };
         let text = format!(
@@ -800,9 +907,14 @@ impl<F: Flavour> Collector for Run<'_, F> {
             output["stdout"].as_str().unwrap_or_default(),
             output["stderr"].as_str().unwrap_or_default()
         );
-        let test = failure["test"].as_str();
-        if let Some(message) = failures::panic_message(&text, file, line, test) {
+        let test = failure["test"].as_str().map(String::from);
+        let test = test.as_deref();
+        if let Some((message, thread)) = failures::panic_message(&text, file, line, test) {
             failure["message"] = message.into();
+            // The test's whole name, where its thread's was cut short.
+            if let Some(thread) = thread.filter(|t| test.is_some_and(|test| t.starts_with(test))) {
+                failure["test"] = thread.into();
+            }
         }
     }
 

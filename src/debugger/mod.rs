@@ -6,6 +6,7 @@
 pub(crate) mod backend;
 mod error;
 pub(crate) mod model;
+pub(crate) mod runs;
 pub(crate) mod script;
 pub(crate) mod session;
 

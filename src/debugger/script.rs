@@ -7,13 +7,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::select;
 use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::runs::Runs;
 use crate::debugger::{Code, Failure};
-use crate::log;
 use crate::process::{Exit, Stopped};
 use crate::shell::CommandLine;
 
@@ -22,9 +21,6 @@ use crate::shell::CommandLine;
 pub(crate) const RESULTS_BUDGET: usize = 3 * 1024 * 1024;
 /// One value's JSON is cut to about this many characters.
 pub(crate) const VALUE_CHARS: usize = 64 * 1024;
-/// How long to keep reading events after the program's process died without saying goodbye:
-/// what it sent may still be in the socket.
-const EVENTS_GRACE: Duration = Duration::from_millis(500);
 
 /// A checked request.
 #[derive(Debug, Clone)]
@@ -124,6 +120,8 @@ pub(crate) struct Outcome {
     pub(crate) probe_lines: Vec<Option<u32>>,
     /// The program's processes a signal had stopped when the run ended.
     pub(crate) stopped: Vec<Stopped>,
+    /// What the answer says besides (programs of the command not run, and why).
+    pub(crate) notes: Vec<String>,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
     /// Where each hit ran, as JSON fields (`"pid":12`, and `,"thread":"[worker 1]"`): an
@@ -293,7 +291,7 @@ impl Outcome {
     /// hits came from more than one place. Where every hit ran in the same process and thread,
     /// `processes` says it once (its `hits`, and `hitThread` for a worker thread), and 10,000
     /// hits do not carry the same pid 10,000 times.
-    fn add_places(&mut self) {
+    pub(super) fn add_places(&mut self) {
         let mut used = self.place_of.iter().flatten();
         let first = used.next().copied();
         if used.all(|place| Some(*place) == first) {
@@ -323,7 +321,7 @@ impl Outcome {
     }
 
     /// Adds `stack` to the last hit's result.
-    fn attach_stack(&mut self, stack: Vec<Value>) {
+    pub(super) fn attach_stack(&mut self, stack: Vec<Value>) {
         // The result is a JSON object's text ending in `}`: add the field before it.
         let Some(last) = self.results.last_mut() else { return };
         if last.ends_with('}') {
@@ -486,14 +484,6 @@ pub(crate) enum Step {
     Finished,
 }
 
-/// Why collecting stopped.
-#[derive(Clone, Copy, PartialEq)]
-enum End {
-    /// The program finished (or the connection closed).
-    Finished,
-    TimedOut,
-}
-
 /// How a runtime collects `debug-script` hits, once its program runs with the breakpoint set.
 pub(crate) trait Collector {
     type Event;
@@ -548,136 +538,9 @@ pub(crate) fn drive<C: Collector>(
     call: &Call,
     deadline: Instant,
 ) -> Result<Outcome, Failure> {
-    let mut outcome = Outcome::default();
-    match started.and_then(|()| collect(collector, &mut outcome, plan, call, deadline)) {
-        Ok(end) => finish(collector, outcome, end, plan, call),
-        Err(failure) => {
-            collector.abort();
-            Err(failure)
-        }
-    }
-}
-
-fn collect<C: Collector>(
-    collector: &mut C,
-    outcome: &mut Outcome,
-    plan: &Plan,
-    call: &Call,
-    deadline: Instant,
-) -> Result<End, Failure> {
-    let mut timeout = crossbeam_channel::at(deadline);
-    let mut timeout_means = End::TimedOut;
-    loop {
-        let inputs = collector.inputs();
-        let input = select! {
-            recv(inputs.events) -> event => event.map_or(Input::Closed, Input::Event),
-            recv(inputs.exited) -> exit => Input::Exited(exit.ok()),
-            recv(inputs.tick) -> _ => Input::Tick,
-            recv(inputs.more) -> event => match event {
-                Ok(event) => Input::Event(event),
-                Err(_) => continue,
-            },
-            recv(timeout) -> _ => return Ok(timeout_means),
-            recv(call.cancel) -> _ => return Err(Failure::Cancelled),
-        };
-        match collector.handle(input)? {
-            Step::Go => {}
-            Step::Hit(hit) => {
-                if outcome.hits_capped {
-                    continue; // in flight when the breakpoint was removed
-                }
-                let from = hit.from.as_deref();
-                let capped = outcome.record_hit(
-                    hit.result,
-                    hit.truncated,
-                    from,
-                    plan.max_hits,
-                    &call.progress,
-                );
-                if let Some(stack) = hit.stack {
-                    outcome.attach_stack(stack);
-                }
-                if capped {
-                    collector.stop_hits();
-                }
-            }
-            Step::Stack(stack) => outcome.attach_stack(stack),
-            Step::Failed(failure) => match plan.failures {
-                Some(max) if outcome.failures.len() < max as usize => {
-                    outcome.failures.push(failure)
-                }
-                _ => outcome.more_failures += 1,
-            },
-            // A program stopped by a signal (SIGSTOP, a background read of the terminal) has
-            // not ended, whatever its runtime said: it ends by its timeout.
-            Step::Draining | Step::Finished if program_stopped(collector) => {}
-            Step::Draining => {
-                timeout = crossbeam_channel::at((Instant::now() + EVENTS_GRACE).min(deadline));
-                timeout_means = End::Finished;
-            }
-            Step::Finished => return Ok(End::Finished),
-        }
-    }
-}
-
-/// Whether the process the run started is stopped by a signal.
-fn program_stopped<C: Collector>(collector: &C) -> bool {
-    let stopped = collector.stopped().iter().any(|s| s.program);
-    if stopped {
-        log::debug(format_args!("the program is stopped by a signal: it runs until its timeout"));
-    }
-    stopped
-}
-
-fn finish<C: Collector>(
-    collector: &mut C,
-    mut outcome: Outcome,
-    end: End,
-    plan: &Plan,
-    call: &Call,
-) -> Result<Outcome, Failure> {
-    let exit = collector.end(end == End::TimedOut);
-    // Stopped by a signal when the end killed it: the program had not ended, it ran out of
-    // time (the end waits for such a program until the deadline).
-    outcome.stopped = collector.stopped();
-    let timed_out = end == End::TimedOut || outcome.stopped.iter().any(|s| s.program);
-    let hits = outcome.results.len();
-    call.log.send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
-    outcome.timed_out = timed_out;
-    outcome.exit = Some(exit);
-    outcome.output = collector.output();
-    outcome.undebugged = collector.undebugged();
-    outcome.processes = collector.processes();
-    outcome.add_places();
-    (outcome.resolved_line, outcome.resolved_file, outcome.generated) = collector.resolution();
-    outcome.probe_lines = collector.probe_lines();
-    for failure in &mut outcome.failures {
-        collector.finish_failure(failure, &outcome.output);
-    }
-    // Asked for failures, a run without hits is an answer too (perhaps none failed).
-    if !outcome.results.is_empty() || plan.failures.is_some() {
-        return Ok(outcome);
-    }
-    let failure = collector.no_hit_failure(exit, timed_out).unwrap_or_else(|| match timed_out {
-        true => timeout_failure(plan.timeout),
-        false => Failure::new(Code::Exited, "Process exited before breakpoint was hit")
-            .with("exit", exit.describe().into()),
-    });
-    let mut failure = failure.with("output", outcome.output.clone());
-    if let Some(stopped) = stopped_json(&outcome.stopped) {
-        failure = failure.with("stopped", stopped);
-    }
-    if let Some(code) = exit.code.filter(|_| !timed_out) {
-        failure = failure.with("exitCode", code.into());
-    }
-    if let Some(line) = outcome.resolved_line {
-        failure = failure.with("resolvedLine", line.into());
-    }
-    let hint = never_hit_hint(collector, &outcome, plan, exit);
-    if outcome.processes.len() > 1 {
-        failure = failure.with("processes", outcome.processes.clone().into());
-    }
-    Err(outcome.undebugged.add_to(failure.or_with("hint", hint.into())))
+    let mut runs = Runs::new(plan, deadline);
+    runs.run(collector, started, plan, call, "")?;
+    runs.finish()
 }
 
 /// The failure for a run that outlived its `timeout` before any hit.
@@ -687,104 +550,6 @@ pub(crate) fn timeout_failure(timeout: Duration) -> Failure {
         Code::Timeout,
         format!("Timeout waiting for breakpoint after {}ms", timeout.as_millis()),
     )
-}
-
-/// Why no hit came, and what to try.
-fn never_hit_hint<C: Collector>(
-    collector: &C,
-    outcome: &Outcome,
-    plan: &Plan,
-    exit: Exit,
-) -> String {
-    if let Some(why) = collector.no_code() {
-        return format!("line {}: {why}", plan.line);
-    }
-    if let Some(stopped) = outcome.stopped.iter().find(|s| s.program) {
-        let by = stopped.signal.map(|s| format!(" by {}", crate::sys::signal_name(s)));
-        return format!(
-            "the program (pid {}) was stopped{} before the line ran, and a stopped process \
-             waits for SIGCONT: it stops itself, or reads a terminal it does not own",
-            stopped.pid,
-            by.unwrap_or_default()
-        );
-    }
-    if !outcome.timed_out && exit.code != Some(0) {
-        return format!(
-            "the program failed ({}) before the breakpoint was reached: see its stderr",
-            exit.describe()
-        );
-    }
-    if !plan.probes.is_empty() {
-        return probes_hint(collector, outcome, plan);
-    }
-    let mut missed = match outcome.resolved_line {
-        Some(line) => format!("line {line} never ran"),
-        None => format!("no script loaded from {}", plan.file.display()),
-    };
-    if let Some(processes) = describe_processes(&outcome.processes) {
-        missed = format!("{missed} in {processes}");
-    }
-    if let Some(hint) = outcome.undebugged.hint(&missed) {
-        return hint;
-    }
-    if outcome.processes.len() > 1 {
-        let condition = match &plan.condition {
-            Some(condition) => format!(" (or `{condition}` was never truthy there)"),
-            None => String::new(),
-        };
-        return format!("{missed}{condition}: check the path, and that the program reaches it");
-    }
-    match (outcome.resolved_line, &plan.condition) {
-        (None, _) => collector.never_bound(),
-        (Some(line), None) => {
-            format!("the breakpoint was set at line {line} but that line never ran")
-        }
-        (Some(line), Some(condition)) => format!(
-            "the breakpoint was set at line {line}; either that line never ran or `{condition}` \
-             was never truthy there"
-        ),
-    }
-}
-
-/// Why none of the `probes` was hit: each probe's line that bound and never ran, or its file
-/// that was never loaded (in the collector's words, which name that file).
-fn probes_hint<C: Collector>(collector: &C, outcome: &Outcome, plan: &Plan) -> String {
-    let lines = plan.probes.iter().enumerate().map(|(index, probe)| {
-        let line = outcome.probe_lines.get(index).copied().flatten().filter(|&l| l > 0);
-        (probe, line)
-    });
-    let (bound, unbound): (Vec<_>, Vec<_>) = lines.partition(|(_, line)| line.is_some());
-    let places = |probes: &[(&Probe, Option<u32>)]| {
-        let places: Vec<String> = probes
-            .iter()
-            .map(|(probe, line)| format!("{}:{}", probe.file.display(), line.unwrap_or(probe.line)))
-            .collect();
-        places.join(", ")
-    };
-    let condition = match plan.probes.iter().any(|p| p.condition.is_some()) {
-        true => " (or their conditions were never truthy there)",
-        false => "",
-    };
-    let mut missed = match (bound.is_empty(), unbound.is_empty()) {
-        (false, true) => format!("the probes' lines never ran ({}){condition}", places(&bound)),
-        (true, _) => format!("no probe bound: no script loaded from {}", places(&unbound)),
-        (false, false) => format!(
-            "the lines of {} never ran, and no script loaded from {}",
-            places(&bound),
-            places(&unbound)
-        ),
-    };
-    if let Some(processes) = describe_processes(&outcome.processes) {
-        missed = format!("{missed} in {processes}");
-    }
-    if let Some(hint) = outcome.undebugged.hint(&missed) {
-        return hint;
-    }
-    match bound.is_empty() && outcome.processes.len() <= 1 {
-        // The runtime's words for a file never loaded (a source map's, a loader's).
-        true => collector.never_bound(),
-        false => format!("{missed}: check the paths, and that the program reaches them"),
-    }
 }
 
 /// `[{pid, signal?}]` of the processes stopped by a signal, if any.

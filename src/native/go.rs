@@ -12,11 +12,145 @@
 pub(super) struct GoCommand {
     /// Delve's mode: `debug` (go run) or `test`.
     pub(super) mode: &'static str,
-    /// The package's directory, or the one `.go` file, as written (relative to `cwd`).
-    pub(super) package: String,
+    /// The packages' directories or patterns (`./...`), or the one `.go` file, as written
+    /// (relative to `cwd`); `go run` names one.
+    pub(super) packages: Vec<String>,
     pub(super) build_flags: Vec<String>,
     /// The program's arguments, or the test binary's.
     pub(super) args: Vec<String>,
+    /// The words after `go` but the packages, as written (for a package's own command).
+    pub(super) others: Vec<String>,
+}
+
+impl GoCommand {
+    /// The one package Delve builds, for a session or a single run; several are refused with
+    /// what to do.
+    pub(super) fn package(&self) -> Result<&str, String> {
+        match self.packages.as_slice() {
+            [one] if !is_pattern(one) => Ok(one),
+            [one] => Err(format!(
+                "a session debugs one package at a time, and `{one}` means several: name the one \
+                 that holds the breakpoint (debug-script runs them all)"
+            )),
+            more => Err(format!(
+                "a session debugs the tests of one package at a time, and `go test {}` names \
+                 several: name the one that holds the breakpoint (debug-script runs them all)",
+                more.join(" ")
+            )),
+        }
+    }
+
+    /// Whether the command may run several packages' tests.
+    pub(super) fn several(&self) -> bool {
+        self.mode == "test"
+            && (self.packages.len() > 1 || self.packages.iter().any(|p| is_pattern(p)))
+    }
+
+    /// `go test` of one package as written: the other words kept, the packages replaced.
+    pub(super) fn for_package(&self, package: &str) -> Vec<String> {
+        let mut words = vec!["go".to_string()];
+        words.extend(self.others.iter().cloned());
+        words.push(package.to_string());
+        words
+    }
+}
+
+/// Whether a package argument means several packages (`./...`, `example.com/x/...`).
+fn is_pattern(package: &str) -> bool {
+    package.contains("...")
+}
+
+/// A package `go test` would run, as `go list` says.
+#[derive(Debug)]
+pub(super) struct Package {
+    pub(super) import_path: String,
+    pub(super) dir: std::path::PathBuf,
+    /// It has test files (`go test` says `[no test files]` of one without).
+    pub(super) tests: bool,
+    /// The import paths its test binary links (`go list -test`'s `P.test` entry).
+    pub(super) links: Vec<String>,
+}
+
+impl Package {
+    /// Whether its test binary may run `file`: a file of its own package, or (not a test
+    /// file) one of a package it links.
+    pub(super) fn reaches(&self, file: &std::path::Path, of_file: Option<&str>) -> bool {
+        let dir = file.parent();
+        if dir == Some(self.dir.as_path()) {
+            return true;
+        }
+        let test_file = file.to_str().is_some_and(|f| f.ends_with("_test.go"));
+        match of_file {
+            Some(path) if !test_file => self.links.iter().any(|l| l == path),
+            // A package outside those listed, and unknown: it may be any's.
+            None if !test_file => true,
+            _ => false,
+        }
+    }
+}
+
+/// The packages `patterns` name (`go list` in `cwd`, with the build flags that change what
+/// builds: `-tags`), in `go test`'s order.
+pub(super) fn list(
+    patterns: &[String],
+    build_flags: &[String],
+    cwd: &std::path::Path,
+    env: &[(String, String)],
+) -> Result<Vec<Package>, String> {
+    let format = "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{join .Deps \" \"}}";
+    let output = std::process::Command::new("go")
+        .args(["list", "-test", "-e", "-f", format])
+        .args(build_flags.iter().filter(|f| f.starts_with("-tags")))
+        .args(patterns)
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `go list`: {e}"))?;
+    if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("`go list {}` failed: {}", patterns.join(" "), said.trim()));
+    }
+    let mut packages: Vec<Package> = Vec::new();
+    let mut links: Vec<(String, Vec<String>)> = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [path, dir, tests, xtests, deps] = fields[..] else { continue };
+        let deps = deps.split(' ').map(|d| d.split(" [").next().unwrap_or(d).to_string());
+        match path.strip_suffix(".test") {
+            // The test binary's main package: what it links.
+            Some(package) if !path.contains(' ') => {
+                links.push((package.to_string(), deps.collect()))
+            }
+            // A package's test variants (`p [p.test]`, `p_test [p.test]`).
+            _ if path.contains(' ') => {}
+            _ => packages.push(Package {
+                import_path: path.to_string(),
+                dir: dir.into(),
+                tests: tests != "0" || xtests != "0",
+                links: Vec::new(),
+            }),
+        }
+    }
+    for (path, deps) in links {
+        if let Some(package) = packages.iter_mut().find(|p| p.import_path == path) {
+            package.links = deps;
+        }
+    }
+    Ok(packages)
+}
+
+/// The import path of the package in `dir`, when it is not among those listed.
+pub(super) fn import_path(dir: &std::path::Path, env: &[(String, String)]) -> Option<String> {
+    let output = std::process::Command::new("go")
+        .args(["list", "-f", "{{.ImportPath}}", "."])
+        .current_dir(dir)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !path.is_empty()).then_some(path)
 }
 
 /// Build flags that take a value (`go help build`).
@@ -101,8 +235,12 @@ pub(super) fn read(words: &[String]) -> Result<GoCommand, String> {
     let mut build_flags = Vec::new();
     let mut args = Vec::new();
     let mut packages: Vec<String> = Vec::new();
+    // Which words are packages, by index, to write a package's own command.
+    let mut package_words: Vec<usize> = Vec::new();
+    let all = words;
     let mut words = words[1..].iter();
     while let Some(word) = words.next() {
+        let at = all.len() - words.len() - 1;
         // `go run`: the words after the package (or its files) are the program's.
         let another_file = word.ends_with(".go") && all_files(&packages);
         if !test && !packages.is_empty() && !another_file {
@@ -116,10 +254,12 @@ pub(super) fn read(words: &[String]) -> Result<GoCommand, String> {
         }
         let Some(flag) = word.strip_prefix("--").or_else(|| word.strip_prefix('-')) else {
             packages.push(word.clone());
+            package_words.push(at);
             continue;
         };
         if flag.is_empty() {
             packages.push(word.clone());
+            package_words.push(at);
             continue;
         }
         let (name, inline) = match flag.split_once('=') {
@@ -166,32 +306,26 @@ pub(super) fn read(words: &[String]) -> Result<GoCommand, String> {
             ));
         }
     }
-    let package = match packages.as_slice() {
-        [] if test => ".".to_string(),
-        [] => return Err("`go run` names no package: e.g. `go run .`".into()),
-        [one] => one.clone(),
-        more if all_files(more) && !test => {
-            return Err(format!(
-                "`go run` of several files ({}) is not supported by Delve: run their package \
-                 (`go run .`)",
-                more.join(" ")
-            ))
+    if packages.is_empty() {
+        match test {
+            true => packages.push(".".to_string()),
+            false => return Err("`go run` names no package: e.g. `go run .`".into()),
         }
-        more => {
-            return Err(format!(
-                "Delve debugs the tests of one package at a time, and `go test {}` names \
-                 several: name the one that holds the breakpoint (`go test ./internal/x`)",
-                more.join(" ")
-            ))
-        }
-    };
-    if package.ends_with("/...") || package == "..." {
+    }
+    if !test && packages.len() > 1 {
         return Err(format!(
-            "Delve debugs one package at a time, and `{package}` means several: name the one \
-             that holds the breakpoint"
+            "`go run` of several files ({}) is not supported by Delve: run their package \
+             (`go run .`)",
+            packages.join(" ")
         ));
     }
-    Ok(GoCommand { mode: if test { "test" } else { "debug" }, package, build_flags, args })
+    if !test && is_pattern(&packages[0]) {
+        return Err(format!("`go run` runs one package, and `{}` means several", packages[0]));
+    }
+    let others = (0..all.len()).filter(|i| !package_words.contains(i)).map(|i| all[i].clone());
+    let others = others.collect();
+    let mode = if test { "test" } else { "debug" };
+    Ok(GoCommand { mode, packages, build_flags, args, others })
 }
 
 fn all_files(words: &[String]) -> bool {
@@ -218,8 +352,8 @@ mod tests {
         let words: Vec<String> = crate::shell::split(line).unwrap().words;
         assert_eq!(words[0], "go");
         let got = match read(&words[1..]) {
-            Ok(GoCommand { mode, package, build_flags, args }) => {
-                format!("{mode} {package} build{build_flags:?} args{args:?}")
+            Ok(GoCommand { mode, packages, build_flags, args, .. }) => {
+                format!("{mode} {} build{build_flags:?} args{args:?}", packages.join(" "))
             }
             Err(e) => format!("error: {}", e.split(':').next().unwrap_or_default()),
         };
@@ -253,11 +387,9 @@ mod tests {
         check("go test . -update", r#"test . build[] args["-update"]"#);
         check("go test --run TestX", r#"test . build[] args["-test.run=TestX"]"#);
         check("go build .", "error: `go build` does not run a program");
-        check(
-            "go test ./...",
-            "error: Delve debugs one package at a time, and `./...` means several",
-        );
-        check("go test ./a ./b", "error: Delve debugs the tests of one package at a time, and `go test ./a ./b` names several");
+        check("go test ./...", r#"test ./... build[] args[]"#);
+        check("go test -run . ./a ./b", r#"test ./a ./b build[] args["-test.run=."]"#);
+        check("go run ./...", "error: `go run` runs one package, and `./...` means several");
         check(
             "go run a.go b.go",
             "error: `go run` of several files (a.go b.go) is not supported by Delve",
@@ -267,6 +399,19 @@ mod tests {
         check("go test -c", "error: `go test -c` only builds the test binary");
         check("go run -bogus .", "error: `go run` does not know the flag `-bogus`");
         check("go run", "error: `go run` names no package");
+    }
+
+    #[test]
+    fn a_package_of_several_keeps_the_command_as_written() {
+        let words: Vec<String> =
+            crate::shell::split("go test -run . -v ./... -count 1").unwrap().words;
+        let go = read(&words[1..]).unwrap();
+        assert!(go.several());
+        assert_eq!(go.for_package("./text").join(" "), "go test -run . -v -count 1 ./text");
+        assert_eq!(
+            go.package().unwrap_err().split(':').next(),
+            Some("a session debugs one package at a time, and `./...` means several")
+        );
     }
 
     #[test]

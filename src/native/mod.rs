@@ -11,6 +11,7 @@
 mod cargo;
 mod config;
 mod go;
+mod suite;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -119,10 +120,10 @@ impl Native {
         })?;
         let language = language.map(String::from);
         let profile = match builtin {
-            Builtin::Delve => delve(command)?,
+            Builtin::Delve => delve(command, None)?,
             Builtin::Gdb => gdb(command, language)?,
             Builtin::Lldb => match lldb_dap() {
-                Some(adapter) => lldb(command, adapter, language, files, binary)?,
+                Some(adapter) => lldb(command, adapter, language, files, binary, None)?,
                 None if gdb_version().is_some_and(|v| v >= 14) => gdb(command, language)?,
                 None => return Err(not_installed("lldb-dap", "apt-get install lldb-19")),
             },
@@ -378,16 +379,22 @@ fn cwd_of(command: &CommandLine) -> String {
     cwd.display().to_string()
 }
 
+/// lldb-dap for `command`, or (`built`) for a program cargo built for it, with its arguments.
 fn lldb(
     command: &CommandLine,
     adapter: String,
     language: Option<String>,
     files: &[&str],
     binary: Option<Binary>,
+    built: Option<(String, Vec<String>)>,
 ) -> Result<Profile, Failure> {
-    let (program, args) = match cargo::is_cargo(command) {
-        true => cargo::build(command, files.first().copied())?,
-        false => (program_path(command, &command.words[0])?, command.words[1..].to_vec()),
+    let (program, args) = match (built, cargo::is_cargo(command)) {
+        (Some(built), _) => built,
+        (None, true) => {
+            let programs = cargo::build(command)?;
+            (cargo::one(command, &programs, files.first().copied())?, programs.args)
+        }
+        (None, false) => (program_path(command, &command.words[0])?, command.words[1..].to_vec()),
     };
     // The program is read only when choosing the adapter did not read it already.
     let rust = language.as_deref() == Some("rust")
@@ -508,18 +515,26 @@ fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failu
     Ok(Profile { language, cwd: command.cwd.clone(), ..Profile::gdb(arguments) })
 }
 
-/// `go run [flags] PKG args`, `go test [flags] [PKG] [-args …]` or a built Go binary.
-fn delve(command: &CommandLine) -> Result<Profile, Failure> {
+/// `go run [flags] PKG args`, `go test [flags] [PKG] [-args …]` or a built Go binary; with
+/// `package`, that package's tests (one of those `go test ./...` runs).
+fn delve(command: &CommandLine, package: Option<&Path>) -> Result<Profile, Failure> {
     if which("dlv").is_none() {
         return Err(not_installed("delve", "apt-get install delve golang-go"));
     }
     let words = &command.words;
-    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
-    let go = Path::new(&words[0]).file_name().is_some_and(|n| n == "go");
-    let (mode, program, args, build_flags) = if go {
+    let mut cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let (mode, program, args, build_flags) = if is_go(command) {
         let go = go::read(&words[1..]).map_err(|why| Failure::new(Code::InvalidCommand, why))?;
         let flags = go::join_build_flags(&go.build_flags);
-        (go.mode, cwd.join(&go.package), go.args, flags)
+        let program = match package {
+            Some(dir) => dir.to_path_buf(),
+            None => cwd.join(go.package().map_err(|why| Failure::new(Code::InvalidCommand, why))?),
+        };
+        // `go test` runs a package's tests in its directory (their testdata/ is there).
+        if go.mode == "test" && program.is_dir() {
+            cwd = program.clone();
+        }
+        (go.mode, program, go.args, flags)
     } else {
         let program = PathBuf::from(program_path(command, &words[0])?);
         ("exec", program, words[1..].to_vec(), String::new())
@@ -546,6 +561,11 @@ fn delve(command: &CommandLine) -> Result<Profile, Failure> {
         output_is_adapters: true,
         ..Profile::delve(arguments)
     })
+}
+
+/// Whether the command is `go …`.
+fn is_go(command: &CommandLine) -> bool {
+    Path::new(&command.words[0]).file_name().is_some_and(|n| n == "go")
 }
 
 /// What an adapter printed (its stdout and stderr), for the words of a failure.

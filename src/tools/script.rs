@@ -185,10 +185,13 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
         Language::Deno => crate::cdp::script::run(Box::new(crate::deno::Deno), &plan, call),
         Language::Python => crate::python::trace::run(&plan, call),
         Language::Native => {
-            let file = plan.file.display().to_string();
+            let watched: Vec<String> =
+                plan.watched().iter().map(|p| p.file.display().to_string()).collect();
+            let files: Vec<&str> = watched.iter().map(String::as_str).collect();
             let language = args.optional_string("language")?;
-            let flavour = Native::resolve(&plan.command, language, &[&file])?;
-            crate::dap::script::run(flavour, &plan, call)
+            let suite = Native::suite(&plan.command, language, &files)?;
+            let programs = suite.programs.into_iter().map(|p| (p.command, p.native)).collect();
+            crate::dap::script::run_each(programs, suite.notes, suite.fail_fast, &plan, call)
         }
     }?;
     Ok(render(&plan, outcome))
@@ -460,6 +463,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
     if !outcome.processes.is_empty() {
         structured["processes"] = outcome.processes.clone().into();
     }
+    notes.extend(outcome.notes.iter().cloned());
     if let Some(stopped) = script::stopped_json(&outcome.stopped) {
         structured["stopped"] = stopped;
         let then = "the run went on to its timeout, then killed it";

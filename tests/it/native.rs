@@ -629,10 +629,12 @@ fn go_test_flags_as_written_and_build_errors_in_delves_words() {
     let message = e["error"].as_str().unwrap();
     assert!(message.starts_with("delve could not launch the program: "), "{message}");
     assert!(message.contains("Build Error: go test") && message.contains("nothere"), "{message}");
-    let e = err(&server.debug_script(json!({"command": "go test ./...", "cwd": dir,
-        "breakpoint": {"file": file, "line": 16}, "expression": "o.ID"})))
-    .clone();
-    assert_eq!(e["code"], "invalid_command", "{e}");
+    // `./...` in a directory of one package: that package (it was refused).
+    let result = server.debug_script(json!({"command": "go test ./...", "cwd": dir,
+        "breakpoint": {"file": file, "line": 16}, "expression": "o.ID", "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(9), json!(0)], "{s}");
+    assert_eq!(s["processes"][0]["command"], "go test .", "{s}");
 }
 
 /// A Go session through Delve: goroutines as threads, steps, set a variable, run to a line,
@@ -902,4 +904,126 @@ fn go_failure_messages_are_what_the_test_wrote() {
         ],
         "{s}"
     );
+}
+
+/// The notes of a result (its text blocks before the structured content).
+fn notes(result: &Value) -> Vec<String> {
+    let content = result["content"].as_array().unwrap();
+    content[..content.len() - 1].iter().map(|c| c["text"].as_str().unwrap().to_string()).collect()
+}
+
+/// `go test ./...` as typed: each package's tests under Delve in turn, one answer with every
+/// process and every failure (it was refused: "Delve debugs one package at a time"); with a
+/// breakpoint, the packages that cannot reach its file are not run, and said.
+#[test]
+fn go_test_of_every_package() {
+    if !need(Tool::Delve) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let dir = fixture("native/go-suite");
+    let result = server.debug_script(json!({"command": "go test ./...", "cwd": dir,
+        "failures": true, "maxFailures": 10, "timeout": 120000}));
+    let s = ok(&result);
+    let commands: Vec<&Value> =
+        s["processes"].as_array().unwrap().iter().map(|p| &p["command"]).collect();
+    // util has no tests: `go test` runs nothing there either.
+    assert_eq!(commands, [&json!("go test ."), &json!("go test ./text")], "{s}");
+    let found: Vec<(&Value, &Value)> =
+        s["failures"].as_array().unwrap().iter().map(|f| (&f["test"], &f["process"])).collect();
+    let (calc, text) = (&s["processes"][0]["pid"], &s["processes"][1]["pid"]);
+    assert_eq!(
+        found,
+        [
+            (&json!("TestTotal"), calc),
+            (&json!("TestGreet"), text),
+            (&json!("TestGreet"), text),
+            (&json!("TestLines"), text)
+        ],
+        "{s}"
+    );
+    assert_eq!(s["exitCode"], 1, "{s}");
+
+    // A breakpoint in util/: the packages whose tests link util run (calc's), text's not.
+    let result = server.debug_script(json!({"command": "go test ./...", "cwd": dir,
+        "breakpoint": {"file": "util/util.go", "line": 8}, "expression": "x", "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(values(s), [json!(7.2), json!(0.0)], "{s}");
+    assert_eq!(s["processes"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(s["processes"][0]["command"], "go test .", "{s}");
+    assert!(
+        notes(&result)
+            .iter()
+            .any(|n| n.starts_with("Not run: `go test ./text` (no code of theirs can reach")),
+        "{:?}",
+        notes(&result)
+    );
+}
+
+/// `cargo test` as typed, in a crate with integration tests (several test programs): each
+/// test program under lldb-dap in turn (it was refused); stopped after the first that fails,
+/// as cargo does, or all with `--no-fail-fast`. Two tests failing at once in one program's
+/// threads (the default) are both recorded, with their whole names.
+#[test]
+fn cargo_test_of_every_test_program() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let dir = fixture("native/rust-suite");
+    let target = out_dir().join("rust-suite");
+    let cargo = format!("CARGO_TARGET_DIR={} cargo test", target.display());
+    let failures = |s: &Value| -> Vec<(String, String)> {
+        let failures = s["failures"].as_array().unwrap().iter();
+        failures
+            .map(|f| {
+                (
+                    f["test"].as_str().unwrap().into(),
+                    f["frames"][0]["function"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let result = server.debug_script(json!({"command": cargo, "cwd": dir, "failures": true,
+        "timeout": 120000}));
+    let s = ok(&result);
+    let lib = [
+        ("tests::bumps_minor".to_string(), "versions::tests::bumps_minor".to_string()),
+        (
+            "tests::bumps_minor_of_a_release".into(),
+            "versions::tests::bumps_minor_of_a_release".into(),
+        ),
+    ];
+    assert_eq!(failures(s), lib, "{s}");
+    assert_eq!(s["processes"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(s["processes"][0]["command"], "cargo test --lib", "{s}");
+    let said = notes(&result);
+    assert!(said.iter().any(|n| n.starts_with("Not run: `cargo test --test api` (cargo test stops at the first test program that fails")), "{said:?}");
+    assert!(said.iter().any(|n| n.starts_with("Not run: the doc tests")), "{said:?}");
+
+    let result = server.debug_script(json!({"command": format!("{cargo} --no-fail-fast"),
+        "cwd": dir, "failures": true, "timeout": 120000}));
+    let s = ok(&result);
+    let mut all = lib.to_vec();
+    all.push(("bumping_twice".into(), "api::bumping_twice".into()));
+    assert_eq!(failures(s), all, "{s}");
+    let commands: Vec<&Value> =
+        s["processes"].as_array().unwrap().iter().map(|p| &p["command"]).collect();
+    assert_eq!(
+        commands,
+        [
+            &json!("cargo test --lib"),
+            &json!("cargo test --test api"),
+            &json!("cargo test --test errors")
+        ],
+        "{s}"
+    );
+
+    // A probe in an integration test's own file: only that test program runs.
+    let result = server.debug_script(json!({"command": cargo, "cwd": dir, "timeout": 120000,
+        "probes": [{"file": "tests/api.rs", "line": 7, "expression": "name"}]}));
+    let s = ok(&result);
+    assert_eq!(s["processes"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(s["processes"][0]["command"], "cargo test --test api", "{s}");
+    assert_eq!(s["results"][0]["probe"], 0, "{s}");
 }
