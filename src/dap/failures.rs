@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::dap::flavour::Flavour;
+use crate::dap::values::{preview, SHOWN};
 use crate::debugger::script::{failure_record, Locals, FAILURE_FRAMES, FAILURE_MESSAGE};
 
 /// Whether a stop's reason may be a failure (not a breakpoint, a step or a pause of ours).
@@ -117,7 +118,7 @@ pub(crate) fn record<F: Flavour>(
         .take(FAILURE_FRAMES)
         .map(|f| {
             json!({"function": demangled(flavour.function_name(f["name"].as_str().unwrap_or_default())),
-                   "file": path(f), "line": f["line"], "locals": locals(&f["id"], ask)})
+                   "file": path(f), "line": f["line"], "locals": locals(flavour, &f["id"], ask)})
         })
         .collect();
     let mut record = failure_record(kind, &kind_type, message.trim(), listed, frames.len());
@@ -134,8 +135,13 @@ pub(crate) fn record<F: Flavour>(
     Some(record)
 }
 
-/// A frame's locals (and arguments) as `{name: value text}`.
-pub(crate) fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<Value>) -> Value {
+/// A frame's locals (and arguments) as `{name: preview}` (`dap::values::preview`: what a
+/// reference, a structure or a sequence holds, where the adapter's text only points at it).
+pub(crate) fn locals<F: Flavour>(
+    flavour: &F,
+    frame: &Value,
+    ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+) -> Value {
     let mut shown = Locals::default();
     let Some(scopes) = ask("scopes", json!({"frameId": frame})) else { return json!({}) };
     for scope in scopes["scopes"].as_array().into_iter().flatten() {
@@ -156,7 +162,12 @@ pub(crate) fn locals(frame: &Value, ask: &mut dyn FnMut(&str, Value) -> Option<V
             let kind = variable["type"].as_str().unwrap_or_default();
             let noise = name.starts_with(['~', '<']) || matches!(kind, "*testing.T" | "*testing.B");
             if !noise {
-                shown.add(name, variable["value"].as_str().unwrap_or_default());
+                let mut children = |reference: &Value| {
+                    let arguments = json!({"variablesReference": reference, "count": SHOWN + 1});
+                    let listed = ask("variables", arguments).unwrap_or_default();
+                    listed["variables"].as_array().cloned().unwrap_or_default()
+                };
+                shown.add(name, &preview(flavour, &variable, &mut children));
             }
         }
     }

@@ -104,6 +104,11 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn summary_only(&self, _kind: &str, _text: &str) -> bool {
         false
     }
+    /// How a value's text hides the value, when it does (an address, a size, an opaque
+    /// structure): previews then read it one level down (`dap::values::preview`).
+    fn opaque(&self, _kind: &str, _text: &str) -> Option<Opaque> {
+        None
+    }
     /// A frame of the adapter's own start-up, at the bottom of every stack.
     fn is_startup_frame(&self, frame: &Value) -> bool;
     /// Whether a file is the runtime's own or an installed library's, not the program's.
@@ -171,4 +176,17 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn failure_functions(&self) -> &'static [&'static str] {
         &[]
     }
+}
+
+/// How an adapter's text of a value hides what it holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Opaque {
+    /// An address (a reference, a `Box`, a C pointer): the value is its one child.
+    Pointer,
+    /// A structure summed up by its type and address (`Version @ 0x7ff…`): its members.
+    Members,
+    /// A sequence or map summed up by its size (`size=3`): its first items.
+    Items,
+    /// A shared pointer summed up by its counts (`strong=1, weak=0`): the value it holds.
+    Shared,
 }

@@ -15,6 +15,7 @@ pub(crate) mod failures;
 pub(crate) mod flavour;
 pub(crate) mod script;
 pub(crate) mod session;
+pub(crate) mod values;
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};

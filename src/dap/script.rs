@@ -519,8 +519,9 @@ impl<F: Flavour> Run<'_, F> {
         let hit = match self.plan.probes[index].expression.clone() {
             Some(expression) => self.evaluated_hit(&frame_id, &expression)?.0,
             None => {
+                let flavour = self.flavour.clone();
                 let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
-                let locals = failures::locals(&frame_id, &mut ask);
+                let locals = failures::locals(&flavour, &frame_id, &mut ask);
                 let result = format!(r#"{{"locals":{locals}}}"#);
                 Hit { result, truncated: false, stack: None, from: None }
             }

@@ -17,6 +17,7 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::dap::flavour::{Flavour, Launched, Offered};
+use crate::dap::values::{preview, SHOWN};
 use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
@@ -811,12 +812,22 @@ impl<F: Flavour> Dap<F> {
                 Some(false) => {}
             }
         }
+        let flavour = self.flavour.clone();
+        let mut previews = Vec::with_capacity(all.len());
+        for v in &all {
+            let mut children = |reference: &Value| {
+                let arguments = json!({"variablesReference": reference, "count": SHOWN + 1});
+                let listed = self.request("variables", arguments).unwrap_or_default();
+                listed["variables"].as_array().cloned().unwrap_or_default()
+            };
+            previews.push(preview(&flavour, v, &mut children));
+        }
         let all = all
             .into_iter()
-            .map(|v| {
+            .zip(previews)
+            .map(|(v, text)| {
                 let kind = v["type"].as_str().unwrap_or_default().to_string();
-                let text = v["value"].as_str().unwrap_or_default();
-                let value = self.flavour.value(&kind, text);
+                let value = self.flavour.value(&kind, &text);
                 Variable {
                     name: v["name"].as_str().unwrap_or_default().into(),
                     kind,

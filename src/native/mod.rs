@@ -12,6 +12,7 @@ mod cargo;
 mod config;
 mod go;
 mod suite;
+mod values;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
 
 pub(crate) use config::Configured;
+use values::{rust_formatters, typed_text};
 
 /// How long an adapter may take to listen on its TCP port (Delve builds the program first).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -475,23 +477,6 @@ impl Profile {
     }
 }
 
-/// lldb commands that load rustc's formatters (`String`, `Vec`, `HashMap` contents), quietly.
-fn rust_formatters() -> Vec<String> {
-    let Ok(output) = std::process::Command::new("rustc").args(["--print", "sysroot"]).output()
-    else {
-        return Vec::new();
-    };
-    let sysroot = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let etc = Path::new(&sysroot).join("lib/rustlib/etc");
-    if !etc.join("lldb_lookup.py").exists() {
-        return Vec::new();
-    }
-    vec![
-        format!("command script import \"{}\"", etc.join("lldb_lookup.py").display()),
-        format!("command source -s 1 \"{}\"", etc.join("lldb_commands").display()),
-    ]
-}
-
 fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failure> {
     match gdb_version() {
         Some(v) if v >= 14 => {}
@@ -807,6 +792,10 @@ impl Flavour for Native {
 
     /// A number, a boolean or a quoted string says the whole value (rdbg lists a `Float`'s
     /// class as a member; lldb a `char *`'s characters).
+    fn opaque(&self, kind: &str, text: &str) -> Option<crate::dap::flavour::Opaque> {
+        values::opaque(kind, text)
+    }
+
     fn summary_only(&self, kind: &str, text: &str) -> bool {
         typed_text(kind, text).is_string() && !(text.ends_with('"') || text.ends_with('\''))
     }
@@ -932,77 +921,9 @@ impl Flavour for Native {
     }
 }
 
-/// A value's text as JSON, in the terms of C, C++, Rust and Go as their adapters print them:
-/// numbers, `true`/`false`, characters (`'a'`), strings (`"ada"`, and a `char *`'s
-/// `0x5555… "ada"`); anything else is its text.
-pub(crate) fn typed_text(kind: &str, text: &str) -> Value {
-    let text = text.trim();
-    if let Some(quoted) =
-        text.find('"').map(|at| &text[at..]).filter(|q| q.len() >= 2 && q.ends_with('"'))
-    {
-        let pointer_like = text.starts_with('"') || text.starts_with("0x");
-        if pointer_like {
-            if let Ok(Value::String(s)) = serde_json::from_str::<Value>(quoted) {
-                return s.into();
-            }
-            return quoted[1..quoted.len() - 1].into();
-        }
-    }
-    match text {
-        "true" => return true.into(),
-        "false" => return false.into(),
-        "nil" | "NULL" | "nullptr" if !kind.is_empty() => return Value::Null,
-        _ => {}
-    }
-    if kind.contains('*') || text.starts_with("0x") {
-        // A null pointer is JSON's null; any other address is its text.
-        let null = text.strip_prefix("0x").is_some_and(|hex| hex.bytes().all(|b| b == b'0'));
-        return if null { Value::Null } else { text.into() };
-    }
-    let floating = ["double", "float", "f32", "f64"].iter().any(|f| kind.contains(f));
-    if let (true, Ok(f)) = (floating, text.parse::<f64>()) {
-        if f.is_finite() {
-            return f.into();
-        }
-    }
-    if let Ok(n) = text.parse::<i64>() {
-        return n.into();
-    }
-    if let Ok(n) = text.parse::<u64>() {
-        return n.into();
-    }
-    if let Ok(f) = text.parse::<f64>() {
-        if f.is_finite() {
-            return f.into();
-        }
-    }
-    // A `char`: `'a'` (lldb writes `97 'a'` for C's char).
-    if let Some(c) = text.rsplit_once(' ').map_or(text, |(_, c)| c).strip_prefix('\'') {
-        if let Some(c) = c.strip_suffix('\'') {
-            return c.into();
-        }
-    }
-    text.into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn values_are_typed_as_the_language_prints_them() {
-        assert_eq!(typed_text("int", "42"), json!(42));
-        assert_eq!(typed_text("double", "9.5"), json!(9.5));
-        assert_eq!(typed_text("double", "19"), json!(19.0));
-        assert_eq!(typed_text("bool", "true"), json!(true));
-        assert_eq!(typed_text("const char *", "0x0000555555556008 \"ada\""), json!("ada"));
-        assert_eq!(typed_text("alloc::string::String", "\"a \\\"b\\\"\""), json!("a \"b\""));
-        assert_eq!(typed_text("string", "\"tea\""), json!("tea"));
-        assert_eq!(typed_text("char", "97 'a'"), json!("a"));
-        assert_eq!(typed_text("int *", "0x00007fffffffe4d0"), json!("0x00007fffffffe4d0"));
-        assert_eq!(typed_text("int *", "0x0000000000000000"), Value::Null);
-        assert_eq!(typed_text("main.Order", "main.Order {ID: 1}"), json!("main.Order {ID: 1}"));
-    }
 
     #[test]
     fn rust_hashes_leave_function_names() {

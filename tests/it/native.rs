@@ -985,7 +985,7 @@ fn cargo_test_of_every_test_program() {
             .collect()
     };
     let result = server.debug_script(json!({"command": cargo, "cwd": dir, "failures": true,
-        "timeout": 120000}));
+        "maxFailures": 10, "timeout": 120000}));
     let s = ok(&result);
     let lib = [
         ("tests::bumps_minor".to_string(), "versions::tests::bumps_minor".to_string()),
@@ -993,6 +993,7 @@ fn cargo_test_of_every_test_program() {
             "tests::bumps_minor_of_a_release".into(),
             "versions::tests::bumps_minor_of_a_release".into(),
         ),
+        ("tests::sums_patches".into(), "versions::tests::sums_patches".into()),
     ];
     assert_eq!(failures(s), lib, "{s}");
     assert_eq!(s["processes"].as_array().unwrap().len(), 1, "{s}");
@@ -1002,7 +1003,7 @@ fn cargo_test_of_every_test_program() {
     assert!(said.iter().any(|n| n.starts_with("Not run: the doc tests")), "{said:?}");
 
     let result = server.debug_script(json!({"command": format!("{cargo} --no-fail-fast"),
-        "cwd": dir, "failures": true, "timeout": 120000}));
+        "cwd": dir, "failures": true, "maxFailures": 10, "timeout": 120000}));
     let s = ok(&result);
     let mut all = lib.to_vec();
     all.push(("bumping_twice".into(), "api::bumping_twice".into()));
@@ -1026,4 +1027,55 @@ fn cargo_test_of_every_test_program() {
     assert_eq!(s["processes"].as_array().unwrap().len(), 1, "{s}");
     assert_eq!(s["processes"][0]["command"], "cargo test --test api", "{s}");
     assert_eq!(s["results"][0]["probe"], 0, "{s}");
+}
+
+/// Values, not addresses: a Rust failure's locals show a reference's or a `Box`'s pointee, a
+/// structure's fields, a `Vec`'s and an array's items, a `Result` as the variant it is (lldb 19
+/// with rustc's formatters read `Ok(7)` as `Err("")`, and a garbage length hung lldb-dap);
+/// a C++ session's locals a `std::string`'s text, containers' items and smart pointers'
+/// pointees. They read `Version @ 0x7ffff7baf4a8` and `0x00007ffff7baf538`.
+#[test]
+fn values_not_addresses_in_failures_and_sessions() {
+    if !need(Tool::Lldb) || !need(Tool::Cxx) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let target = out_dir().join("rust-suite");
+    let cargo = format!("CARGO_TARGET_DIR={} cargo test --lib", target.display());
+    let result = server.debug_script(json!({"command": cargo, "cwd": fixture("native/rust-suite"),
+        "failures": true, "maxFailures": 10, "timeout": 120000}));
+    let s = ok(&result);
+    let locals = |test: &str| -> Value {
+        let failure = s["failures"].as_array().unwrap().iter().find(|f| f["test"] == test);
+        failure.unwrap_or_else(|| panic!("no failure of {test}: {s}"))["frames"][0]["locals"]
+            .clone()
+    };
+    let bumps = locals("tests::bumps_minor");
+    assert_eq!(bumps["version"], r#"Version {major: 1, minor: 2, patch: 3, pre: Some("beta")}"#);
+    assert_eq!(bumps["left_val"], "Version {major: 1, minor: 3, patch: 3, pre: None}");
+    let sums = locals("tests::sums_patches");
+    assert_eq!(sums["boxed"], "Version {major: 1, minor: 0, patch: 1, pre: None}", "{sums}");
+    assert_eq!(sums["checked"], "Ok(7)", "{sums}");
+    assert_eq!(sums["names"], r#"["a", "b"]"#, "{sums}");
+    let versions = sums["versions"].as_str().unwrap();
+    let first_two =
+        "[Version {major: 1, minor: 0, patch: 1, pre: None}, Version {major: 1, minor: 1";
+    assert!(versions.starts_with(first_two), "{versions}");
+
+    let program = build("g++", "native/cpp/values.cpp", "values");
+    let state = launch(&mut server, &program, &fixture("native/cpp/values.cpp"), 17);
+    assert_eq!(state["state"], "paused", "{state}");
+    for (name, value) in [
+        ("name", "widget"),
+        ("nums", "[1, 2, 3]"),
+        ("counts", r#"{"a": 1, "b": 2}"#),
+        ("unique", r#"Point {x: 1, y: 2, label: "u"}"#),
+        ("shared", r#"Point {x: 3, y: 4, label: "s"}"#),
+        ("point", r#"Point {x: 5, y: 6, label: "p"}"#),
+        ("raw", r#"Point {x: 5, y: 6, label: "p"}"#),
+        ("points", r#"[Point {x: 5, y: 6, label: "p"}, Point {x: 5, y: 6, label: "p"}]"#),
+    ] {
+        assert_eq!(local(&state, name)["value"], value, "{name}: {state}");
+    }
+    tool(&mut server, "debug-stop", json!({}));
 }

@@ -1,0 +1,47 @@
+"""debug-mcp's fixes to rustc's lldb formatters (lldb_providers.py), loaded after them.
+
+Two faults of theirs with lldb 19, each seen to mislead or hang lldb-dap:
+- A variable whose memory is not (yet) a valid value (a local before its assignment, the
+  other variant of an enum read wrongly) gives a String, Vec or slice a length of billions:
+  lldb-dap asks for every child and never answers. Children are capped here, as lldb's own
+  `target.max-children-count` caps what it prints.
+- A niche-encoded enum whose niche variant's discriminant is 2**63 or more (`Result<u64,
+  String>`'s `Ok`: String's capacity is the niche) is named `$variant$0` by lldb 19, so the
+  formatter, matching names to discriminants, shows the other variant (`Err("")`).
+"""
+
+import lldb_providers
+
+CAP = 256
+
+
+def _capped(num_children):
+    # One argument, as the formatter's own (lldb passes a limit to a method that takes two).
+    def capped(self):
+        return min(num_children(self), CAP)
+
+    return capped
+
+
+for _name in dir(lldb_providers):
+    _class = getattr(lldb_providers, _name)
+    if isinstance(_class, type) and _name.endswith("SyntheticProvider") and hasattr(_class, "num_children"):
+        _class.num_children = _capped(_class.num_children)
+
+_Enum = getattr(lldb_providers, "ClangEncodedEnumProvider", None)
+if _Enum is not None:
+    _current = _Enum._getCurrentVariantIndex
+
+    def _variant_index(self, all_variants):
+        found = _current(self, all_variants)
+        chosen = all_variants.GetChildAtIndex(found)
+        if chosen.GetChildMemberWithName(_Enum.DISCRIMINANT_MEMBER_NAME).IsValid():
+            return found  # matched by name
+        for i in range(all_variants.GetNumChildren()):
+            variant = all_variants.GetChildAtIndex(i)
+            discr = variant.GetChildMemberWithName(_Enum.DISCRIMINANT_MEMBER_NAME)
+            if discr.IsValid() and variant.GetName() == "$variant$0" and discr.GetValueAsUnsigned() >= 2**63:
+                return i
+        return found
+
+    _Enum._getCurrentVariantIndex = _variant_index
