@@ -35,6 +35,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 const ADAPTER_GRACE: Duration = Duration::from_secs(2);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
+/// How long after a stop the adapter's reports of other threads at the same stop may still
+/// be on their way (lldb-dap writes them one after another).
+const SAME_STOP: Duration = Duration::from_millis(3);
 
 /// Runs each program in turn (`go test ./...`'s packages, `cargo test`'s test programs; most
 /// commands run one), each with its own adapter, into one answer; `notes` say what was left
@@ -113,8 +116,9 @@ impl<'a, F: Flavour> Run<'a, F> {
             go_logs: Default::default(),
             launch: Some((request, arguments)),
             child: None,
-            pending_failures: Default::default(),
+            later: Default::default(),
             failures_read: Vec::new(),
+            holding: None,
         }
     }
 }
@@ -165,10 +169,14 @@ struct Run<'a, F> {
     launch: Option<(&'static str, Value)>,
     /// The program's pid when the adapter does not say it (Delve's child), once found.
     child: Option<u32>,
-    /// With `failures`: records of other threads' failures read at one stop, to report, and
-    /// those threads, whose own report of that stop comes later.
-    pending_failures: std::collections::VecDeque<Value>,
+    /// What is due before the next event: steps read beside a stop (other threads' failures
+    /// and hits of the same stop), and events read while looking for them.
+    later: std::collections::VecDeque<Later>,
+    /// With `failures`: threads whose failure was read beside another's, whose own report of
+    /// that stop comes later.
     failures_read: Vec<Value>,
+    /// While other threads' reports of one stop are read: the thread to go on with after.
+    holding: Option<Option<Value>>,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -376,8 +384,45 @@ impl<F: Flavour> Run<'_, F> {
         Ok(Step::Go)
     }
 
-    /// With `includeStack`: read the hit at the stop (value and frames), then continue.
+    /// A stop. lldb-dap says one stop of several threads (two tests failing at once, two
+    /// threads at a probe) as one `stopped` event per thread, sent together: each is read
+    /// before the program goes on, once (read after, the other threads are found running).
     fn stopped(&mut self, body: &Value) -> Result<Step, Failure> {
+        if body["allThreadsStopped"] != true || self.holding.is_some() {
+            return self.stop(body);
+        }
+        // lldb-dap sends them one after the other as the stop happens (the first says
+        // `threadCausedFocus`): those not yet read from its pipe come within a moment.
+        let grace = match body["threadCausedFocus"] == true {
+            true => SAME_STOP,
+            false => Duration::ZERO,
+        };
+        let mut others = Vec::new();
+        while let Ok(event) = self.client.events().recv_timeout(grace) {
+            match event["event"] == "stopped" && event["body"]["allThreadsStopped"] == true {
+                true => others.push(event),
+                false => self.later.push_back(Later::Event(event)),
+            }
+        }
+        if others.is_empty() {
+            return self.stop(body);
+        }
+        self.holding = Some(None);
+        let first = self.stop(body);
+        let rest: Vec<Result<Step, Failure>> =
+            others.iter().map(|other| self.stop(&other["body"])).collect();
+        if let Some(thread) = self.holding.take().flatten() {
+            self.go_on(&thread)?;
+        }
+        for step in rest {
+            self.later.push_back(Later::Step(step?));
+        }
+        first
+    }
+
+    /// One thread's stop: a probe's, a failure's or the breakpoint's hit is read (with
+    /// `includeStack`, its frames too), then the program goes on.
+    fn stop(&mut self, body: &Value) -> Result<Step, Failure> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         let reason = body["reason"].as_str().unwrap_or_default();
@@ -447,6 +492,11 @@ impl<F: Flavour> Run<'_, F> {
 
     /// Lets a stopped thread go on.
     fn go_on(&mut self, thread: &Value) -> Result<(), Failure> {
+        // Other threads' reports of the same stop are read first (`stopped`).
+        if let Some(held) = &mut self.holding {
+            *held = Some(thread.clone());
+            return Ok(());
+        }
         let resumed = self.client.send("continue", json!({"threadId": thread}));
         self.answer(&resumed).map(drop)
     }
@@ -645,7 +695,7 @@ impl<F: Flavour> Run<'_, F> {
 
     /// At a failure stop of `thread`: the other threads stopped at a failure function too
     /// (two tests that fail at once, in parallel), read now, before the program goes on and
-    /// the adapter forgets they stopped there; their records wait in `pending_failures`.
+    /// the adapter forgets they stopped there; their records wait in `later`.
     fn failures_beside(&mut self, thread: &Value) -> Result<(), Failure> {
         let threads = self.client.send("threads", json!({}));
         let threads = self.answer(&threads)?;
@@ -663,7 +713,7 @@ impl<F: Flavour> Run<'_, F> {
             }
             let body = json!({"threadId": other, "reason": "function breakpoint"});
             if let Some(failure) = self.failure(&body, true)? {
-                self.pending_failures.push_back(failure);
+                self.later.push_back(Later::Step(Step::Failed(failure)));
             }
             self.failures_read.push(other);
         }
@@ -672,8 +722,10 @@ impl<F: Flavour> Run<'_, F> {
 
     /// The next hit held in `pending`; the program goes on after the last.
     fn next_pending(&mut self) -> Result<Step, Failure> {
-        if let Some(failure) = self.pending_failures.pop_front() {
-            return Ok(Step::Failed(failure));
+        match self.later.pop_front() {
+            Some(Later::Step(step)) => return Ok(step),
+            Some(Later::Event(event)) => return self.handle_event(event),
+            None => {}
         }
         let Some(hit) = self.pending.pop_front() else { return Ok(Step::Go) };
         let hit = self.tag(hit);
@@ -779,6 +831,12 @@ impl<F: Flavour> Run<'_, F> {
     }
 }
 
+/// What a run has to report before its next event.
+enum Later {
+    Step(Step),
+    Event(Value),
+}
+
 /// A hit's `stack` with `includeStack`: each frame's function, file and line.
 fn stack_of(frames: &[Value]) -> Vec<Value> {
     let frame = |f: &Value| {
@@ -794,7 +852,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
     fn inputs(&self) -> Inputs<Value> {
         let exited = crossbeam_channel::never();
         // Hits held back are due at once.
-        let tick = match self.pending.is_empty() && self.pending_failures.is_empty() {
+        let tick = match self.pending.is_empty() && self.later.is_empty() {
             true => crossbeam_channel::never(),
             false => crossbeam_channel::after(Duration::ZERO),
         };

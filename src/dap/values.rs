@@ -116,6 +116,15 @@ fn shown<F: Flavour>(flavour: &F, member: &Value) -> String {
 
 /// `Version {major: 1, minor: 3, patch: 3, pre: None}`: the type's own name and its fields.
 fn members<F: Flavour>(flavour: &F, kind: &str, listed: &[Value]) -> String {
+    // A Rust `&str` as its raw parts: the text its pointer starts, cut at its length.
+    if let [data, length] = listed {
+        let length = length["value"].as_str().and_then(|l| l.parse::<usize>().ok());
+        let text = data["value"].as_str().and_then(|t| t.split_once(" \"")).map(|(_, t)| t);
+        if let (true, Some(length), Some(text)) = (data["name"] == "data_ptr", length, text) {
+            let text: String = text.trim_end_matches('"').chars().take(length).collect();
+            return format!("{:?}", text);
+        }
+    }
     // An array's members are its items (`[0]`, `[1]`).
     if !listed.is_empty()
         && listed.iter().all(|m| m["name"].as_str().is_some_and(|n| n.starts_with('[')))

@@ -1020,6 +1020,27 @@ fn cargo_test_of_every_test_program() {
         "{s}"
     );
 
+    // Two test threads at one probe at once: both read, at the stop (lldb-dap reports the
+    // second thread's stop apart; read after the program went on, its locals were empty).
+    let result = server.debug_script(json!({"command": format!("{cargo} --lib"), "cwd": dir,
+        "timeout": 120000, "probes": [{"file": "src/lib.rs", "line": 40}]}));
+    let s = ok(&result);
+    let mut seen: Vec<&str> = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["locals"]["version"].as_str().unwrap_or_else(|| panic!("{s}")))
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            r#"Version {major: 1, minor: 0, patch: 4, pre: None}"#,
+            r#"Version {major: 1, minor: 2, patch: 3, pre: Some("beta")}"#
+        ],
+        "{s}"
+    );
+
     // A probe in an integration test's own file: only that test program runs.
     let result = server.debug_script(json!({"command": cargo, "cwd": dir, "timeout": 120000,
         "probes": [{"file": "tests/api.rs", "line": 7, "expression": "name"}]}));
