@@ -392,8 +392,9 @@ impl<F: Flavour> Run<'_, F> {
             return self.stop(body);
         }
         // lldb-dap sends them one after the other as the stop happens (the first says
-        // `threadCausedFocus`): those not yet read from its pipe come within a moment.
-        let grace = match body["threadCausedFocus"] == true {
+        // `threadCausedFocus`): those not yet read from its pipe come within a moment. A
+        // program of one thread has none to wait for.
+        let grace = match body["threadCausedFocus"] == true && self.several_threads()? {
             true => SAME_STOP,
             false => Duration::ZERO,
         };
@@ -418,6 +419,12 @@ impl<F: Flavour> Run<'_, F> {
             self.later.push_back(Later::Step(step?));
         }
         first
+    }
+
+    /// Whether the stopped program has more than one thread.
+    fn several_threads(&mut self) -> Result<bool, Failure> {
+        let threads = self.client.send("threads", json!({}));
+        Ok(self.answer(&threads)?["threads"].as_array().is_some_and(|t| t.len() > 1))
     }
 
     /// One thread's stop: a probe's, a failure's or the breakpoint's hit is read (with
