@@ -22,7 +22,7 @@ fn a_program_stopped_by_a_signal_has_not_ended() {
         (py, fixture("py/stops_itself.py"), 8, 11),
     ] {
         let mut server = Server::initialized();
-        let result = server.debug_script(json!({"command": command, "timeout": 2000,
+        let result = server.debug_script(json!({"command": command, "timeout": 1500,
             "breakpoint": {"file": file, "line": line}, "expression": "total"}));
         let s = ok(&result);
         assert_eq!(s["results"].as_array().unwrap().len(), 3, "{s}");
@@ -42,7 +42,7 @@ fn a_program_stopped_by_a_signal_has_not_ended() {
         // A line after the stop never runs: the hint says why.
         let result = server.call(
             "debug-script",
-            json!({"command": command, "timeout": 1500,
+            json!({"command": command, "timeout": 1000,
             "breakpoint": {"file": file, "line": after}, "expression": "1"}),
         );
         let e = &result["structuredContent"];
