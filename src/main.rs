@@ -45,6 +45,8 @@ Usage:
   debug-mcp-server run --break FILE:LINE --eval EXPR [options] --url URL
   debug-mcp-server run --probe FILE:LINE[=EXPR]... [options] -- COMMAND...
   debug-mcp-server run --failures [options] -- COMMAND...
+  debug-mcp-server run --hang MS [options] -- COMMAND...
+  debug-mcp-server run --calls FILE[:FUNCTION]... [options] -- COMMAND...
                             run the debug-script tool once and print its result as JSON
   debug-mcp-server --help | --version
 
@@ -53,12 +55,19 @@ Options for run:
   --eval EXPR          expression in the program's language (JavaScript, Python, C, C++,
                        Rust, Go, ...) evaluated at every hit
   --condition EXPR     only count hits where EXPR is truthy
-  --timeout MS         limit for the whole run (default 30000)
+  --timeout MS         limit for the whole run (default 30000); a program still running then
+                       is killed, after `hang` in the answer says where each thread was
+  --hang MS            no hit, output or process change for MS ends the run the same way
+                       (with neither --break nor --probe: only where it hangs)
   --max-hits N         stop collecting after N hits (default 10000)
   --include-stack      also report the top stack frames of each hit
   --probe FILE:LINE[=EXPR]
                        instead of --break/--eval, repeatable: results in execution order,
                        each with its probe's index; without =EXPR, the frame's locals
+  --calls FILE[:FUNCTION]
+                       repeatable: every call of FUNCTION (of every function of FILE) in
+                       the order they started, with its arguments and return value or throw;
+                       --max-hits caps them (default 200)
   --failures           record each failing test and uncaught error: its exception, the
                        program's own frames and their locals
   --max-failures N     how many failures to record (default 3)
@@ -126,6 +135,7 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
     let mut arguments = Map::new();
     let mut breakpoint = Map::new();
     let mut probes = Vec::new();
+    let mut calls = Vec::new();
     let mut words = args.iter();
     let mut command = Vec::new();
     while let Some(flag) = words.next() {
@@ -137,6 +147,21 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
                 let (file, line) = file_line("--break", &spec, &spec, "FILE:LINE")?;
                 breakpoint.insert("file".into(), file.into());
                 breakpoint.insert("line".into(), line.into());
+            }
+            "--calls" => {
+                let spec = value("--calls")?;
+                let mut traced = Map::new();
+                // FILE:FUNCTION, or FILE alone (a function name holds no `/`).
+                match spec.rsplit_once(':').filter(|(_, f)| !f.is_empty() && !f.contains('/')) {
+                    Some((file, function)) => {
+                        traced.insert("file".into(), file.into());
+                        traced.insert("function".into(), function.into());
+                    }
+                    None => {
+                        traced.insert("file".into(), spec.into());
+                    }
+                }
+                calls.push(Value::Object(traced));
             }
             "--probe" => {
                 let spec = value("--probe")?;
@@ -163,9 +188,10 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
             "--condition" => {
                 breakpoint.insert("condition".into(), value("--condition")?.into());
             }
-            "--timeout" | "--max-hits" | "--max-failures" => {
+            "--timeout" | "--hang" | "--max-hits" | "--max-failures" => {
                 let name = match flag.as_str() {
                     "--timeout" => "timeout",
+                    "--hang" => "hang",
                     "--max-hits" => "maxHits",
                     _ => "maxFailures",
                 };
@@ -202,6 +228,12 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
     if !page {
         arguments.insert("command".into(), shell::join(&command).into());
     }
+    if !calls.is_empty() {
+        arguments.insert("calls".into(), calls.into());
+        if breakpoint.is_empty() && probes.is_empty() {
+            return Ok(Value::Object(arguments));
+        }
+    }
     if !probes.is_empty() {
         if !breakpoint.is_empty() || arguments.contains_key("expression") {
             return Err("give --probe or --break with --eval, not both".into());
@@ -209,11 +241,12 @@ fn run_arguments(args: &[String]) -> Result<Value, String> {
         arguments.insert("probes".into(), probes.into());
         return Ok(Value::Object(arguments));
     }
-    if breakpoint.is_empty() && arguments.contains_key("failures") {
+    let hang = ["failures", "hang", "timeout"].iter().any(|k| arguments.contains_key(*k));
+    if breakpoint.is_empty() && hang {
         return Ok(Value::Object(arguments));
     }
     if breakpoint.is_empty() {
-        return Err("--break FILE:LINE is required (or --probe, or --failures)".into());
+        return Err("--break FILE:LINE is required (or --probe, --failures, or --hang)".into());
     }
     if !arguments.contains_key("expression") {
         return Err("--eval EXPR is required".into());

@@ -152,6 +152,12 @@ impl Output {
         self.stderr.lock().expect("output lock poisoned").text()
     }
 
+    /// Bytes ever written to either stream: grows while the program writes.
+    pub(crate) fn written(&self) -> u64 {
+        let stdout = self.stdout.lock().expect("output lock poisoned").total;
+        stdout + self.stderr.lock().expect("output lock poisoned").total
+    }
+
     /// `{stdout, stderr, truncated}` as the tools report it, without terminal colour codes.
     pub(crate) fn to_json(&self) -> Value {
         let stdout = self.stdout.lock().expect("output lock poisoned");

@@ -98,6 +98,19 @@ pub(crate) fn wait_child(pid: u32) -> Waited {
     }
 }
 
+/// The real-time signal a Python program of ours answers with where its threads are (the
+/// tracer's handler; `python/trace.py`). Few programs use real-time signals.
+pub(crate) fn hang_signal() -> i32 {
+    libc::SIGRTMIN() + 5
+}
+
+/// Sends `signal` to process `pid`; true when it was sent.
+pub(crate) fn signal(pid: u32, signal: i32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: kill(2) sends a signal; it touches no memory of ours.
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
 /// A signal's name (`SIGSTOP`), or its number.
 pub(crate) fn signal_name(signal: i32) -> String {
     let name = match signal {

@@ -245,7 +245,7 @@ impl Seen {
 }
 
 /// Whether a file (as `Scripts::frame_json` names it) is the program's own code.
-fn is_own(file: &str) -> bool {
+pub(crate) fn is_own(file: &str) -> bool {
     !(file.is_empty()
         || file.starts_with("node:")
         || file.starts_with("ext:")
@@ -370,7 +370,7 @@ pub(crate) fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<
 }
 
 /// A value as one short line: a string quoted, anything else as the debugger shows it.
-fn preview_text(remote: &Value) -> String {
+pub(crate) fn preview_text(remote: &Value) -> String {
     match preview::compact(remote).1 {
         Value::String(s) if remote["type"] == "string" => Value::String(s).to_string(),
         Value::String(s) => s,

@@ -240,7 +240,54 @@
     return false;
   }
 
+  // A value as one short line (at most `PREVIEW` characters): a string quoted, an object as
+  // JSON cut short.
+  const PREVIEW = 100;
+  function short(v) {
+    let t;
+    try {
+      if (typeof v === 'string') t = stringify(v.length > PREVIEW ? apply(slice, v, [0, PREVIEW + 1]) : v);
+      else if (typeof v === 'function') t = describeFunction(v);
+      else if (v === undefined) t = 'undefined';
+      else if (v === null || typeof v !== 'object') t = String(v);
+      else t = stringify(convert(v, 0, [], { left: PREVIEW, truncated: false }));
+    } catch (e) {
+      t = '<' + errorText(e) + '>';
+    }
+    return t.length > PREVIEW ? apply(slice, t, [0, PREVIEW]) + '…' : t;
+  }
+
+  // For `calls`: traced function `index` started, with these arguments (its parameters'
+  // values at its first statement): reported as `C<index>:` and their previews. It stops only
+  // at a function's `first` call, when asked (its return breakpoints are placed then).
+  const called = [];
+  function call(index, values, first) {
+    const shown = [];
+    for (let i = 0; i < values.length; i++) shown.push(short(values[i]));
+    report('C' + index + ':' + stringify(shown));
+    if (first !== true || called[index]) return false;
+    called[index] = true;
+    return true;
+  }
+
   Object.defineProperty(report, 'hit', { value: hit });
+  // For `calls`: an async function's call `n` returned its promise; what it settles to is
+  // reported (`R<n>:` a preview, `X<n>:` {type, message}). A rejection still goes on to be
+  // unhandled (or handled) as the program would have it.
+  function settle(n, promise) {
+    promise.then(
+      (v) => { report('R' + n + ':' + stringify(short(v))); },
+      (e) => {
+        const type = e !== null && typeof e === 'object' && typeof e.name === 'string' ? e.name : typeof e;
+        const message = e !== null && typeof e === 'object' && e.message !== undefined ? String(e.message) : short(e);
+        report('X' + n + ':' + stringify({ type: type, message: apply(slice, message, [0, 200]) }));
+        throw e;
+      });
+  }
+
+  Object.defineProperty(report, 'call', { value: call });
+  Object.defineProperty(report, 'settle', { value: settle });
+  Object.defineProperty(report, 'short', { value: short });
   Object.defineProperty(report, 'probe', { value: probe });
   Object.defineProperty(report, 'part', { value: part });
   Object.defineProperty(report, 'log', { value: log });

@@ -37,12 +37,16 @@ use crate::cdp::runtime::{
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::calls::Calls;
 use crate::debugger::script::{
     self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged, VALUE_CHARS,
 };
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit};
+
+mod calls;
+mod hang;
 
 const PROBE: &str = include_str!("probe.js");
 
@@ -111,6 +115,10 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
     // Every probe's file may be transformed while loading too (each is asked: it arms itself).
     let watch_load =
         probes.iter_mut().map(Breakpoint::watch_load).fold(breakpoint.watch_load(), |a, b| a | b);
+    // A traced file that is not JavaScript runs transformed: its script's functions get their
+    // breakpoints while it waits to run.
+    let watch_load =
+        watch_load || plan.calls.iter().any(|c| !crate::cdp::maps::is_javascript(&c.file));
     let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
         "info",
@@ -148,6 +156,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         loaded: Vec::new(),
         bound: false,
         unreachable: None,
+        calls: calls::Recorded::default(),
     };
     let started = run
         .setup(client, top, program)
@@ -204,12 +213,16 @@ struct Process {
 struct Target {
     /// `"pid":N` (and `,"thread":"[worker 1]"` for a worker), spliced into each of its hits.
     tag: String,
+    /// `main`, or the worker's name.
+    thread: String,
     breakpoint: Breakpoint,
     /// With `probes`: each probe's breakpoint in this thread.
     probes: Vec<Breakpoint>,
     scripts: Scripts,
     /// With `failures`: the breakpoints at the runners' functions that mark a test failed.
     fail_sites: Vec<(String, &'static FailSite)>,
+    /// With `calls`: the functions traced in this thread, and its calls not ended.
+    calls: calls::Traced,
 }
 
 impl Target {
@@ -274,6 +287,8 @@ struct Run<'a> {
     bound: bool,
     /// The page's main frame showed Chromium's error page for this URL.
     unreachable: Option<String>,
+    /// With `calls`: the calls recorded.
+    calls: calls::Recorded,
 }
 
 impl Run<'_> {
@@ -369,10 +384,12 @@ impl Run<'_> {
             self.send(&to, "Debugger.enable", json!({})),
             self.send(&to, "Runtime.addBinding", json!({"name": self.binding})),
         ];
-        let pausing = self.plan.failures.map(|_| {
+        // With `calls`, an exception is a call's end as much as a failure.
+        let pausing = (self.plan.failures.is_some() || self.traces_calls()).then(|| {
             let (method, params) = failures::pause_on_exceptions();
             self.send(&to, method, params)
         });
+
         // The started process's own requests include undoing what our inspector flag would
         // hand its children; a followed process opened its inspector without a flag.
         let own_requests = match to.session {
@@ -462,14 +479,26 @@ impl Run<'_> {
         }
         let process = &mut self.processes[to.connection];
         let mut tag = format!(r#""pid":{}"#, process.pid);
+        let thread = worker.unwrap_or("main").to_string();
         if let Some(worker) = worker {
             tag.push_str(&format!(r#","thread":{}"#, Value::from(worker)));
             process.workers.push(worker.to_string());
         }
         self.targets.insert(
             to.clone(),
-            Target { tag, breakpoint, probes, scripts, fail_sites: Vec::new() },
+            Target {
+                tag,
+                thread,
+                breakpoint,
+                probes,
+                scripts,
+                fail_sites: Vec::new(),
+                calls: calls::Traced::default(),
+            },
         );
+        if self.traces_calls() {
+            self.trace_before_load(&to);
+        }
         match early_run {
             Some(running) => drop(running),
             None => {
@@ -741,6 +770,20 @@ impl Run<'_> {
                     Some(Value::String(payload)) => payload,
                     _ => String::new(),
                 };
+                // An async traced call settled: `R<call>:` or `X<call>:`.
+                if payload.starts_with('R') || payload.starts_with('X') {
+                    self.call_settled(&origin, &payload);
+                    return Ok(Step::Go);
+                }
+                // A traced call's start: `C<index>:[previews]`.
+                if let Some((index, values)) =
+                    payload.strip_prefix('C').and_then(|p| p.split_once(':'))
+                {
+                    if let Ok(index) = index.parse::<usize>() {
+                        self.call_started(&origin, index, values);
+                    }
+                    return Ok(Step::Go);
+                }
                 // A probe's report: `P<index>:` and a hit's (`Pd`: from the breakpoint by the
                 // file's own URL, dropped once the file turned out transformed).
                 let probe = payload.strip_prefix('P').and_then(|p| p.split_once(':'));
@@ -779,6 +822,10 @@ impl Run<'_> {
                 if self.top && origin == Origin::default() {
                     name_start_pause(self.runtime.as_ref(), &mut self.began, &mut event.params);
                 }
+                if self.traces_calls() && self.calls_pause(&origin, &event.params) {
+                    return Ok(Step::Go);
+                }
+                let Some(target) = self.targets.get_mut(&origin) else { return Ok(Step::Go) };
                 let hit = |id: &str| hit_breakpoint(&event.params, id);
                 let at_load = target
                     .probes
@@ -832,6 +879,9 @@ impl Run<'_> {
             }
             "Debugger.scriptParsed" => {
                 target.scripts.on_parsed(&event.params);
+                if self.traces_calls() {
+                    self.script_parsed(&origin, &event.params);
+                }
                 let url = event.params["url"].as_str().unwrap_or_default();
                 if let Some(site) = self.plan.failures.and_then(|_| FailSite::of(url)) {
                     self.watch_fail_site(&origin, site, &event.params["scriptId"]);
@@ -1129,6 +1179,18 @@ impl Collector for Run<'_> {
 
     fn stopped(&self) -> Vec<crate::process::Stopped> {
         self.debuggee.stopped()
+    }
+
+    fn hang(&mut self, _calls: &mut Calls) -> Vec<Value> {
+        self.where_it_hangs()
+    }
+
+    fn calls(&mut self, calls: &mut Calls) {
+        self.hand_calls(calls);
+    }
+
+    fn activity(&self) -> u64 {
+        self.debuggee.output().written() + self.processes.len() as u64 + self.calls_seen()
     }
 
     fn undebugged(&self) -> Undebugged {

@@ -22,6 +22,7 @@ use crate::dap::failures;
 use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::{self, Client, Reply};
 use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::calls::Calls;
 use crate::debugger::runs::Runs;
 use crate::debugger::script::{Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
@@ -29,6 +30,8 @@ use crate::log;
 use crate::process::{self, Debuggee, Exit};
 use crate::shell::CommandLine;
 use crate::sys;
+
+mod hang;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the adapter may take to leave after its stdin closes (debugpy #672).
@@ -942,6 +945,14 @@ impl<F: Flavour> Collector for Run<'_, F> {
             threads: Vec::new(),
         };
         vec![program.to_json()]
+    }
+
+    fn hang(&mut self, _calls: &mut Calls) -> Vec<Value> {
+        self.where_it_hangs()
+    }
+
+    fn activity(&self) -> u64 {
+        self.output.written() + self.hits
     }
 
     fn undebugged(&self) -> Undebugged {

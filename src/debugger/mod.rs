@@ -4,7 +4,9 @@
 //! (`session.rs`).
 
 pub(crate) mod backend;
+pub(crate) mod calls;
 mod error;
+pub(crate) mod hang;
 pub(crate) mod model;
 pub(crate) mod runs;
 pub(crate) mod script;

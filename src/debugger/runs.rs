@@ -24,6 +24,9 @@ use crate::process::{Exit, TAIL_BYTES};
 const EVENTS_GRACE: Duration = Duration::from_millis(500);
 /// The output of several programs together keeps at most this much of each stream.
 const OUTPUT_BYTES: usize = 2 * TAIL_BYTES;
+/// With `hang`, how often the program's activity is looked at (a quarter of `hang`, within).
+const QUIET_CHECK_MIN: Duration = Duration::from_millis(20);
+const QUIET_CHECK_MAX: Duration = Duration::from_millis(500);
 
 /// Why collecting stopped.
 #[derive(Clone, Copy, PartialEq)]
@@ -31,6 +34,8 @@ enum End {
     /// The program finished (or the connection closed).
     Finished,
     TimedOut,
+    /// No hit, output or process change for the plan's `hang`.
+    Quiet,
 }
 
 /// What the runtimes said that a no-hit answer may need: the first of each.
@@ -117,6 +122,15 @@ impl<'a> Runs<'a> {
         }
         let failures_before = self.outcome.failures.len();
         match collect(collector, &mut self.outcome, plan, call, self.deadline) {
+            Ok(end @ (End::TimedOut | End::Quiet)) => {
+                // Where it hangs, before the end kills it; `after` the command's start.
+                let started = self.deadline.checked_sub(plan.timeout).unwrap_or(self.deadline);
+                let after = started.elapsed().as_millis() as u64;
+                let threads = collector.hang(&mut self.outcome.calls);
+                self.outcome.hang = Some(json!({"after": after, "threads": threads}));
+                self.outcome.quiet |= end == End::Quiet;
+                Ok(Some(self.close(collector, end, failures_before, call)))
+            }
             Ok(end) => Ok(Some(self.close(collector, end, failures_before, call))),
             Err(failure) => {
                 collector.abort();
@@ -133,11 +147,12 @@ impl<'a> Runs<'a> {
         failures_before: usize,
         call: &Call,
     ) -> Exit {
-        let exit = collector.end(end == End::TimedOut);
+        collector.calls(&mut self.outcome.calls);
+        let exit = collector.end(end != End::Finished);
         // Stopped by a signal when the end killed it: the program had not ended, it ran out of
         // time (the end waits for such a program until the deadline).
         let stopped = collector.stopped();
-        let timed_out = end == End::TimedOut || stopped.iter().any(|s| s.program);
+        let timed_out = end != End::Finished || stopped.iter().any(|s| s.program);
         let hits = self.outcome.results.len();
         call.log.send("info", format!("program ended ({}) after {hits} hit(s)", exit.describe()));
         let output = collector.output();
@@ -212,8 +227,8 @@ impl<'a> Runs<'a> {
                 outcome.failures.push(record);
             }
         }
-        // Asked for failures, a run without hits is an answer too (perhaps none failed).
-        if !outcome.results.is_empty() || plan.failures.is_some() {
+        // Asked for failures, or where it hangs, a run without hits is an answer too.
+        if !outcome.results.is_empty() || !plan.expects_hits() {
             return Ok(outcome);
         }
         let exit = outcome.exit.unwrap_or(Exit { code: None, signal: None });
@@ -226,6 +241,9 @@ impl<'a> Runs<'a> {
         let mut failure = failure.with("output", outcome.output.clone());
         if let Some(stopped) = stopped_json(&outcome.stopped) {
             failure = failure.with("stopped", stopped);
+        }
+        if let Some(hang) = &outcome.hang {
+            failure = failure.with("hang", hang.clone());
         }
         if let Some(code) = exit.code.filter(|_| !timed_out) {
             failure = failure.with("exitCode", code.into());
@@ -276,9 +294,28 @@ fn collect<C: Collector>(
 ) -> Result<End, Failure> {
     let mut timeout = crossbeam_channel::at(deadline);
     let mut timeout_means = End::TimedOut;
+    // With `hang`: how the program showed it does something, and since when it has not.
+    let quiet_check = match plan.hang {
+        Some(hang) => crossbeam_channel::tick((hang / 4).clamp(QUIET_CHECK_MIN, QUIET_CHECK_MAX)),
+        None => crossbeam_channel::never(),
+    };
+    let activity = |c: &C, o: &Outcome| {
+        let calls = o.calls.len() as u64;
+        c.activity() + o.results.len() as u64 + o.failures.len() as u64 + o.more_failures + calls
+    };
+    let mut last = (activity(collector, outcome), Instant::now());
     loop {
         let inputs = collector.inputs();
         let input = select! {
+            recv(quiet_check) -> _ => {
+                let now = activity(collector, outcome);
+                if now != last.0 {
+                    last = (now, Instant::now());
+                } else if plan.hang.is_some_and(|hang| last.1.elapsed() >= hang) {
+                    return Ok(End::Quiet);
+                }
+                continue;
+            },
             recv(inputs.events) -> event => event.map_or(Input::Closed, Input::Event),
             recv(inputs.exited) -> exit => Input::Exited(exit.ok()),
             recv(inputs.tick) -> _ => Input::Tick,
@@ -311,6 +348,9 @@ fn collect<C: Collector>(
                 }
             }
             Step::Stack(stack) => outcome.attach_stack(stack),
+            Step::Calls { pid, records, omitted } => {
+                outcome.calls.add(pid, records, &omitted, plan.max_calls)
+            }
             Step::Failed(failure) => match plan.failures {
                 Some(max) if outcome.failures.len() < max as usize => {
                     outcome.failures.push(failure)

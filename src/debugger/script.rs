@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::calls::{Calls, Traced};
 use crate::debugger::runs::Runs;
 use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Stopped};
@@ -43,12 +44,24 @@ pub(crate) struct Plan {
     pub(crate) probes: Vec<Probe>,
     /// With `failures`: how many failures to record (`maxFailures`).
     pub(crate) failures: Option<u32>,
+    /// `hang`: a stretch with no hit, output or process change this long ends the run as its
+    /// timeout does (the program is taken for hung).
+    pub(crate) hang: Option<Duration>,
+    /// `calls`: the functions whose every call is traced (`debugger::calls`).
+    pub(crate) calls: Vec<Traced>,
+    /// How many calls are recorded (`maxHits` when given).
+    pub(crate) max_calls: usize,
 }
 
 impl Plan {
     /// Whether a breakpoint or probes were given (`failures` alone gives neither).
     pub(crate) fn has_breakpoint(&self) -> bool {
         self.line > 0
+    }
+
+    /// Whether the run is for hits (a breakpoint or probes): without one none is a failure.
+    pub(crate) fn expects_hits(&self) -> bool {
+        self.has_breakpoint() && self.failures.is_none() && self.calls.is_empty()
     }
 
     /// The lines watched, as probes: the `probes` given, or the one `breakpoint` with its
@@ -122,6 +135,12 @@ pub(crate) struct Outcome {
     pub(crate) stopped: Vec<Stopped>,
     /// What the answer says besides (programs of the command not run, and why).
     pub(crate) notes: Vec<String>,
+    /// Where the program was when it was killed for hanging: `{after, threads}`.
+    pub(crate) hang: Option<Value>,
+    /// The run ended for `hang` (a quiet stretch), not its timeout.
+    pub(crate) quiet: bool,
+    /// With `calls`: the calls traced.
+    pub(crate) calls: Calls,
     /// Bytes of JSON in `results`, against [`RESULTS_BUDGET`].
     results_bytes: usize,
     /// Where each hit ran, as JSON fields (`"pid":12`, and `,"thread":"[worker 1]"`): an
@@ -479,6 +498,12 @@ pub(crate) enum Step {
     Stack(Vec<Value>),
     /// A failure (with `failures`): `{kind, type, message, test?, process, frames}`.
     Failed(Value),
+    /// Traced calls of one process (with `calls`): records, and those left out per function.
+    Calls {
+        pid: u32,
+        records: Vec<Value>,
+        omitted: serde_json::Map<String, Value>,
+    },
     /// The program's process ended: read on briefly, then finish.
     Draining,
     Finished,
@@ -526,6 +551,24 @@ pub(crate) trait Collector {
     /// is the adapter's to stop and go on.
     fn stopped(&self) -> Vec<Stopped> {
         Vec::new()
+    }
+    /// Where every thread of the program is, before it is killed for hanging (its timeout, or
+    /// a quiet stretch): each stopped and its stack walked, `[{process, thread, state,
+    /// frames, framesOmitted?}]` (`debugger::hang::thread_record`).
+    /// Calls the program reports meanwhile (those still running among them) go to `calls`.
+    fn hang(&mut self, calls: &mut Calls) -> Vec<Value> {
+        let _ = calls;
+        Vec::new()
+    }
+    /// The calls the collector holds (those still running among them), to `calls`, as the run
+    /// ends (a runtime that reports calls as steps holds none).
+    fn calls(&mut self, calls: &mut Calls) {
+        let _ = calls;
+    }
+    /// A count that grows whenever the program shows it is doing something besides hits
+    /// (output, a process started): with `hang`, none for that long is a hang.
+    fn activity(&self) -> u64 {
+        0
     }
 }
 

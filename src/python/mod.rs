@@ -26,6 +26,8 @@ const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
 const TRACE: &str = include_str!("trace.py");
 const RUN: &str = include_str!("run.py");
 const PYTEST_PLUGIN: &str = include_str!("pytest_plugin.py");
+const HANG: &str = include_str!("hang.py");
+const CALLS: &str = include_str!("calls.py");
 
 /// What `launch` runs: a script or a module, with its arguments.
 #[derive(Debug, PartialEq)]
@@ -237,6 +239,8 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
             fs::write(dir.join("debug_mcp_trace.py"), TRACE)?;
             fs::write(dir.join("debug_mcp_run.py"), RUN)?;
             fs::write(dir.join("debug_mcp_pytest.py"), PYTEST_PLUGIN)?;
+            fs::write(dir.join("debug_mcp_hang.py"), HANG)?;
+            fs::write(dir.join("debug_mcp_calls.py"), CALLS)?;
             Ok(dir)
         })
         .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;

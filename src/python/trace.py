@@ -12,10 +12,17 @@ connection to a Unix socket in the server's private scratch directory, one line 
     hit     PROBE   [frames] or nothing  F{json} or T{json}: was the value cut, {type, value}
                                          (a probe without an expression: {locals})
     failure {kind, type, message, test, frames, framesOmitted}   with `failures` in the plan
+    hang    [{thread, state, frames}]    where every thread is (asked by a signal)
+    calls   [records]   {function: omitted}   traced calls that ended (`debug_mcp_calls`)
 
 Fields are separated by tabs (JSON escapes a tab in a string, so none is inside one).
 
-The server may write `stop` (the hit cap was reached): it is read at the next hit.
+The server may write `stop` (the hit cap was reached): it is read at the next hit. Before it
+kills the program for hanging (its timeout, or a quiet stretch) it sends each process the plan's
+`hangSignal` (a real-time signal): the handler, run by the main thread between two bytecodes
+(a lock's acquire, a sleep, a socket's recv are interrupted for it), reports where every
+thread is (`debug_mcp_hang.py`). A thread of our own would answer too, but a process with two
+threads warns at each fork on 3.12+ (and fails a suite run with warnings as errors).
 
 How lines are watched: on CPython 3.12+ with `sys.monitoring` (PEP 669), LINE events enabled
 only for the code objects that hold a probed line (found at their PY_START, which is then
@@ -51,6 +58,8 @@ _files = {}
 _hits = 0
 _stopped = False
 _tool = None
+# `debug_mcp_calls`, when the plan traces calls.
+_calls = None
 
 
 def start():
@@ -68,6 +77,7 @@ def start():
         probe["expression_code"] = _compiled(probe.get("expression"))
         _probes.append([probe, None])
     _connect()
+    _watch_hang()
     # The first Python process resolves the probes' lines now (a line that cannot stop
     # ends the run before the program does anything); the others when a probed file loads.
     if os.environ.pop("DEBUG_MCP_TRACE_RESOLVE", None) is not None:
@@ -81,10 +91,13 @@ def start():
         os.register_at_fork(after_in_child=_forked)
     if _plan.get("failures"):
         _watch_failures()
-    if not _probes:
+    if _plan.get("calls"):
+        _watch_calls()
+    if not _probes and _calls is None:
         return
     if hasattr(sys, "monitoring"):
-        _watch_with_monitoring()
+        if _probes:
+            _watch_with_monitoring()
     else:
         if sys.version_info >= (3, 8):
             _rewrite_imports()
@@ -121,6 +134,8 @@ def _forked():
     """A forked child has its parent's connection: it reports on a new one of its own."""
     global _send_lock
     _send_lock = _thread.allocate_lock()
+    if _calls is not None:
+        _calls.forked()
     try:
         _sock.close()
     except Exception:
@@ -128,13 +143,53 @@ def _forked():
     _connect()
 
 
-def _send(kind, *fields):
+def _send(kind, *fields, wait=-1):
+    """One report; `wait` seconds at most for the connection (a signal handler's report may
+    interrupt a thread in the middle of its own)."""
     data = ("\t".join((kind,) + fields) + "\n").encode("utf-8", "replace")
-    with _send_lock:
-        try:
-            _sock.sendall(data)
-        except OSError:
-            pass
+    if not _send_lock.acquire(True, wait):
+        return
+    try:
+        _sock.sendall(data)
+    except OSError:
+        pass
+    finally:
+        _send_lock.release()
+
+
+def _watch_hang():
+    """Answers the server's hang signal with where every thread is."""
+    number = _plan.get("hangSignal")
+    if not number:
+        return
+    try:
+        import _signal
+
+        _signal.signal(number, _hang)
+    except (ImportError, ValueError, OSError):
+        pass  # not the main thread (-c code run from a thread?), or no such signal
+
+
+def _hang(signum, frame):
+    if _calls is not None:
+        _calls.flush(True)  # the calls still running are where it hangs too
+    try:
+        import debug_mcp_hang
+
+        threads = debug_mcp_hang.threads(_own, _locals, _plan["limits"]["frames"])
+    except Exception:
+        threads = []
+    _send("hang", json.dumps(threads, ensure_ascii=False), wait=0.5)
+
+
+def _watch_calls():
+    global _calls
+    for target in _plan["calls"]:
+        target["real"] = os.path.realpath(target["file"])
+    import debug_mcp_calls
+
+    _calls = debug_mcp_calls
+    _calls.setup(_plan, lambda *fields: _send(*fields, wait=0.5), _preview)
 
 
 def _line_starts(code):
@@ -393,12 +448,53 @@ def _library_roots():
 
 
 def _preview(value):
+    """A value's short text (`repr`, cut at the plan's limit), at a cost bounded by the limit:
+    a long list is not written whole to show its first items."""
+    limit = _plan["limits"]["preview"]
     try:
-        text = repr(value)
+        text = _short(value, limit, 3)
     except BaseException as e:
         text = "<unrepresentable: %s>" % type(e).__name__
-    limit = _plan["limits"]["preview"]
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+_PLAIN_TYPES = (int, float, bool, complex, type(None))
+_BRACKETS = {list: ("[", "]"), tuple: ("(", ")"), set: ("{", "}"),
+             frozenset: ("frozenset({", "})"), dict: ("{", "}")}
+
+
+def _short(value, limit, depth):
+    """`repr(value)`, or for the built-in containers and strings as much of it as `limit`
+    characters show (a little more, never the whole)."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return repr(value)
+    if kind is str or kind is bytes:
+        return repr(value[:limit + 1]) if len(value) > limit else repr(value)
+    brackets = _BRACKETS.get(kind)
+    if brackets is None:
+        return repr(value)
+    if not value:
+        return repr(value)
+    if depth == 0:
+        return brackets[0] + "…" + brackets[1]
+    parts = []
+    used = 0
+    items = value.items() if kind is dict else value
+    for item in items:
+        if used > limit:
+            parts.append("…")
+            break
+        if kind is dict:
+            part = _short(item[0], limit, depth - 1) + ": " + _short(item[1], limit, depth - 1)
+        else:
+            part = _short(item, limit, depth - 1)
+        parts.append(part)
+        used += len(part) + 2
+    inner = ", ".join(parts)
+    if kind is tuple and len(value) == 1:
+        inner += ","
+    return brackets[0] + inner + brackets[1]
 
 
 def _locals(frame):
@@ -625,7 +721,12 @@ def _watch_with_settrace():
         return local
 
     def global_trace(frame, event, arg):
-        return local if _probes_in(frame.f_code) else None
+        probed = _probes_in(frame.f_code)
+        if _calls is not None:
+            traced = _calls.traced(frame, event, arg, local if probed else None)
+            if traced is not None:
+                return traced
+        return local if probed else None
 
     def trace_all():
         import threading
@@ -641,7 +742,9 @@ def _watch_with_settrace():
     # module's `exec`), not at the interpreter's start.
     def on_audit(event, args):
         if not started and event == "exec" and args and isinstance(args[0], types.CodeType):
-            if args[0] not in _rewritten and _is_probed_file(args[0].co_filename):
+            filename = args[0].co_filename
+            if (args[0] not in _rewritten and _is_probed_file(filename)
+                    or _calls is not None and _calls.in_file(filename)):
                 started.append(True)
                 trace_all()
 

@@ -19,10 +19,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::calls::Calls;
+use crate::debugger::hang::{thread_record, Walked};
 use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, Exit, SpawnError};
@@ -31,6 +33,26 @@ use crate::{log, python};
 
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
+/// How long the program's processes have to say where their threads are, before the kill.
+const HANG_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// A thread's record (`debugger::hang`) from the tracer's `{thread, state?, frames: [{function,
+/// file, line, own, locals?}]}`.
+fn hang_thread(pid: u32, thread: &Value) -> Value {
+    let frames = thread["frames"].as_array().cloned().unwrap_or_default();
+    let walked: Vec<Walked> = frames
+        .iter()
+        .map(|f| Walked {
+            function: f["function"].as_str().unwrap_or_default().to_string(),
+            file: f["file"].as_str().map(String::from),
+            line: f["line"].as_u64().unwrap_or(0),
+            own: f["own"] == true,
+        })
+        .collect();
+    let name = thread["thread"].as_str().unwrap_or_default();
+    let mut locals = |i: usize| frames[i].get("locals").cloned().unwrap_or_else(|| json!({}));
+    thread_record(pid, name, &walked, thread["state"].as_str(), &mut locals)
+}
 
 /// What a process of the program said, on its connection (`conn`).
 enum Report {
@@ -44,6 +66,10 @@ enum Report {
     Hit { conn: usize, probe: usize, truncated: bool, result: String, stack: Option<Vec<Value>> },
     /// A failure, `{kind, type, message, test?, frames, framesOmitted?}`.
     Failed { conn: usize, failure: Value },
+    /// Where every thread is, asked by the hang signal: `[{thread, state?, frames}]`.
+    Hang { conn: usize, threads: Value },
+    /// Traced calls that ended (`debugger::calls` records), and those left out per function.
+    Calls { conn: usize, records: Vec<Value>, omitted: Map<String, Value> },
     /// The connection ended: the process exited (or closed it).
     Closed { conn: usize },
 }
@@ -95,10 +121,15 @@ fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
                    "condition": p.condition, "expression": p.expression})
         })
         .collect();
+    let calls: Vec<Value> = (plan.calls.iter())
+        .map(|c| json!({"file": c.real_file.display().to_string(), "function": c.function}))
+        .collect();
     let trace = json!({"probes": probes, "socket": reports.path.display().to_string(),
                        "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
                        "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
                        "failures": plan.failures.unwrap_or(0),
+                       "calls": calls, "maxCalls": plan.max_calls,
+                       "hangSignal": crate::sys::hang_signal(),
                        "limits": {"frames": script::FAILURE_FRAMES,
                                   "message": script::FAILURE_MESSAGE,
                                   "locals": script::LOCALS_SHOWN,
@@ -241,6 +272,18 @@ fn read(conn: usize, stream: UnixStream, writer: UnixStream, events: &Sender<Rep
                 Ok(failure) => Report::Failed { conn, failure },
                 Err(_) => continue,
             },
+            Some("hang") => match serde_json::from_str(fields.next().unwrap_or_default()) {
+                Ok(threads) => Report::Hang { conn, threads },
+                Err(_) => continue,
+            },
+            Some("calls") => {
+                let records = serde_json::from_str(fields.next().unwrap_or_default());
+                let omitted = serde_json::from_str(fields.next().unwrap_or_default());
+                match (records, omitted) {
+                    (Ok(records), Ok(omitted)) => Report::Calls { conn, records, omitted },
+                    _ => continue,
+                }
+            }
             _ => {
                 log::warn(format_args!("an unreadable report: {line}"));
                 continue;
@@ -280,6 +323,11 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// The pid of the process on connection `conn` (0 before it said hello).
+    fn pid_of(&self, conn: usize) -> u32 {
+        self.processes.iter().find(|p| p.conn == conn).map_or(0, |p| p.pid)
+    }
+
     fn tell_stop(writer: &mut UnixStream) {
         let _ = writer.write_all(b"stop\n");
     }
@@ -397,8 +445,50 @@ impl Collector for Run<'_> {
                     _ => Step::Draining,
                 })
             }
-            Input::Closed | Input::Tick => Ok(Step::Go),
+            Input::Event(Report::Calls { conn, records, omitted }) => {
+                Ok(Step::Calls { pid: self.pid_of(conn), records, omitted })
+            }
+            Input::Event(Report::Hang { .. }) | Input::Closed | Input::Tick => Ok(Step::Go),
         }
+    }
+
+    /// Each Python process is sent the hang signal: its handler reports every thread; a
+    /// process that does not answer within `HANG_WAIT` (in C code that does not let Python
+    /// run signal handlers) is left out.
+    fn hang(&mut self, calls: &mut Calls) -> Vec<Value> {
+        let mut waiting: Vec<usize> = Vec::new();
+        for process in self.processes.iter().filter(|p| !p.closed) {
+            if crate::sys::signal(process.pid, crate::sys::hang_signal()) {
+                waiting.push(process.conn);
+            }
+        }
+        let deadline = crossbeam_channel::after(HANG_WAIT);
+        let mut threads = Vec::new();
+        while !waiting.is_empty() {
+            let report = crossbeam_channel::select! {
+                recv(self.reports.events) -> report => report,
+                recv(deadline) -> _ => break,
+            };
+            let (conn, reported) = match report {
+                Ok(Report::Hang { conn, threads }) => (conn, threads),
+                // Its calls still running come first.
+                Ok(Report::Calls { conn, records, omitted }) => {
+                    calls.add(self.pid_of(conn), records, &omitted, self.plan.max_calls);
+                    continue;
+                }
+                _ => continue,
+            };
+            waiting.retain(|&c| c != conn);
+            let pid = self.pid_of(conn);
+            for thread in reported.as_array().into_iter().flatten() {
+                threads.push(hang_thread(pid, thread));
+            }
+        }
+        threads
+    }
+
+    fn activity(&self) -> u64 {
+        self.debuggee.output().written() + self.processes.len() as u64
     }
 
     fn stop_hits(&mut self) {

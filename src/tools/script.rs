@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::debugger::calls::{self, Traced};
 use crate::debugger::script::{self, Language, Outcome, Plan, Probe};
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
@@ -96,6 +97,11 @@ fn probe_properties() -> Value {
     properties
 }
 
+fn calls_item() -> Value {
+    json!({"type": "object", "properties": {"file": {"type": "string"}, "function": {"type": "string"}},
+           "required": ["file"]})
+}
+
 fn properties() -> Value {
     let properties = json!({
         "command": {"type": "string"},
@@ -105,7 +111,8 @@ fn properties() -> Value {
             "required": ["file", "line"]
         },
         "expression": {"type": "string"},
-        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "ms (30000); the program is killed then"},
+        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "ms (30000); the program is killed then, after `hang` says where each thread was"},
+        "hang": {"type": "integer", "minimum": 100, "maximum": MAX_TIMEOUT_MS, "description": "ms: no hit, output or process change for this long ends the run as its timeout does"},
         "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS},
         "includeStack": {"type": "boolean"},
         "probes": {"type": "array", "minItems": 1, "items": {
@@ -113,6 +120,7 @@ fn properties() -> Value {
             "properties": probe_properties(),
             "required": ["file", "line"]
         }, "description": "instead of breakpoint and expression; no expression: the locals"},
+        "calls": {"type": "array", "minItems": 1, "items": calls_item(), "description": "trace every call of these functions (all of file's when function is left out): args, return or throw, in call order; maxHits caps them (200)"},
         "failures": {"type": "boolean", "description": "record failing tests and uncaught errors"},
         "maxFailures": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_FAILURES},
         "language": language_schema()
@@ -142,6 +150,14 @@ fn output() -> Value {
                 "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},
             "probes": {"type": "array", "items": {"type": "object", "properties": {
                 "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}}},
+            "calls": {"type": "array", "description": "Each traced call in the order they started; neither return nor threw: it had not ended.", "items": {"type": "object", "properties": {
+                "call": {"type": "integer"}, "function": {"type": "string"}, "file": {"type": "string"},
+                "line": {"type": "integer"}, "depth": {"type": "integer"}, "parent": {"type": "integer"},
+                "args": {"type": "object", "additionalProperties": {"type": "string"}},
+                "return": {"type": "string"},
+                "threw": {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"}}},
+                "process": {"type": "integer"}}}},
+            "callsOmitted": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "calls past the cap, per function"},
             "failures": {"type": "array", "items": {"type": "object", "properties": {
                 "kind": {"type": "string"}, "type": {"type": "string"}, "message": {"type": "string"},
                 "test": {"type": "string"}, "process": {"type": "integer"},
@@ -151,6 +167,14 @@ fn output() -> Value {
             "exitCode": {"type": "integer"},
             "signal": {"type": "integer"},
             "timedOut": {"type": "boolean"},
+            "hang": {"type": "object", "description": "Where each thread was when the program was killed for hanging (its timeout, or `hang`).", "properties": {
+                "after": {"type": "integer", "description": "ms the program had run"},
+                "threads": {"type": "array", "items": {"type": "object", "properties": {
+                    "process": {"type": "integer"}, "thread": {"type": "string"},
+                    "state": {"type": "string", "description": "what it waits on (lock, channel receive, sleep, join, I/O, idle…), or running"},
+                    "waiting": {"type": "array", "items": {"type": "string"}, "description": "an idle JavaScript thread: what keeps its event loop alive"},
+                    "frames": {"type": "array", "items": {"type": "object"}},
+                    "framesOmitted": {"type": "integer"}}}}}},
             "stopped": {"type": "array", "description": "Processes a signal had stopped (SIGSTOP, SIGTTIN): not ended; the run waited for its timeout.", "items": {"type": "object", "properties": {
                 "pid": {"type": "integer"}, "signal": {"type": "string"}}}},
             "hitsCapped": {"type": "boolean"},
@@ -212,6 +236,23 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
     let timeout = args.integer("timeout", 1, MAX_TIMEOUT_MS, Some(DEFAULT_TIMEOUT_MS))?;
     let max_hits = args.integer("maxHits", 1, MAX_MAX_HITS, Some(DEFAULT_MAX_HITS))?;
     let include_stack = args.boolean("includeStack", false)?;
+    let hang = match args.has("hang") {
+        true => Some(Duration::from_millis(args.integer("hang", 100, MAX_TIMEOUT_MS, None)?)),
+        false => None,
+    };
+    // Where a program hangs needs no breakpoint: `hang`, or a `timeout` of its own, asks it.
+    let hang_only = hang.is_some() || args.has("timeout");
+    let mut calls = Vec::new();
+    if args.has("calls") {
+        for traced in args.objects("calls")? {
+            traced.deny_unknown_in(&calls_item()["properties"])?;
+            let function = traced.optional_string("function")?.filter(|f| !f.trim().is_empty());
+            calls.push((traced.string("file")?, function));
+        }
+        if calls.is_empty() {
+            return Err(ArgError::new("calls", "give at least one: {file, function?}").into());
+        }
+    }
     let failures = match args.boolean("failures", false)? {
         true => {
             Some(args.integer("maxFailures", 1, MAX_MAX_FAILURES, Some(DEFAULT_MAX_FAILURES))?)
@@ -246,16 +287,22 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
                 line_arg(&args.object("breakpoint")?, &breakpoint_properties())?;
             (Some(file), line, condition, args.string("expression")?)
         }
-        (false, false) if failures.is_some() => (None, 0, None, ""),
+        (false, false) if failures.is_some() || hang_only || !calls.is_empty() => {
+            (None, 0, None, "")
+        }
         (false, false) => {
             return Err(ArgError::new(
                 "breakpoint",
-                "required: where to break (with `expression`), or `probes`, or `failures: true`",
+                "required: where to break (with `expression`), or `probes`, or `calls`, or \
+                 `failures: true`, or `hang` (where a program that does not end hangs)",
             )
             .into())
         }
     };
-    let files: Vec<&str> = file.into_iter().chain(probes.iter().map(|p| p.0)).collect();
+    let files: Vec<&str> = (file.into_iter())
+        .chain(probes.iter().map(|p| p.0))
+        .chain(calls.iter().map(|c| c.0))
+        .collect();
     let language = match page {
         Some(_) => Language::Browser,
         None => language_arg(args, &command, &files)?,
@@ -290,6 +337,17 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
             })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
+    let calls = calls
+        .into_iter()
+        .map(|(file, function)| {
+            let (file, real_file, _) = place(file, 1)?;
+            Ok(Traced { file, real_file, function: function.map(String::from) })
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let max_calls = match args.has("maxHits") {
+        true => max_hits as usize,
+        false => calls::DEFAULT_MAX_CALLS,
+    };
     Ok(Plan {
         command,
         file,
@@ -303,6 +361,9 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         include_stack,
         probes,
         failures,
+        hang,
+        calls,
+        max_calls,
     })
 }
 
@@ -419,9 +480,19 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         }
     }
     if outcome.timed_out {
+        let why = match (outcome.quiet, plan.hang) {
+            (true, Some(hang)) => format!(
+                "No hit, output or process change for {} ms (`hang`): the program was taken for hung",
+                hang.as_millis()
+            ),
+            _ => format!("The program was still running after {} ms", plan.timeout.as_millis()),
+        };
+        let hang = match outcome.hang.is_some() {
+            true => "; where each thread was then is in `hang`",
+            false => "",
+        };
         notes.push(format!(
-            "The program was still running after {} ms and was killed; the {} hit(s) before that are in results.",
-            plan.timeout.as_millis(),
+            "{why} and was killed{hang}; the {} hit(s) before that are in results.",
             outcome.results.len()
         ));
     }
@@ -464,6 +535,22 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         structured["processes"] = outcome.processes.clone().into();
     }
     notes.extend(outcome.notes.iter().cloned());
+    if let Some(hang) = &outcome.hang {
+        structured["hang"] = hang.clone();
+    }
+    if !plan.calls.is_empty() {
+        let (calls, omitted) = outcome.calls.json();
+        let count = calls.as_array().map_or(0, Vec::len);
+        structured["calls"] = calls;
+        if let Some(omitted) = omitted {
+            let left: u64 =
+                omitted.as_object().into_iter().flatten().filter_map(|(_, n)| n.as_u64()).sum();
+            notes.push(format!(
+                "{count} call(s) traced; {left} more past the cap (maxHits) are counted in callsOmitted."
+            ));
+            structured["callsOmitted"] = omitted;
+        }
+    }
     if let Some(stopped) = script::stopped_json(&outcome.stopped) {
         structured["stopped"] = stopped;
         let then = "the run went on to its timeout, then killed it";

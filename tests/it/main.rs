@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod browser;
+mod calls;
 mod children;
 mod cli;
 mod defects;
@@ -14,6 +15,7 @@ mod deno;
 mod docs;
 mod failures;
 mod faults;
+mod hang;
 mod launchers;
 mod native;
 pub mod need;

@@ -18,7 +18,7 @@ fn out_dir() -> PathBuf {
     dir
 }
 
-fn build(program: &str, source: &str, output: &str) -> String {
+pub fn build(program: &str, source: &str, output: &str) -> String {
     let out = out_dir().join(output);
     let status = Command::new(program)
         .args(["-g", "-O0", "-o"])

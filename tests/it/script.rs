@@ -428,7 +428,7 @@ fn bad_input_names_the_problem() {
     let loop_js = fixture("loop.js");
     let cases: &[(Value, &str, &str)] = &[
         (json!({}), "invalid_arguments", "invalid argument `command`: required: the program to run (or `url`, a web page to debug)"),
-        (json!({"command": "node x.js", "expression": "1"}), "invalid_arguments", "invalid argument `breakpoint`: required: where to break (with `expression`), or `probes`, or `failures: true`"),
+        (json!({"command": "node x.js", "expression": "1"}), "invalid_arguments", "invalid argument `breakpoint`: required: where to break (with `expression`), or `probes`, or `calls`, or `failures: true`, or `hang` (where a program that does not end hangs)"),
         (json!({"command": 5, "breakpoint": {"file": loop_js, "line": 1}, "expression": "1"}), "invalid_arguments", "invalid argument `command`: expected a string, got a number"),
         (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 0}, "expression": "1"}), "invalid_arguments", "invalid argument `breakpoint.line`: expected an integer from 1 to 4294967295, got 0"),
         (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": "5"}, "expression": "1"}), "invalid_arguments", "invalid argument `breakpoint.line`: expected an integer from 1 to 4294967295, got a string"),
@@ -437,7 +437,7 @@ fn bad_input_names_the_problem() {
         (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 5}, "expression": "1", "timeout": 600001}), "invalid_arguments", "invalid argument `timeout`: expected an integer from 1 to 600000, got 600001"),
         (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 5}, "expression": "1", "maxHits": 0}), "invalid_arguments", "invalid argument `maxHits`: expected an integer from 1 to 1000000, got 0"),
         (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 5}, "expression": "1", "includeStack": "yes"}), "invalid_arguments", "invalid argument `includeStack`: expected true or false, got a string"),
-        (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 5}, "expression": "1", "expresion": "2"}), "invalid_arguments", "invalid argument `expresion`: unknown argument; expected one of: breakpoint, browser, command, cwd, env, expression, failures, includeStack, language, maxFailures, maxHits, probes, stdin, timeout, until, url, webRoot"),
+        (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 5}, "expression": "1", "expresion": "2"}), "invalid_arguments", "invalid argument `expresion`: unknown argument; expected one of: breakpoint, browser, calls, command, cwd, env, expression, failures, hang, includeStack, language, maxFailures, maxHits, probes, stdin, timeout, until, url, webRoot"),
         (json!({"command": "node a.js | cat", "breakpoint": {"file": loop_js, "line": 5}, "expression": "1"}), "invalid_arguments", "invalid argument `command`: `|` needs a shell, and the command runs without one: write the words out literally, or quote the character ('|') if it is part of an argument"),
         (json!({"command": "node a.js", "breakpoint": {"file": "fixtures/missing.js", "line": 5}, "expression": "1"}), "file_not_found", ""),
         (json!({"command": "node a.js", "breakpoint": {"file": loop_js, "line": 8}, "expression": "1"}), "line_out_of_range", &format!("line 8 is past the end of {loop_js} (7 lines)")),

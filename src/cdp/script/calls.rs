@@ -1,0 +1,578 @@
+//! Traced calls in JavaScript (`debugger::calls`): before a script that holds a traced file's
+//! functions runs (an instrumentation pause, or its source map's sources), its functions are
+//! found in its text (`cdp::functions`) and each gets two kinds of breakpoint:
+//! - at its first statement, a condition that reports its parameters' values through the probe
+//!   (`BINDING.call`) and never stops;
+//! - at each of its returns (`getPossibleBreakpoints` with `restrictToFunction`: V8's return
+//!   positions), a pause that reads the frame's `returnValue`.
+//!
+//! A call that left its function without returning (an exception went through it) is told at the
+//! next return pause, whose stack no longer holds it, with the exception seen last while it was
+//! open (the run pauses on every exception); an async function suspended in an `await` stays
+//! open until its own return (what it resolved to).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Value};
+
+use super::Run;
+use crate::cdp::failures;
+use crate::cdp::functions::{self, Function};
+use crate::cdp::Origin;
+use crate::debugger::calls::Calls;
+
+/// What one thread knows of its traced functions and calls.
+#[derive(Default)]
+pub(super) struct Traced {
+    functions: Vec<Traced1>,
+    /// Breakpoint id → the function whose return (or, for an empty body, start and return)
+    /// it is.
+    returns: HashMap<String, (usize, bool)>,
+    /// `functionLocation` (script, line, column) → function.
+    by_location: HashMap<(String, u32, u32), usize>,
+    /// Scripts looked at already.
+    seen: Vec<String>,
+    /// Start breakpoints by URL (set before the file loaded) → function.
+    entries: HashMap<String, usize>,
+    /// Breakpoints at the first line of each traced file transformed while loading: a pause
+    /// there is before its code runs (at its scriptParsed the code may run before our
+    /// breakpoints are in).
+    loads: Vec<String>,
+    /// Calls started and not yet returned, oldest first.
+    open: Vec<Open>,
+}
+
+struct Traced1 {
+    name: String,
+    file: String,
+    line: u64,
+    params: Vec<String>,
+    is_async: bool,
+    /// Traced before its file loaded: where it is in the file, until its first call places its
+    /// return breakpoints.
+    placed: Option<Function>,
+}
+
+struct Open {
+    record: Value,
+    function: usize,
+    /// The exception seen going through it, until it is caught.
+    threw: Option<Value>,
+    /// An async function awaiting, or a generator between yields: not on the stack.
+    suspended: bool,
+}
+
+/// The run's calls, before they go to the outcome.
+#[derive(Default)]
+pub(super) struct Recorded {
+    /// `(pid, record)` of calls that ended.
+    records: Vec<(u32, Value)>,
+    omitted: BTreeMap<String, u64>,
+    next: u64,
+}
+
+impl Run<'_> {
+    /// Whether the plan traces calls.
+    pub(super) fn traces_calls(&self) -> bool {
+        !self.plan.calls.is_empty()
+    }
+
+    /// A JavaScript file traced as it is on disk gets its functions' start breakpoints by its
+    /// URL before it loads (its first call pauses once, to place the function's return
+    /// breakpoints in the script that loaded); a file transformed while loading (TypeScript) is
+    /// traced through its script's map when that script is parsed (`watch_calls`).
+    pub(super) fn trace_before_load(&mut self, to: &Origin) {
+        let urls = self.runtime.urls();
+        let transformed: Vec<_> = (self.plan.calls.iter())
+            .filter(|c| !crate::cdp::maps::is_javascript(&c.file))
+            .map(|c| urls.regex(&[c.file.as_path(), c.real_file.as_path()]))
+            .collect();
+        for regex in transformed {
+            let params = json!({"urlRegex": regex, "lineNumber": 0, "columnNumber": 0});
+            let set = self.ask(to, "Debugger.setBreakpointByUrl", params);
+            if let (Some(id), Some(target)) =
+                (set.as_ref().and_then(|s| s["breakpointId"].as_str()), self.targets.get_mut(to))
+            {
+                target.calls.loads.push(id.to_string());
+            }
+        }
+        let traced: Vec<_> = self
+            .plan
+            .calls
+            .iter()
+            .filter(|c| crate::cdp::maps::is_javascript(&c.file))
+            .cloned()
+            .collect();
+        for traced in traced {
+            let Ok(source) = std::fs::read_to_string(&traced.real_file) else { continue };
+            let regex = urls.regex(&[traced.file.as_path(), traced.real_file.as_path()]);
+            let file = traced.file.display().to_string();
+            for function in functions::functions(&source) {
+                if traced.function.as_deref().is_some_and(|f| !names(&function.name, f)) {
+                    continue;
+                }
+                let Some(target) = self.targets.get_mut(to) else { return };
+                let index = target.calls.functions.len();
+                let params: Vec<String> = function.params.iter().flatten().cloned().collect();
+                let condition =
+                    format!("{}.call({index}, [{}], true)", self.binding, params.join(", "));
+                target.calls.functions.push(Traced1 {
+                    name: function.name.clone(),
+                    file: file.clone(),
+                    line: u64::from(function.open.0) + 1,
+                    params,
+                    is_async: function.is_async,
+                    placed: Some(function.clone()),
+                });
+                let params = json!({"urlRegex": regex, "lineNumber": function.body.0,
+                                    "columnNumber": function.body.1, "condition": condition});
+                let set = self.ask(to, "Debugger.setBreakpointByUrl", params);
+                if let (Some(id), Some(target)) = (
+                    set.as_ref().and_then(|s| s["breakpointId"].as_str()),
+                    self.targets.get_mut(to),
+                ) {
+                    target.calls.entries.insert(id.to_string(), index);
+                }
+            }
+        }
+    }
+
+    /// A pause that is the calls' own (handled, and the program sent on), or not (false).
+    pub(super) fn calls_pause(&mut self, origin: &Origin, params: &Value) -> bool {
+        let go =
+            match self.first_call(origin, params) || self.transformed_file_loads(origin, params) {
+                true => Some("Debugger.resume"),
+                false => self.call_paused(origin, params),
+            };
+        if let Some(method) = go {
+            drop(self.send(origin, method, json!({})));
+        }
+        go.is_some()
+    }
+
+    /// Whether a pause is at the start of a traced file transformed while loading: its
+    /// script's functions get their breakpoints.
+    fn transformed_file_loads(&mut self, origin: &Origin, params: &Value) -> bool {
+        let Some(target) = self.targets.get(origin) else { return false };
+        let mut hits =
+            params["hitBreakpoints"].as_array().into_iter().flatten().filter_map(Value::as_str);
+        if !hits.any(|id| target.calls.loads.iter().any(|l| l == id)) {
+            return false;
+        }
+        let script = params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str);
+        if let Some(script) = script.map(String::from) {
+            self.watch_calls(origin, &script);
+        }
+        true
+    }
+
+    /// Whether a pause is a traced function's first call (its start breakpoint by URL): its
+    /// return breakpoints are placed in the script it is in.
+    fn first_call(&mut self, origin: &Origin, params: &Value) -> bool {
+        let Some(target) = self.targets.get_mut(origin) else { return false };
+        let hits =
+            params["hitBreakpoints"].as_array().into_iter().flatten().filter_map(Value::as_str);
+        let Some(index) = hits.into_iter().find_map(|id| target.calls.entries.get(id).copied())
+        else {
+            return false;
+        };
+        let Some(function) = target.calls.functions.get_mut(index).and_then(|f| f.placed.take())
+        else {
+            return true;
+        };
+        let script = params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str);
+        if let Some(script) = script.map(String::from) {
+            self.place_returns(origin, &script, &function, index);
+        }
+        true
+    }
+
+    /// At a script's parse: a traced file's functions, when the script is that file
+    /// transformed (its map's sources name it), get their breakpoints.
+    pub(super) fn script_parsed(&mut self, origin: &Origin, params: &Value) {
+        if params["sourceMapURL"].as_str().unwrap_or_default().is_empty() {
+            return;
+        }
+        if let Some(script) = params["scriptId"].as_str() {
+            self.watch_calls(origin, script);
+        }
+    }
+
+    /// A script that is a traced file transformed: its traced functions get their breakpoints.
+    fn watch_calls(&mut self, origin: &Origin, script: &str) {
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        if target.calls.seen.iter().any(|s| s == script) {
+            return;
+        }
+        target.calls.seen.push(script.to_string());
+        let file = target.scripts.file(script);
+        let map = target.scripts.map_of(script).and_then(Result::ok);
+        let wanted = |path: &str| {
+            let real = std::fs::canonicalize(path).ok();
+            self.plan.calls.iter().any(|c| {
+                std::path::Path::new(path) == c.file
+                    || real.as_deref() == Some(c.real_file.as_path())
+            })
+        };
+        let mapped = map.as_ref().is_some_and(|m| {
+            m.sources()
+                .iter()
+                .any(|s| s.path.as_deref().is_some_and(|p| wanted(&p.display().to_string())))
+        });
+        // A JavaScript file as it is on disk was traced before it loaded.
+        let on_disk = crate::cdp::maps::is_javascript(std::path::Path::new(&file)) && wanted(&file);
+        if !mapped || on_disk {
+            return;
+        }
+        let source = self.ask(origin, "Debugger.getScriptSource", json!({"scriptId": script}));
+        let source = source.as_ref().and_then(|s| s["scriptSource"].as_str()).unwrap_or_default();
+        for function in functions::functions(source) {
+            // Where it is in the file the agent knows (the original, through a map).
+            // Where it is in the file the agent knows: the original, through the map.
+            let Some(map) = &map else { return };
+            let at = crate::sourcemap::Position { line: function.open.0, column: function.open.1 };
+            let Some((source, position)) = map.original_for(at) else { continue };
+            let Some(path) = &map.sources()[source].path else { continue };
+            let (file, line) = (path.display().to_string(), u64::from(position.line) + 1);
+            // Code a transform added (an export's getter) maps to some other text: a function
+            // of the file maps its parameter list to its own.
+            if !opens_there(&file, position, &function) {
+                continue;
+            }
+            let asked = self.plan.calls.iter().any(|c| {
+                let here = std::path::Path::new(&file) == c.file
+                    || std::fs::canonicalize(&file).ok().as_deref() == Some(c.real_file.as_path());
+                here && c.function.as_deref().is_none_or(|f| names(&function.name, f))
+            });
+            if asked {
+                self.trace_function(origin, script, &function, file, line);
+            }
+        }
+    }
+
+    /// Sets the breakpoints of one function of a parsed script: at its start (reporting its
+    /// arguments, never stopping) and at its returns.
+    fn trace_function(
+        &mut self,
+        origin: &Origin,
+        script: &str,
+        function: &Function,
+        file: String,
+        line: u64,
+    ) {
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        let index = target.calls.functions.len();
+        let params: Vec<String> = function.params.iter().flatten().cloned().collect();
+        let condition = format!("{}.call({index}, [{}])", self.binding, params.join(", "));
+        let is_async = function.is_async;
+        target.calls.functions.push(Traced1 {
+            name: function.name.clone(),
+            file,
+            line,
+            params,
+            is_async,
+            placed: None,
+        });
+        if let Some(entry) = self.place_returns(origin, script, function, index) {
+            let location = json!({"location": entry, "condition": condition});
+            self.ask(origin, "Debugger.setBreakpoint", location);
+        }
+    }
+
+    /// Sets the breakpoints at a function's returns (its start too, for an empty body: then
+    /// one pause is both), and gives its first statement's location (none for an empty body).
+    fn place_returns(
+        &mut self,
+        origin: &Origin,
+        script: &str,
+        function: &Function,
+        index: usize,
+    ) -> Option<Value> {
+        let start = json!({"scriptId": script, "lineNumber": function.body.0, "columnNumber": function.body.1});
+        let found = self.ask(
+            origin,
+            "Debugger.getPossibleBreakpoints",
+            json!({"start": start, "restrictToFunction": true}),
+        );
+        let locations =
+            found.as_ref().and_then(|f| f["locations"].as_array()).cloned().unwrap_or_default();
+        let entry = locations.first()?;
+        let target = self.targets.get_mut(origin)?;
+        target
+            .calls
+            .by_location
+            .insert((script.to_string(), function.open.0, function.open.1), index);
+        let at = |l: &Value| json!({"scriptId": l["scriptId"], "lineNumber": l["lineNumber"], "columnNumber": l["columnNumber"]});
+        let empty = entry["type"] == "return";
+        for location in locations.iter().filter(|l| l["type"] == "return") {
+            let set = self.ask(origin, "Debugger.setBreakpoint", json!({"location": at(location)}));
+            if let (Some(id), Some(target)) = (
+                set.as_ref().and_then(|s| s["breakpointId"].as_str()),
+                self.targets.get_mut(origin),
+            ) {
+                target.calls.returns.insert(id.to_string(), (index, empty));
+            }
+        }
+        (!empty).then(|| at(entry))
+    }
+
+    /// A traced function started (its entry breakpoint's report): `[previews]` of its
+    /// parameters.
+    pub(super) fn call_started(&mut self, origin: &Origin, index: usize, values: &str) {
+        let values: Vec<Value> = serde_json::from_str(values).unwrap_or_default();
+        self.open_call(origin, index, values);
+    }
+
+    /// An async function's call settled (`R<n>:` preview, or `X<n>:` {type, message}).
+    pub(super) fn call_settled(&mut self, origin: &Origin, report: &str) {
+        let (resolved, rest) = match (report.strip_prefix('R'), report.strip_prefix('X')) {
+            (Some(rest), _) => (true, rest),
+            (_, Some(rest)) => (false, rest),
+            _ => return,
+        };
+        let Some((number, value)) = rest.split_once(':') else { return };
+        let Ok(number) = number.parse::<u64>() else { return };
+        let Ok(value) = serde_json::from_str::<Value>(value) else { return };
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        let Some(at) = target.calls.open.iter().position(|o| o.record["call"] == number) else {
+            return;
+        };
+        let mut call = target.calls.open.remove(at);
+        match resolved {
+            true => call.record["return"] = value,
+            false => call.record["threw"] = value,
+        }
+        self.ended(origin, call);
+    }
+
+    fn open_call(&mut self, origin: &Origin, index: usize, values: Vec<Value>) {
+        let cap = self.plan.max_calls;
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        let Some(function) = target.calls.functions.get(index) else { return };
+        let recorded = &mut self.calls;
+        let mut args = serde_json::Map::new();
+        for (name, value) in function.params.iter().zip(values) {
+            args.insert(name.clone(), value);
+        }
+        recorded.next += 1;
+        // Its callers: the calls on the stack (not an async function awaiting).
+        let running: Vec<&Open> = target.calls.open.iter().filter(|o| !o.suspended).collect();
+        let depth = running.len();
+        let mut record = json!({"call": recorded.next, "function": function.name, "file": function.file,
+                                "line": function.line, "depth": depth, "args": args});
+        if let Some(parent) = running.last() {
+            record["parent"] = parent.record["call"].clone();
+        }
+        if recorded.next as usize > cap {
+            *recorded.omitted.entry(function.name.clone()).or_default() += 1;
+            record["omitted"] = true.into();
+        }
+        target.calls.open.push(Open { record, function: index, threw: None, suspended: false });
+    }
+
+    /// A pause at a traced function's return (its value recorded), or at an exception (kept
+    /// for the open calls it goes through): how the program goes on from a pause that was the
+    /// calls' own (resumed, or a step to where the exception is caught), none for another.
+    fn call_paused(&mut self, origin: &Origin, params: &Value) -> Option<&'static str> {
+        let stepping = self.plan.failures.is_none();
+        let target = self.targets.get_mut(origin)?;
+        if matches!(params["reason"].as_str(), Some("exception" | "promiseRejection")) {
+            let through = traced_frames(&target.calls, &params["callFrames"], 0);
+            if !target.calls.open.iter().any(|o| through.contains(&o.function)) {
+                return None;
+            }
+            let threw = thrown(&params["data"]);
+            for open in target.calls.open.iter_mut().filter(|o| through.contains(&o.function)) {
+                open.threw = Some(threw.clone());
+            }
+            // One step lands where it is caught: the calls it left are known there. (With
+            // `failures` the pause is the failure's: they are known at the next return.)
+            return stepping.then_some("Debugger.stepInto");
+        }
+        // Any other pause: an exception seen before was caught, or went out of the calls it
+        // left (no longer on the stack).
+        let stack = traced_frames(&target.calls, &params["callFrames"], 0);
+        let left = settle(&mut target.calls.open, &stack);
+        for call in left {
+            self.ended(origin, call);
+        }
+        let target = self.targets.get_mut(origin)?;
+        let hits = params["hitBreakpoints"].as_array().into_iter().flatten();
+        let &(index, empty) =
+            hits.filter_map(Value::as_str).find_map(|id| target.calls.returns.get(id))?;
+        let frame = params["callFrames"][0].clone();
+        if empty {
+            let values = self.evaluate_params(origin, &frame, index);
+            self.open_call(origin, index, values);
+        }
+        let Some(target) = self.targets.get_mut(origin) else { return Some("Debugger.resume") };
+        let Some(at) = target.calls.open.iter().rposition(|o| o.function == index) else {
+            return Some("Debugger.resume");
+        };
+        let remote =
+            frame.get("returnValue").cloned().unwrap_or_else(|| json!({"type": "undefined"}));
+        // An async function returns its promise: the call ends when it settles.
+        if target.calls.functions[index].is_async && remote["subtype"] == "promise" {
+            let call = &mut target.calls.open[at];
+            call.suspended = true;
+            let number = call.record["call"].clone();
+            let settle = format!("function () {{ {}.settle({number}, this); }}", self.binding);
+            if let Some(id) = remote["objectId"].as_str() {
+                let params = json!({"objectId": id, "functionDeclaration": settle});
+                drop(self.send(origin, "Runtime.callFunctionOn", params));
+            }
+            return Some("Debugger.resume");
+        }
+        let mut returned = target.calls.open.remove(at);
+        returned.record["return"] = self.preview(origin, &remote).into();
+        self.ended(origin, returned);
+        Some("Debugger.resume")
+    }
+
+    /// A value's preview: a primitive as the protocol gives it, an object through the probe.
+    fn preview(&mut self, origin: &Origin, remote: &Value) -> String {
+        if remote["type"] == "undefined" {
+            return "undefined".into();
+        }
+        let Some(id) = remote["objectId"].as_str() else { return failures::preview_text(remote) };
+        let function = format!("function () {{ return {}.short(this); }}", self.binding);
+        let asked = self.ask(
+            origin,
+            "Runtime.callFunctionOn",
+            json!({"objectId": id, "functionDeclaration": function, "returnByValue": true}),
+        );
+        asked
+            .and_then(|a| a.pointer("/result/value").and_then(Value::as_str).map(String::from))
+            .unwrap_or_else(|| failures::preview_text(remote))
+    }
+
+    /// An empty function's parameters, read in its paused frame.
+    fn evaluate_params(&mut self, origin: &Origin, frame: &Value, index: usize) -> Vec<Value> {
+        let Some(params) = self
+            .targets
+            .get(origin)
+            .and_then(|t| t.calls.functions.get(index))
+            .map(|f| f.params.join(", "))
+        else {
+            return Vec::new();
+        };
+        let expression = format!("[{params}].map({}.short)", self.binding);
+        let asked = self.ask(origin, "Debugger.evaluateOnCallFrame",
+            json!({"callFrameId": frame["callFrameId"], "expression": expression, "returnByValue": true}));
+        asked
+            .and_then(|a| a.pointer("/result/value").and_then(Value::as_array).cloned())
+            .unwrap_or_default()
+    }
+
+    fn ended(&mut self, origin: &Origin, call: Open) {
+        if call.record.get("omitted").is_some() {
+            return;
+        }
+        let pid = self.processes[origin.connection].pid;
+        self.calls.records.push((pid, call.record));
+    }
+
+    /// Every call recorded, to the outcome, with those still open (not ended when the program
+    /// did, or was killed).
+    pub(super) fn hand_calls(&mut self, calls: &mut Calls) {
+        let origins: Vec<Origin> = self.targets.keys().cloned().collect();
+        for origin in origins {
+            let open = self.targets.get_mut(&origin).map(|t| std::mem::take(&mut t.calls.open));
+            for mut call in open.into_iter().flatten() {
+                if let Some(threw) = call.threw.take() {
+                    call.record["threw"] = threw;
+                }
+                self.ended(&origin, call);
+            }
+        }
+        let recorded = std::mem::take(&mut self.calls);
+        let omitted: serde_json::Map<String, Value> =
+            recorded.omitted.into_iter().map(|(f, n)| (f, n.into())).collect();
+        let mut by_pid: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
+        for (pid, record) in recorded.records {
+            by_pid.entry(pid).or_default().push(record);
+        }
+        let none = serde_json::Map::new();
+        let mut first = true;
+        for (pid, records) in by_pid {
+            calls.add(pid, records, if first { &omitted } else { &none }, self.plan.max_calls);
+            first = false;
+        }
+        if first && !omitted.is_empty() {
+            calls.add(0, Vec::new(), &omitted, self.plan.max_calls);
+        }
+    }
+
+    /// How many calls ended so far (activity, for `hang`).
+    pub(super) fn calls_seen(&self) -> u64 {
+        self.calls.next
+    }
+}
+
+/// The traced functions of a pause's frames from `skip` on, bottom first.
+fn traced_frames(traced: &Traced, frames: &Value, skip: usize) -> Vec<usize> {
+    let frames = frames.as_array().map_or(&[][..], Vec::as_slice);
+    let frames = frames.iter().skip(skip).rev();
+    frames
+        .filter_map(|f| {
+            let l = &f["functionLocation"];
+            let line = u32::try_from(l["lineNumber"].as_u64()?).ok()?;
+            let column = u32::try_from(l["columnNumber"].as_u64()?).ok()?;
+            traced.by_location.get(&(l["scriptId"].as_str()?.to_string(), line, column)).copied()
+        })
+        .collect()
+}
+
+/// `{type, message}` of an exception a pause is at.
+fn thrown(error: &Value) -> Value {
+    let class = error["className"].as_str().unwrap_or("Error");
+    let description = error["description"].as_str().unwrap_or_default();
+    let message = description.lines().next().unwrap_or_default();
+    let message = message.strip_prefix(&format!("{class}: ")).unwrap_or(message);
+    let message: String = message.chars().take(200).collect();
+    json!({"type": class, "message": message})
+}
+
+/// After an exception, at the next pause (`stack`: the traced functions on it, bottom first):
+/// the open calls it went through that are not on the stack any more left by it (returned,
+/// `threw` set); those still on it caught it.
+fn settle(open: &mut Vec<Open>, stack: &[usize]) -> Vec<Open> {
+    if open.iter().all(|o| o.threw.is_none()) {
+        return Vec::new();
+    }
+    let mut on_stack = stack.iter().peekable();
+    let mut left = Vec::new();
+    let mut still = Vec::new();
+    for mut call in open.drain(..) {
+        if !call.suspended && on_stack.peek() == Some(&&call.function) {
+            on_stack.next();
+            call.threw = None;
+            still.push(call);
+        } else if let Some(threw) = call.threw.take().filter(|_| !call.suspended) {
+            call.record["threw"] = threw;
+            left.push(call);
+        } else {
+            still.push(call);
+        }
+    }
+    *open = still;
+    left
+}
+
+/// Whether `asked` names a function found as `name`: wholly (`Cart.total`) or by its own part
+/// (`total`).
+fn names(name: &str, asked: &str) -> bool {
+    name == asked || name.rsplit('.').next() == Some(asked)
+}
+
+/// Whether the original file's text at `at` is where `function`'s parameters open: its `(`,
+/// or its one parameter.
+fn opens_there(file: &str, at: crate::sourcemap::Position, function: &Function) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else { return true };
+    let Some(line) = text.lines().nth(at.line as usize) else { return false };
+    let units: Vec<u16> = line.encode_utf16().skip(at.column as usize).take(64).collect();
+    let rest = String::from_utf16_lossy(&units);
+    let first = function.params.first().and_then(|p| p.as_deref()).unwrap_or("(");
+    let own = function.name.rsplit('.').next().unwrap_or_default();
+    ["(", "<", first, "function", "async", own].iter().any(|s| !s.is_empty() && rest.starts_with(s))
+}

@@ -1,0 +1,182 @@
+//! Where a program hangs: when a `debug-script` run reaches its timeout (or `hang`, a stretch
+//! with no hit, output or process change), each runtime stops every thread it follows and walks
+//! its stack ([`Walked`]); this builds each thread's record the same way for every runtime: its
+//! own frames, top first, capped as a failure's are and with their locals, the rest counted,
+//! and what it waits on as its frames say (a lock, a channel, a sleep, a join).
+
+use serde_json::{json, Value};
+
+use crate::debugger::script::FAILURE_FRAMES;
+
+/// One frame of a hung thread's stack, top first.
+#[derive(Debug, Clone)]
+pub(crate) struct Walked {
+    pub(crate) function: String,
+    pub(crate) file: Option<String>,
+    pub(crate) line: u64,
+    /// The program's own code (not the runtime's, a library's or an installed package's).
+    pub(crate) own: bool,
+}
+
+/// `{process, thread, state, frames: [{function, file, line, locals}], framesOmitted?}`: the
+/// own frames listed (at most [`FAILURE_FRAMES`], `locals(i)` giving those of `walked[i]`),
+/// the others counted; `state` the runtime's word when it has one (`idle`), else what the
+/// runtime's and libraries' frames above the program's own wait on, else `running`.
+pub(crate) fn thread_record(
+    process: u32,
+    thread: &str,
+    walked: &[Walked],
+    state: Option<&str>,
+    locals: &mut dyn FnMut(usize) -> Value,
+) -> Value {
+    let above: Vec<&str> =
+        walked.iter().take_while(|w| !w.own).map(|w| w.function.as_str()).collect();
+    let state = state.or_else(|| waiting_on(&above)).unwrap_or("running");
+    let own: Vec<usize> =
+        (0..walked.len()).filter(|&i| walked[i].own).take(FAILURE_FRAMES).collect();
+    let frames: Vec<Value> = own
+        .iter()
+        .map(|&i| {
+            let w = &walked[i];
+            json!({"function": w.function, "file": w.file, "line": w.line, "locals": locals(i)})
+        })
+        .collect();
+    let mut record =
+        json!({"process": process, "thread": thread, "state": state, "frames": frames});
+    if walked.len() > own.len() {
+        record["framesOmitted"] = (walked.len() - own.len()).into();
+    }
+    record
+}
+
+/// How a function name is matched.
+#[derive(Clone, Copy)]
+enum Name {
+    Has(&'static str),
+    Is(&'static str),
+}
+
+/// What a thread waits on, from the names of the runtime's and libraries' functions it is in
+/// (top first, those above the program's own), in any runtime's spelling: Go's
+/// (`runtime.chanrecv1`), Rust's and C's (`std::sync::mpsc::Receiver::recv`,
+/// `pthread_mutex_lock`), Python's (`threading.Condition.wait`). The first that says decides.
+pub(crate) fn waiting_on(functions: &[&str]) -> Option<&'static str> {
+    use Name::{Has, Is};
+    const WAITS: &[(&[Name], &str)] = &[
+        (
+            &[Has("chanrecv"), Has("mpmc::"), Has("mpsc::"), Has("Receiver<"), Is("get")],
+            "channel receive",
+        ),
+        (&[Has("chansend"), Has("Sender<"), Is("put")], "channel send"),
+        (&[Has("selectgo")], "select"),
+        (&[Has("WaitGroup"), Has("Barrier")], "wait group"),
+        (&[Has("Cond"), Has("pthread_cond"), Is("wait")], "condition wait"),
+        (
+            &[
+                Has("Mutex"),
+                Has("mutex"),
+                Has("RwLock"),
+                Has("rwlock"),
+                Has("lll_lock"),
+                Has("Semacquire"),
+                Is("acquire"),
+            ],
+            "lock",
+        ),
+        (
+            &[
+                Has("JoinHandle"),
+                Has("JoinInner"),
+                Has("pthread_join"),
+                Has("clockjoin"),
+                Is("join"),
+                Is("_wait_for_tstate_lock"),
+            ],
+            "join",
+        ),
+        (&[Has("time.Sleep"), Has("nanosleep"), Has("thread::sleep"), Is("sleep")], "sleep"),
+        (
+            &[
+                Has("netpoll"),
+                Has("epoll_wait"),
+                Is("poll"),
+                Is("__poll"),
+                Is("select"),
+                Is("read"),
+                Is("__libc_read"),
+                Is("recv"),
+                Is("__libc_recv"),
+                Is("accept"),
+            ],
+            "I/O",
+        ),
+    ];
+    functions.iter().find_map(|function| {
+        let matches = |name: &Name| match *name {
+            Has(part) => function.contains(part),
+            Is(whole) => *function == whole || function.ends_with(&format!(".{whole}")),
+        };
+        WAITS.iter().find(|(names, _)| names.iter().any(matches)).map(|(_, state)| *state)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_as_frames_say_them() {
+        for (frames, expected) in [
+            (
+                &["runtime.gopark", "runtime.chanrecv", "runtime.chanrecv1", "main.worker"][..],
+                Some("channel receive"),
+            ),
+            (&["runtime.gopark", "runtime.selectgo", "main.loop"][..], Some("select")),
+            (
+                &[
+                    "runtime.gopark",
+                    "sync.runtime_SemacquireMutex",
+                    "sync.(*Mutex).lockSlow",
+                    "sync.(*Mutex).Lock",
+                ][..],
+                Some("lock"),
+            ),
+            (&["runtime.gopark", "time.Sleep", "main.main"][..], Some("sleep")),
+            (
+                &[
+                    "__futex_abstimed_wait_common",
+                    "__lll_lock_wait",
+                    "pthread_mutex_lock",
+                    "transfer",
+                ][..],
+                Some("lock"),
+            ),
+            (
+                &[
+                    "syscall",
+                    "std::sys::sync::mutex::futex::Mutex::lock_contended",
+                    "bank::transfer",
+                ][..],
+                Some("lock"),
+            ),
+            (
+                &["__GI___clock_nanosleep", "__GI___nanosleep", "std::thread::sleep"][..],
+                Some("sleep"),
+            ),
+            (
+                &["std::sync::mpmc::list::Channel<T>::recv", "std::sync::mpsc::Receiver<T>::recv"]
+                    [..],
+                Some("channel receive"),
+            ),
+            (&["__pthread_clockjoin_ex", "std::thread::JoinInner<T>::join"][..], Some("join")),
+            (&["_wait_for_tstate_lock", "join"][..], Some("join")),
+            (&["wait", "get"][..], Some("condition wait")),
+            (&["threading.Condition.wait", "queue.Queue.get"][..], Some("condition wait")),
+            (&["epoll_wait", "uv__io_poll"][..], Some("I/O")),
+            (&["std::thread::Builder::spawn"][..], None),
+            (&[][..], None),
+        ] {
+            assert_eq!(waiting_on(frames), expected, "{frames:?}");
+        }
+    }
+}

@@ -1,0 +1,345 @@
+"""debug-mcp's traced calls for a `debug-script` run with `calls`: every call of the functions
+asked for (those of a file, or one by name), in the order they started, with its arguments
+and its return value or the exception it raised. Imported by the tracer (`debug_mcp_trace`)
+only when the plan has calls.
+
+Each call's record: `{call, function, file, line, depth, parent?, args, return | threw}`; `call`
+numbers the calls of this process as they start, `depth` is the nesting among traced calls on
+its thread (the call tree) and `parent` the traced call it started in. A generator's or a
+coroutine's call is one from its first start to its end, through every yield and await: its
+`return` is what it returned (a coroutine: what it resolved to). A record is sent once its call
+ends, a batch at a time (`calls [records] {function: omitted}`); calls still running when the
+program is killed for hanging, or exits, are sent without an end.
+
+How calls are seen: on CPython 3.12+ with `sys.monitoring` under a tool id of their own:
+PY_START for every code object once (disabled at once for those not traced), then PY_RETURN,
+PY_YIELD and PY_RESUME only for the traced ones, and PY_UNWIND (a global event: an exception
+leaving any function, rare). Before 3.12 the tracer's `sys.settrace` function hands the call
+and return events of traced code here (`traced()`).
+"""
+
+import _thread
+import itertools
+import opcode
+import os
+import sys
+import time
+
+_send = None
+_preview = None
+_cap = 0
+_targets = []  # (real path, function name or None)
+_matched = {}  # code object -> whether traced
+_files = {}  # file name -> whether some target is in it
+_numbers = itertools.count(1)  # numbers the calls as they start (atomic under the GIL)
+_recorded = 0  # calls recorded (at most `_cap`)
+_omitted = {}  # function -> calls past the cap
+_live = {}  # id(frame) -> record: started, not ended (a suspended generator too)
+_done = []  # ended records not sent yet
+_sent_at = 0.0
+_local = _thread._local()
+# Before 3.11 a frame suspended at `yield from` / `await` points at the instruction before it.
+_YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
+_YIELD_FROM = opcode.opmap.get("YIELD_FROM")
+_RETURN = opcode.opmap.get("RETURN_VALUE")
+_SUSPENDABLE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
+_ARGS = 0x04 | 0x08  # *args, **kwargs
+_NOT_FUNCTIONS = ("<module>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+_FLUSH_EVERY = 0.05  # seconds
+_BATCH = 256
+
+
+def setup(plan, send, preview):
+    """`plan["calls"]`: `[{real, function?}]`; `send(kind, *fields)` reports; `preview(value)`
+    is a value's short text."""
+    global _send, _preview, _cap
+    _send, _preview = send, preview
+    _cap = plan.get("maxCalls", 200)
+    for target in plan["calls"]:
+        _targets.append((target["real"], target.get("function")))
+    import atexit
+
+    atexit.register(flush, True)
+    if hasattr(sys, "monitoring"):
+        _watch_with_monitoring()
+
+
+def in_file(filename):
+    """Whether some traced function may be in this file (tracing starts when it first runs)."""
+    found = _files.get(filename)
+    if found is None:
+        real = os.path.realpath(filename)
+        found = _files[filename] = any(real == file for file, _ in _targets)
+    return found
+
+
+def _traced(code):
+    """What a traced function's calls say of it, `(function, file, line, argument names)`, or
+    False (not traced)."""
+    found = _matched.get(code)
+    if found is None:
+        found = False
+        name = code.co_name
+        # A function's code is optimized; a module's and a class body's are not.
+        if code.co_flags & 0x01 and name not in _NOT_FUNCTIONS and in_file(code.co_filename):
+            qualname = _qualname(code)
+            real = os.path.realpath(code.co_filename)
+            if any(real == file and (function is None or function in (name, qualname))
+                   for file, function in _targets):
+                flags = code.co_flags
+                count = code.co_argcount + code.co_kwonlyargcount + bool(flags & 0x04) \
+                    + bool(flags & 0x08)
+                found = (qualname, os.path.abspath(code.co_filename), code.co_firstlineno,
+                         code.co_varnames[:count])
+        _matched[code] = found
+    return found
+
+
+def _qualname(code):
+    """`Cart.total`, `outer.<locals>.inner`: code objects say it from 3.11; before, it is read
+    from the file's source (once per file), by the line the function starts on."""
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is not None:
+        return qualname
+    names = _qualnames.get(code.co_filename)
+    if names is None:
+        names = _qualnames[code.co_filename] = _read_qualnames(code.co_filename)
+    return names.get((code.co_firstlineno, code.co_name), code.co_name)
+
+
+_qualnames = {}  # file name -> {(first line, name): qualified name}
+
+
+def _read_qualnames(filename):
+    import ast
+    import tokenize
+
+    found = {}
+    try:
+        with tokenize.open(filename) as f:
+            tree = ast.parse(f.read())
+    except Exception:
+        return found
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, functions + (ast.ClassDef,)):
+                qualname = prefix + child.name
+                if isinstance(child, functions):
+                    # Decorated, the code starts at its first decorator (3.8+) or at `def`.
+                    for line in [child.lineno] + [d.lineno for d in child.decorator_list]:
+                        found[(line, child.name)] = qualname
+                    visit(child, qualname + ".<locals>.")
+                else:
+                    visit(child, qualname + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def _stack():
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _start(code, frame):
+    """A traced call starts (or, before 3.12, a suspended one resumes)."""
+    global _recorded
+    record = _live.get(id(frame))
+    if record is not None:
+        _stack().append(record)
+        return
+    function, file, line, names = _matched[code]
+    if _recorded >= _cap:
+        _omitted[function] = _omitted.get(function, 0) + 1
+        return
+    if getattr(_local, "busy", False):
+        return
+    stack = _stack()
+    _recorded += 1
+    _local.busy = True
+    try:
+        record = {"call": next(_numbers), "function": function, "file": file, "line": line,
+                  "depth": len(stack)}
+        if stack:
+            record["parent"] = stack[-1]["call"]
+        values = frame.f_locals
+        record["args"] = {name: _preview(values[name]) for name in names if name in values}
+        _live[id(frame)] = record
+        stack.append(record)
+    finally:
+        _local.busy = False
+
+
+def _suspend(frame):
+    """A traced generator or coroutine yields: off the stack, still live."""
+    stack = _stack()
+    record = _live.get(id(frame))
+    if record is not None and stack and stack[-1] is record:
+        stack.pop()
+
+
+def _resume(frame):
+    record = _live.get(id(frame))
+    if record is not None:
+        _stack().append(record)
+
+
+def _end(frame, key, value):
+    """A traced call returns (`key` "return", its value) or raises ("threw", the exception)."""
+    record = _live.pop(id(frame), None)
+    if record is None:
+        return
+    stack = _stack()
+    if stack and stack[-1] is record:
+        stack.pop()
+    _local.busy = True
+    try:
+        if key == "return":
+            record["return"] = _preview(value)
+        else:
+            message = str(value)
+            if len(message) > 200:
+                message = message[:200] + "…"
+            record["threw"] = {"type": type(value).__name__, "message": message}
+    except Exception:
+        pass
+    finally:
+        _local.busy = False
+    _done.append(record)
+    if len(_done) >= _BATCH or time.monotonic() - _sent_at > _FLUSH_EVERY:
+        flush()
+
+
+def forked():
+    """A forked child: the calls so far were its parent's, and are reported by it."""
+    global _numbers, _recorded
+    _done[:] = []
+    _live.clear()
+    _omitted.clear()
+    _local.stack = []
+    _numbers = itertools.count(1)
+    _recorded = 0
+
+
+def flush(ending=False):
+    """Sends the ended calls (and, `ending`: those still running, without an end)."""
+    global _sent_at
+    import json
+
+    records, _done[:] = list(_done), []
+    if ending:
+        records.extend(_live.values())
+        _live.clear()
+    _sent_at = time.monotonic()
+    if records or (ending and _omitted):
+        _send("calls", json.dumps(records, ensure_ascii=False), json.dumps(_omitted))
+        if ending:
+            _omitted.clear()
+
+
+# Before 3.12: the tracer's trace function hands traced frames here.
+
+def traced(frame, event, arg, probes):
+    """The local trace function for a frame whose `call` event this is, or None (not traced);
+    `probes` is the probes' own local trace function for the frame, if it has probes."""
+    code = frame.f_code
+    info = _traced(code)
+    if not info:
+        return None
+    if _recorded >= _cap and id(frame) not in _live:
+        # Past the cap: counted, and its return not watched.
+        _omitted[info[0]] = _omitted.get(info[0], 0) + 1
+        return probes
+    _start(code, frame)
+    suspendable = code.co_flags & _SUSPENDABLE
+    # `co_code` is built anew at each read from 3.11: read once per code object.
+    instructions = _instructions.get(code)
+    if instructions is None:
+        instructions = _instructions[code] = code.co_code
+    if probes is None:
+        frame.f_trace_lines = False  # only call, return and exception events
+
+    def local(frame, event, arg):
+        if event == "return":
+            error = _pending.pop(id(frame), None)
+            at = frame.f_lasti
+            if 0 <= at < len(instructions) and instructions[at] == _RETURN:
+                _end(frame, "return", arg)
+            elif suspendable and _suspended(instructions, at):
+                _suspend(frame)
+            elif error is not None:
+                _end(frame, "threw", error)
+            else:
+                _end(frame, "return", arg)
+        elif event == "exception":
+            _pending[id(frame)] = arg[1]
+        elif probes is not None:
+            probes(frame, event, arg)
+        return local
+
+    return local
+
+
+_instructions = {}  # code object -> its co_code
+_pending = {}  # id(frame) -> the exception last raised in it, until it returns
+
+
+def _suspended(code, at):
+    """Whether a generator's or coroutine's `return` event at instruction offset `at` of
+    `code` (its bytes) is a yield (before 3.12)."""
+    if at < 0 or at >= len(code):
+        return False
+    if code[at] in _YIELDS:
+        return True
+    return _YIELD_FROM is not None and at + 2 < len(code) and code[at + 2] == _YIELD_FROM
+
+
+# CPython 3.12 and later: sys.monitoring, a tool id of our own.
+
+def _watch_with_monitoring():
+    monitoring = sys.monitoring
+    tool = next((t for t in (4, 3, 5, 2, 1) if monitoring.get_tool(t) is None), None)
+    if tool is None:
+        return
+    monitoring.use_tool_id(tool, "debug-mcp calls")
+    events = monitoring.events
+    DISABLE = monitoring.DISABLE
+    local_events = events.PY_RETURN | events.PY_YIELD | events.PY_RESUME
+    getframe = sys._getframe
+
+    def on_start(code, offset):
+        if not _traced(code):
+            return DISABLE
+        if code not in _local_set:
+            _local_set.add(code)
+            monitoring.set_local_events(tool, code, local_events)
+        _start(code, getframe(1))
+
+    def on_return(code, offset, value):
+        _end(getframe(1), "return", value)
+
+    def on_yield(code, offset, value):
+        _suspend(getframe(1))
+
+    def on_resume(code, offset):
+        _resume(getframe(1))
+
+    def on_unwind(code, offset, error):
+        if _matched.get(code):
+            _end(getframe(1), "threw", error)
+
+    monitoring.register_callback(tool, events.PY_START, on_start)
+    monitoring.register_callback(tool, events.PY_RETURN, on_return)
+    monitoring.register_callback(tool, events.PY_YIELD, on_yield)
+    monitoring.register_callback(tool, events.PY_RESUME, on_resume)
+    monitoring.register_callback(tool, events.PY_UNWIND, on_unwind)
+    monitoring.set_events(tool, events.PY_START | events.PY_UNWIND)
+
+
+_local_set = set()

@@ -1,0 +1,168 @@
+//! `calls`: every call of the functions asked for, in the order they started, with its
+//! arguments and its return value or exception, as a call tree (`depth`, `parent`); Python
+//! (`sys.monitoring` or `sys.settrace`), Node and TypeScript through a loader.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::need::{npm_packages, python};
+use crate::{assert_no_debuggee, fixture, ok, root, tag, Server};
+
+/// The calls of an answer as `(function, depth, parent, end)`, `end` the return value's preview
+/// or `threw TYPE`.
+fn tree(s: &Value) -> Vec<(String, u64, Option<u64>, String)> {
+    let calls = s["calls"].as_array().unwrap_or_else(|| panic!("no calls: {s}"));
+    calls
+        .iter()
+        .map(|c| {
+            let end = match (&c["return"], &c["threw"]) {
+                (Value::String(value), _) => value.clone(),
+                (_, Value::Object(threw)) => format!("threw {}", threw["type"].as_str().unwrap()),
+                _ => "running".into(),
+            };
+            let function = c["function"].as_str().unwrap().to_string();
+            (function, c["depth"].as_u64().unwrap(), c["parent"].as_u64(), end)
+        })
+        .collect()
+}
+
+fn call(
+    function: &str,
+    depth: u64,
+    parent: Option<u64>,
+    end: &str,
+) -> (String, u64, Option<u64>, String) {
+    (function.into(), depth, parent, end.into())
+}
+
+/// Every Python function of a file: methods by their qualified names, a generator from its
+/// first `next` to its `return`, coroutines to what they returned, a throw; the numbers run
+/// in the order the calls started.
+#[test]
+fn python_calls_as_a_tree() {
+    let tag = tag();
+    let file = fixture("calls/shop.py");
+    let command = format!("DMCP_TAG={tag} {} '{file}'", python());
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    assert_eq!(
+        tree(s),
+        vec![
+            call("Cart.__init__", 0, None, "None"),
+            call("Cart.total", 0, None, "11"),
+            call("price", 1, Some(2), "6"),
+            call("price", 1, Some(2), "5"),
+            call("price", 0, None, "threw ValueError"),
+            call("squares", 0, None, "'done'"),
+            call("main", 0, None, "42"),
+            call("fetch", 1, Some(7), "42"),
+        ],
+        "{s}"
+    );
+    let numbers: Vec<u64> =
+        s["calls"].as_array().unwrap().iter().map(|c| c["call"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, (1..=8).collect::<Vec<_>>());
+    let price = &s["calls"][2];
+    assert_eq!(price["args"], json!({"item": "{'unit': 2, 'qty': 3}"}), "{s}");
+    assert_eq!((&price["file"], &price["line"]), (&json!(file), &json!(11)), "{s}");
+    assert_eq!(
+        s["calls"][4]["threw"],
+        json!({"type": "ValueError", "message": "negative quantity"})
+    );
+
+    // One function, capped: the rest counted.
+    let result = server.debug_script(
+        json!({"command": command, "calls": [{"file": file, "function": "price"}], "maxHits": 2}),
+    );
+    let s = ok(&result);
+    assert_eq!(tree(s).len(), 2, "{s}");
+    assert_eq!(s["callsOmitted"], json!({"price": 1}), "{s}");
+    assert_no_debuggee(&tag);
+}
+
+/// pytest with two xdist workers: each worker's calls, said with its process.
+#[test]
+fn python_calls_in_every_process() {
+    let tag = tag();
+    let dir = fixture("py/failing");
+    let command = format!("DMCP_TAG={tag} {} -m pytest -q -p no:cacheprovider -n 2", python());
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": command, "cwd": dir,
+        "calls": [{"file": fixture("py/failing/prices.py"), "function": "total"}]}));
+    let s = ok(&result);
+    let mut returns: Vec<&str> =
+        s["calls"].as_array().unwrap().iter().map(|c| c["return"].as_str().unwrap()).collect();
+    returns.sort();
+    // The planted bug: 16.2 where the test expects 18.0.
+    assert_eq!(returns, ["16.2", "8.0"], "{s}");
+    let processes: Vec<&Value> =
+        s["calls"].as_array().unwrap().iter().map(|c| &c["process"]).collect();
+    assert!(processes.iter().all(|p| p.is_u64()) && processes[0] != processes[1], "{s}");
+    assert_no_debuggee(&tag);
+}
+
+/// Node: a class's methods, a callback, a throw, a generator, and async functions with what
+/// they resolved to; no pause is left behind.
+#[test]
+fn node_calls_as_a_tree() {
+    let tag = tag();
+    let file = fixture("calls/shop.js");
+    let command = format!("DMCP_TAG={tag} node '{file}'");
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    let calls = tree(s);
+    assert_eq!(
+        calls[..10],
+        vec![
+            call("main", 0, None, "undefined"),
+            call("Cart.constructor", 1, Some(1), "undefined"),
+            call("Cart.total", 1, Some(1), "11"),
+            call("(anonymous)", 2, Some(3), "6"),
+            call("price", 3, Some(4), "6"),
+            call("(anonymous)", 2, Some(3), "11"),
+            call("price", 3, Some(6), "5"),
+            call("price", 1, Some(1), "threw RangeError"),
+            call("squares", 1, Some(1), "\"done\""),
+            call("fetchTwice", 1, Some(1), "{\"doubled\":42}"),
+        ],
+        "{s}"
+    );
+    assert_eq!(s["calls"][4]["args"], json!({"item": "{\"unit\":2,\"qty\":3}"}), "{s}");
+    assert_eq!(s["output"]["stdout"], "11\n[ 0, 1, 4 ]\n{ doubled: 42 }\n", "{s}");
+    assert_no_debuggee(&tag);
+}
+
+/// TypeScript through vitest's transform: the library function's calls, in its own file and
+/// lines.
+#[test]
+fn typescript_calls_through_vitest() {
+    npm_packages();
+    let dir = fixture("ts-loaders");
+    let vitest = fixture("node_modules/.bin/vitest");
+    let file = fixture("ts-loaders/src/price.ts");
+    let mut server = Server::initialized();
+    let result = server
+        .debug_script(json!({"command": format!("'{vitest}' run src/price.vitest.test.ts"),
+        "cwd": dir, "calls": [{"file": file}], "timeout": 60000}));
+    let s = ok(&result);
+    assert_eq!(tree(s), vec![call("total", 0, None, "5.5")], "{s}");
+    assert_eq!((&s["calls"][0]["file"], &s["calls"][0]["line"]), (&json!(file), &json!(7)), "{s}");
+    assert_eq!(s["calls"][0]["args"]["discount"], "0.5", "{s}");
+}
+
+/// The command line's `--calls FILE:FUNCTION`.
+#[test]
+fn the_cli_traces_calls() {
+    let file = fixture("calls/shop.py");
+    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
+        .args(["run", "--calls", &format!("{file}:price"), "--", &python(), &file])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    crate::schema::check("debug-script", &printed);
+    assert_eq!(tree(&printed).len(), 3, "{printed}");
+}
