@@ -720,13 +720,23 @@ def _watch_with_settrace():
                     _hit(index, frame)
         return local
 
+    # Per code object: 0 untouched, 1 probed, 2 its calls traced, 3 both (one dict lookup for
+    # the untouched code every call of the program runs).
+    kinds = {}
+
     def global_trace(frame, event, arg):
-        probed = _probes_in(frame.f_code)
-        if _calls is not None:
-            traced = _calls.traced(frame, event, arg, local if probed else None)
+        code = frame.f_code
+        kind = kinds.get(code)
+        if kind is None:
+            traced = _calls is not None and bool(_calls._traced(code))
+            kind = kinds[code] = bool(_probes_in(code)) + 2 * traced
+        if not kind:
+            return None
+        if kind >= 2:
+            traced = _calls.traced(frame, event, arg, local if kind == 3 else None)
             if traced is not None:
                 return traced
-        return local if probed else None
+        return local if kind & 1 else None
 
     def trace_all():
         import threading

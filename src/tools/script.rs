@@ -344,6 +344,14 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
             Ok(Traced { file, real_file, function: function.map(String::from) })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
+    if !calls.is_empty() && language == Language::Native {
+        return Err(ArgError::new(
+            "calls",
+            "not traced in compiled programs yet (lldb-dap, gdb, Delve): put `probes` on the \
+             function's first line and on its returns instead",
+        )
+        .into());
+    }
     let max_calls = match args.has("maxHits") {
         true => max_hits as usize,
         false => calls::DEFAULT_MAX_CALLS,

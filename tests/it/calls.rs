@@ -166,3 +166,19 @@ fn the_cli_traces_calls() {
     crate::schema::check("debug-script", &printed);
     assert_eq!(tree(&printed).len(), 3, "{printed}");
 }
+
+/// Compiled programs do not trace calls yet: said at once, with what to do instead.
+#[test]
+fn compiled_programs_say_calls_are_not_traced_yet() {
+    let mut server = Server::initialized();
+    let result = server.call(
+        "debug-script",
+        json!({"command": "./a.out", "calls": [{"file": fixture("native/c/loop.c")}]}),
+    );
+    let e = crate::err(&result);
+    assert_eq!(e["code"], "invalid_arguments", "{e}");
+    assert!(
+        e["error"].as_str().unwrap().contains("put `probes` on the function's first line"),
+        "{e}"
+    );
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Benchmarks for `calls` and hang reports (issue 29), each beside the program alone, in one run.
+
+Usage: python3 bench/calls.py [--runs N]   (builds the release binary first, unless
+DEBUG_MCP_BIN names the binary to measure)
+
+Figures (the best of N runs each, `debug-mcp-server run` as an agent's one call):
+  - Python: fixtures/calls/work.py makes 10,000 traced calls (5,000 order lines, two functions
+    each); alone, then under `--calls` with every call recorded (`--max-hits 10000`) and with
+    the default cap (200 recorded, the rest counted), and the fixed cost of any debug-script
+    run (`--calls` naming no function); per interpreter (target/venv's, and a 3.12+ when
+    pyenv has one). Target: at most 1.5x the program alone.
+  - Node: fixtures/calls/work.js makes 1,500 traced calls (500 lines: the callback, and two
+    functions); alone and with every call recorded. Target: 1,000 calls in at most 1 s.
+  - A hang report: a program that sleeps, run with `--timeout 1000`; the time past the
+    timeout. Target: at most 300 ms.
+Nothing here asserts: CI machines are noisy.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BINARY = os.environ.get("DEBUG_MCP_BIN", os.path.join(ROOT, "target", "release", "debug-mcp-server"))
+PYTHON = os.environ.get("DEBUG_MCP_TEST_PYTHON", os.path.join(ROOT, "target", "venv", "bin", "python"))
+WORK_PY = os.path.join(ROOT, "fixtures", "calls", "work.py")
+WORK_JS = os.path.join(ROOT, "fixtures", "calls", "work.js")
+
+
+def best(command, runs):
+    """The least wall time of `runs` runs (ms), and the last run's stdout."""
+    times = []
+    out = b""
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT).stdout
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times), out
+
+
+def calls_of(out):
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        return "no answer"
+    return "%d calls, %d more counted, %d bytes" % (
+        len(answer.get("calls", [])), sum(answer.get("callsOmitted", {}).values()), len(out))
+
+
+def pythons():
+    found = [PYTHON if os.path.exists(PYTHON) else "python3"]
+    newer = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
+    return found + newer[-1:]
+
+
+def main():
+    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
+    if "DEBUG_MCP_BIN" not in os.environ:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    run = [BINARY, "run"]
+    for python in pythons():
+        version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                 stdout=subprocess.PIPE, text=True).stdout.strip()
+        alone, _ = best([python, WORK_PY], runs)
+        fixed, _ = best(run + ["--calls", WORK_PY + ":nothing", "--", python, WORK_PY], runs)
+        every, out = best(run + ["--calls", WORK_PY, "--max-hits", "10000", "--", python, WORK_PY], runs)
+        capped, capped_out = best(run + ["--calls", WORK_PY, "--", python, WORK_PY], runs)
+        print("Python %s, 10,000 traced calls: alone %.0f ms; every call recorded %.0f ms (%.2fx; %s);"
+              " default cap %.0f ms (%.2fx; %s); any run's fixed cost %.0f ms; per recorded call %.1f us"
+              "  [target <= 1.5x]" % (version, alone, every, every / alone, calls_of(out), capped,
+                                     capped / alone, calls_of(capped_out), fixed,
+                                     (every - fixed) * 1000 / 10000))
+    alone, _ = best(["node", WORK_JS], runs)
+    every, out = best(run + ["--calls", WORK_JS, "--max-hits", "1500", "--", "node", WORK_JS], runs)
+    print("Node, 1,500 traced calls: alone %.0f ms; every call recorded %.0f ms (%s); per call %.2f ms;"
+          " 1,000 calls %.0f ms  [target <= 1000 ms]" % (alone, every, calls_of(out), (every - alone) / 1500,
+                                                        (every - alone) / 1.5))
+    sleeper = [PYTHON if os.path.exists(PYTHON) else "python3", "-c", "import time; time.sleep(60)"]
+    report, out = best(run + ["--timeout", "1000", "--"] + sleeper, runs)
+    node_report, _ = best(run + ["--timeout", "1000", "--", "node", "-e", "setInterval(() => {}, 1000)"], runs)
+    print("Hang report past a 1,000 ms timeout: Python %.0f ms, Node %.0f ms  [target <= 300 ms]"
+          % (report - 1000, node_report - 1000))
+
+
+if __name__ == "__main__":
+    main()
