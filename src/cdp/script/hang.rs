@@ -62,7 +62,7 @@ impl Run<'_> {
             let resources = asked.recv_timeout(HANG_WAIT).ok().and_then(Result::ok);
             let waiting = resources.as_ref().and_then(|r| r.pointer("/result/value")).cloned();
             let mut record = thread_record(pid, &name, &[], Some("idle"), &mut |_| json!({}));
-            record["waiting"] = waiting.unwrap_or_else(|| json!([]));
+            record["waiting"] = counted(waiting.unwrap_or_else(|| json!([])));
             return record;
         };
         let frames: Vec<Value> = paused["callFrames"].as_array().cloned().unwrap_or_default();
@@ -88,5 +88,30 @@ impl Run<'_> {
             reply.recv_timeout(HANG_WAIT).ok().and_then(Result::ok)
         };
         thread_record(pid, &name, &walked, None, &mut |i| failures::locals(&frames[i], &mut read))
+    }
+}
+
+/// Resource names, each once, a repeated one with its count: `["PipeWrap ×6", "Timeout"]`.
+fn counted(names: Value) -> Value {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for name in names.as_array().into_iter().flatten().filter_map(Value::as_str) {
+        match counts.iter_mut().find(|(n, _)| n == name) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((name.to_string(), 1)),
+        }
+    }
+    let shown = counts.into_iter().map(|(name, count)| match count {
+        1 => name,
+        _ => format!("{name} ×{count}"),
+    });
+    Value::from(shown.collect::<Vec<_>>())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn repeated_resources_are_counted() {
+        let names = serde_json::json!(["PipeWrap", "Timeout", "PipeWrap", "PipeWrap"]);
+        assert_eq!(super::counted(names), serde_json::json!(["PipeWrap ×3", "Timeout"]));
     }
 }

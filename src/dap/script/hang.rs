@@ -13,8 +13,10 @@ use crate::dap::failures;
 use crate::dap::flavour::Flavour;
 use crate::debugger::hang::{thread_record, Walked};
 
-/// How long the program has to pause, and each request at the pause to be answered.
-const HANG_WAIT: Duration = Duration::from_millis(250);
+/// How long the program has to pause (Delve takes ~0.7 s for a test binary of many
+/// goroutines), and each request at the pause to be answered.
+const PAUSE_WAIT: Duration = Duration::from_secs(2);
+const HANG_WAIT: Duration = Duration::from_secs(1);
 /// Frames walked per thread (the own ones listed are fewer).
 const DEPTH: usize = 40;
 
@@ -26,7 +28,7 @@ impl<F: Flavour> Run<'_, F> {
         let Some(first) = threads.first() else { return Vec::new() };
         // A program stopped already (at a probe, say) is not paused again.
         let pause = self.client.send("pause", json!({"threadId": first["id"]}));
-        let deadline = crossbeam_channel::at(Instant::now() + HANG_WAIT);
+        let deadline = crossbeam_channel::at(Instant::now() + PAUSE_WAIT);
         let events = self.client.events().clone();
         let mut stopped = false;
         while !stopped {
