@@ -75,7 +75,9 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         `npm test`, `go test -run TestX .`, `cargo test`, `./a.out`): every process it starts \
         is followed. If `resolvedLine` differs from `line`, the breakpoint moved to code. \
         `probes` instead: several lines in one run, results in execution order; \
-        `failures: true`: why tests fail (each failing test's exception, own frames, locals).",
+        `failures: true`: why tests fail (each failing test's exception, own frames, locals); \
+        `calls`: every call of a file's functions with arguments and return, as a call tree. A \
+        run that reaches `timeout` (or `hang` ms with nothing new) says where each thread waits.",
     properties,
     required: &[],
     read_only: false,
