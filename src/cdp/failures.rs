@@ -273,18 +273,11 @@ pub(crate) fn record(
     let own: Vec<usize> = (0..frames.len()).filter(|&i| is_own(file(i))).collect();
     let first = *own.first()?;
     let data = &params["data"];
-    // A bundle's class names may carry a leading underscore (vitest's `_AssertionError`).
-    let class = data["className"].as_str().unwrap_or_else(|| data["type"].as_str().unwrap_or(""));
-    let class = class.trim_start_matches('_');
+    let (class, description) = exception(data);
     // mocha's `this.skip()` throws a `Pending` to end the test: skipped, not failed.
     if class == "Pending" && file(0).contains("/node_modules/mocha/") {
         return None;
     }
-    let description = data["description"]
-        .as_str()
-        .map(String::from)
-        .or_else(|| data.get("value").map(|v| v.to_string()))
-        .unwrap_or_default();
     let uncaught = data["uncaught"] == true;
     let assertion = class.contains("Assert") || description.starts_with("AssertionError");
     // Own code that a runner called, with no library between: the runner gets the exception.
@@ -327,9 +320,21 @@ pub(crate) fn record(
     Some((key, record))
 }
 
+/// An exception pause's `data`: its class (a bundle's may carry a leading underscore, vitest's
+/// `_AssertionError`: dropped) and its description (a thrown value that is no object: its JSON).
+pub(crate) fn exception(data: &Value) -> (&str, String) {
+    let class = data["className"].as_str().unwrap_or_else(|| data["type"].as_str().unwrap_or(""));
+    let description = data["description"]
+        .as_str()
+        .map(String::from)
+        .or_else(|| data.get("value").map(|v| v.to_string()))
+        .unwrap_or_default();
+    (class.trim_start_matches('_'), description)
+}
+
 /// An exception's message: its description up to its stack, without the class name in
 /// front or terminal colours (jest colours its assertion messages).
-fn message(description: &str, class: &str) -> String {
+pub(crate) fn message(description: &str, class: &str) -> String {
     let text = description.split("\n    at ").next().unwrap_or(description);
     // The class, or the `name` it gives itself (jest's assertion errors say `Error`).
     // Node's own errors add their code: `AssertionError [ERR_ASSERTION]: …`.

@@ -160,42 +160,38 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
         if token.text == "(" && partner[i] != usize::MAX && !taken.contains(&i) {
             let close = partner[i];
             let Some((body, brace)) = body_after(close) else { continue };
-            let arrow = is(close + 1, "=>");
-            if arrow {
+            let (name, is_async) = if is(close + 1, "=>") {
                 let name = assigned(i).unwrap_or_else(|| "(anonymous)".into());
-                let is_async = i > 0 && is(i - 1, "async");
-                found.push(Function {
-                    name,
-                    params: params(&tokens, i, close),
-                    open: token.at,
-                    body,
-                    is_async,
-                });
-                continue;
-            }
-            // A method: `name(…) {` where a member can start.
-            if i == 0 || !word(i - 1) || NOT_METHODS.contains(&text(i - 1)) || !is(brace, "{") {
-                continue;
-            }
-            let before = i.checked_sub(2).map_or("{", text);
-            let member_start =
-                matches!(before, "{" | "}" | ";" | "," | "*" | "async" | "static" | "get" | "set")
-                    || i < 2;
-            if member_start && !is(i.wrapping_sub(2), ".") {
+                (name, i > 0 && is(i - 1, "async"))
+            } else {
+                // A method: `name(…) {` where a member can start.
+                if i == 0 || !word(i - 1) || NOT_METHODS.contains(&text(i - 1)) || !is(brace, "{") {
+                    continue;
+                }
+                let before = i.checked_sub(2).map_or("{", text);
+                let member_start = i < 2
+                    || matches!(
+                        before,
+                        "{" | "}" | ";" | "," | "*" | "async" | "static" | "get" | "set"
+                    );
+                if !member_start || is(i.wrapping_sub(2), ".") {
+                    continue;
+                }
                 let name = match class_of(i) {
                     Some(class) => format!("{class}.{}", text(i - 1)),
                     None => text(i - 1).to_string(),
                 };
                 let is_async = is(i.wrapping_sub(2), "async")
                     || is(i.wrapping_sub(2), "*") && is(i.wrapping_sub(3), "async");
-                found.push(Function {
-                    name,
-                    params: params(&tokens, i, close),
-                    open: token.at,
-                    body,
-                    is_async,
-                });
-            }
+                (name, is_async)
+            };
+            found.push(Function {
+                name,
+                params: params(&tokens, i, close),
+                open: token.at,
+                body,
+                is_async,
+            });
             continue;
         }
         // `x => …`: one parameter, no parentheses.

@@ -47,6 +47,7 @@ use crate::process::{Debuggee, Exit};
 
 mod calls;
 mod hang;
+mod unhit;
 
 const PROBE: &str = include_str!("probe.js");
 
@@ -115,10 +116,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
     // Every probe's file may be transformed while loading too (each is asked: it arms itself).
     let watch_load =
         probes.iter_mut().map(Breakpoint::watch_load).fold(breakpoint.watch_load(), |a, b| a | b);
-    // A traced file that is not JavaScript runs transformed: its script's functions get their
-    // breakpoints while it waits to run.
-    let watch_load =
-        watch_load || plan.calls.iter().any(|c| !crate::cdp::maps::is_javascript(&c.file));
+    let watch_load = watch_load || calls::watch_load(plan);
     let inspector = client.as_ref().map_or("each process's own".into(), |c| c.url().to_string());
     call.log.send(
         "info",
@@ -770,20 +768,10 @@ impl Run<'_> {
                     Some(Value::String(payload)) => payload,
                     _ => String::new(),
                 };
-                // An async traced call settled: `R<call>:` or `X<call>:`.
-                if payload.starts_with('R') || payload.starts_with('X') {
-                    self.call_settled(&origin, &payload);
+                if self.traces_calls() && self.call_report(&origin, &payload) {
                     return Ok(Step::Go);
                 }
-                // A traced call's start: `C<index>:[previews]`.
-                if let Some((index, values)) =
-                    payload.strip_prefix('C').and_then(|p| p.split_once(':'))
-                {
-                    if let Ok(index) = index.parse::<usize>() {
-                        self.call_started(&origin, index, values);
-                    }
-                    return Ok(Step::Go);
-                }
+                let Some(target) = self.targets.get_mut(&origin) else { return Ok(Step::Go) };
                 // A probe's report: `P<index>:` and a hit's (`Pd`: from the breakpoint by the
                 // file's own URL, dropped once the file turned out transformed).
                 let probe = payload.strip_prefix('P').and_then(|p| p.split_once(':'));
@@ -970,69 +958,6 @@ impl Run<'_> {
             Debugged { pid: p.pid, command: &p.command, parent: p.parent, hits, threads }.to_json()
         };
         self.processes.iter().map(debugged).collect()
-    }
-
-    /// A program that never ends by itself (a page) reached the end of its run (`end`) without
-    /// a hit: whether its line is bound, and which scripts it loaded when it is not.
-    fn not_hit_before(&self, end: &str) -> Failure {
-        // Chromium answered the navigation before it failed (seen under load): its error page
-        // loaded instead.
-        if let Some(url) = &self.unreachable {
-            return Failure::new(
-                Code::LaunchFailed,
-                format!(
-                    "the page could not be opened: {url} did not load (is its server running, \
-                     at that address?)"
-                ),
-            );
-        }
-        let file = self.plan.file.display();
-        let hint = if self.bound {
-            format!(
-                "the breakpoint is bound in {file} but its line did not run before {end}: code \
-                 that runs later (a timer, a fetch's answer, a click) needs `until` \"idle\" or \
-                 a time in milliseconds, or a session (debug-launch with `url`) to act on the page"
-            )
-        } else {
-            let mut urls = self.loaded.clone();
-            urls.dedup();
-            let loaded = match urls.len() {
-                0 => "no script".to_string(),
-                n if n > 8 => format!("{} and {} more", urls[..8].join(", "), n - 8),
-                _ => urls.join(", "),
-            };
-            format!(
-                "no script of the page is {file}: it loaded {loaded}. A file matches a script \
-                 whose URL's path ends like the file's path (`webRoot` makes it exact), or \
-                 whose source map lists it"
-            )
-        };
-        Failure::new(Code::Exited, format!("the page reached {end} without a hit"))
-            .with("hint", hint.into())
-    }
-
-    fn no_map_failure(&self, exit: Exit, timed_out: bool) -> Failure {
-        let looked = if self.search.looked_at.is_empty() {
-            "no JavaScript file with a source map next to the command's script".to_string()
-        } else {
-            self.search.looked_at.join("; ")
-        };
-        let ended = if timed_out {
-            format!("the program was killed after {} ms", self.plan.timeout.as_millis())
-        } else {
-            format!("the program ended ({})", exit.describe())
-        };
-        Failure::new(
-            Code::NoSourceMap,
-            format!(
-                "no source map covers {}: looked at {looked}. Nor was it compiled while loading \
-                 (e.g. `node --import tsx ...`); {ended} without loading it. Build with source \
-                 maps (tsc `sourceMap`, esbuild `--sourcemap`), or set the breakpoint in the \
-                 JavaScript that runs",
-                self.plan.file.display()
-            ),
-        )
-        .with("lookedAt", self.search.looked_at.clone().into())
     }
 }
 

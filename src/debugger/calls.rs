@@ -50,18 +50,28 @@ impl Calls {
         cap: usize,
     ) {
         for record in records {
-            let size = record.to_string().len();
-            if self.records.len() >= cap || self.bytes + size > RESULTS_BUDGET {
-                let function = record["function"].as_str().unwrap_or("?").to_string();
-                *self.omitted.entry(function).or_default() += 1;
-                continue;
-            }
-            self.bytes += size;
-            self.records.push((pid, record));
+            self.record(pid, record, cap);
         }
         for (function, count) in omitted {
-            *self.omitted.entry(function.clone()).or_default() += count.as_u64().unwrap_or(0);
+            self.omit(function, count.as_u64().unwrap_or(0));
         }
+    }
+
+    /// One call of process `pid`, or counted as left out past `cap` or the budget.
+    pub(crate) fn record(&mut self, pid: u32, record: Value, cap: usize) {
+        let size = record.to_string().len();
+        if self.records.len() >= cap || self.bytes + size > RESULTS_BUDGET {
+            let function = record["function"].as_str().unwrap_or("?").to_string();
+            self.omit(&function, 1);
+            return;
+        }
+        self.bytes += size;
+        self.records.push((pid, record));
+    }
+
+    /// Calls of `function` left out.
+    pub(crate) fn omit(&mut self, function: &str, count: u64) {
+        *self.omitted.entry(function.to_string()).or_default() += count;
     }
 
     /// How many calls were recorded.

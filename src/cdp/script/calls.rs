@@ -21,6 +21,16 @@ use crate::cdp::functions::{self, Function};
 use crate::cdp::Origin;
 use crate::debugger::calls::Calls;
 
+/// Whether the run pauses before each script with a source map runs: a traced file that is not
+/// JavaScript runs transformed, and its script's functions get their breakpoints while it waits.
+pub(super) fn watch_load(plan: &crate::debugger::script::Plan) -> bool {
+    plan.calls.iter().any(|c| !crate::cdp::maps::is_javascript(&c.file))
+}
+
+/// A map's source that is a traced file: its path, its text, the functions asked of it (`None`:
+/// all).
+type TracedSource = (String, String, Vec<Option<String>>);
+
 /// What one thread knows of its traced functions and calls.
 #[derive(Default)]
 pub(super) struct Traced {
@@ -206,46 +216,39 @@ impl Run<'_> {
         }
         target.calls.seen.push(script.to_string());
         let file = target.scripts.file(script);
-        let map = target.scripts.map_of(script).and_then(Result::ok);
-        let wanted = |path: &str| {
-            let real = std::fs::canonicalize(path).ok();
-            self.plan.calls.iter().any(|c| {
-                std::path::Path::new(path) == c.file
-                    || real.as_deref() == Some(c.real_file.as_path())
+        let Some(map) = target.scripts.map_of(script).and_then(Result::ok) else { return };
+        // Each of the map's sources that is a traced file: its path, its text (read once) and
+        // the functions asked of it (`None`: all).
+        let plan = self.plan;
+        let traced: Vec<Option<TracedSource>> = (map.sources().iter())
+            .map(|source| {
+                let path = source.path.as_ref()?;
+                let asked = asked_of(plan, path);
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                (!asked.is_empty()).then(|| (path.display().to_string(), text, asked))
             })
-        };
-        let mapped = map.as_ref().is_some_and(|m| {
-            m.sources()
-                .iter()
-                .any(|s| s.path.as_deref().is_some_and(|p| wanted(&p.display().to_string())))
-        });
+            .collect();
         // A JavaScript file as it is on disk was traced before it loaded.
-        let on_disk = crate::cdp::maps::is_javascript(std::path::Path::new(&file)) && wanted(&file);
-        if !mapped || on_disk {
+        let path = std::path::Path::new(&file);
+        let on_disk = crate::cdp::maps::is_javascript(path) && !asked_of(plan, path).is_empty();
+        if traced.iter().all(Option::is_none) || on_disk {
             return;
         }
         let source = self.ask(origin, "Debugger.getScriptSource", json!({"scriptId": script}));
         let source = source.as_ref().and_then(|s| s["scriptSource"].as_str()).unwrap_or_default();
         for function in functions::functions(source) {
-            // Where it is in the file the agent knows (the original, through a map).
             // Where it is in the file the agent knows: the original, through the map.
-            let Some(map) = &map else { return };
             let at = crate::sourcemap::Position { line: function.open.0, column: function.open.1 };
             let Some((source, position)) = map.original_for(at) else { continue };
-            let Some(path) = &map.sources()[source].path else { continue };
-            let (file, line) = (path.display().to_string(), u64::from(position.line) + 1);
+            let Some((file, text, asked)) = &traced[source] else { continue };
             // Code a transform added (an export's getter) maps to some other text: a function
             // of the file maps its parameter list to its own.
-            if !opens_there(&file, position, &function) {
+            if !opens_there(text, position, &function) {
                 continue;
             }
-            let asked = self.plan.calls.iter().any(|c| {
-                let here = std::path::Path::new(&file) == c.file
-                    || std::fs::canonicalize(&file).ok().as_deref() == Some(c.real_file.as_path());
-                here && c.function.as_deref().is_none_or(|f| names(&function.name, f))
-            });
-            if asked {
-                self.trace_function(origin, script, &function, file, line);
+            if asked.iter().any(|f| f.as_deref().is_none_or(|f| names(&function.name, f))) {
+                let line = u64::from(position.line) + 1;
+                self.trace_function(origin, script, &function, file.clone(), line);
             }
         }
     }
@@ -316,15 +319,32 @@ impl Run<'_> {
         (!empty).then(|| at(entry))
     }
 
+    /// A report of the probe's that is the calls': a traced call's start (`C<index>:[previews]`)
+    /// or an async one's settling (`R<call>:`, `X<call>:`).
+    pub(super) fn call_report(&mut self, origin: &Origin, payload: &str) -> bool {
+        if payload.starts_with('R') || payload.starts_with('X') {
+            self.call_settled(origin, payload);
+            return true;
+        }
+        let Some((index, values)) = payload.strip_prefix('C').and_then(|p| p.split_once(':'))
+        else {
+            return false;
+        };
+        if let Ok(index) = index.parse::<usize>() {
+            self.call_started(origin, index, values);
+        }
+        true
+    }
+
     /// A traced function started (its entry breakpoint's report): `[previews]` of its
     /// parameters.
-    pub(super) fn call_started(&mut self, origin: &Origin, index: usize, values: &str) {
+    fn call_started(&mut self, origin: &Origin, index: usize, values: &str) {
         let values: Vec<Value> = serde_json::from_str(values).unwrap_or_default();
         self.open_call(origin, index, values);
     }
 
     /// An async function's call settled (`R<n>:` preview, or `X<n>:` {type, message}).
-    pub(super) fn call_settled(&mut self, origin: &Origin, report: &str) {
+    fn call_settled(&mut self, origin: &Origin, report: &str) {
         let (resolved, rest) = match (report.strip_prefix('R'), report.strip_prefix('X')) {
             (Some(rest), _) => (true, rest),
             (_, Some(rest)) => (false, rest),
@@ -486,20 +506,11 @@ impl Run<'_> {
             }
         }
         let recorded = std::mem::take(&mut self.calls);
-        let omitted: serde_json::Map<String, Value> =
-            recorded.omitted.into_iter().map(|(f, n)| (f, n.into())).collect();
-        let mut by_pid: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
         for (pid, record) in recorded.records {
-            by_pid.entry(pid).or_default().push(record);
+            calls.record(pid, record, self.plan.max_calls);
         }
-        let none = serde_json::Map::new();
-        let mut first = true;
-        for (pid, records) in by_pid {
-            calls.add(pid, records, if first { &omitted } else { &none }, self.plan.max_calls);
-            first = false;
-        }
-        if first && !omitted.is_empty() {
-            calls.add(0, Vec::new(), &omitted, self.plan.max_calls);
+        for (function, count) in &recorded.omitted {
+            calls.omit(function, *count);
         }
     }
 
@@ -523,13 +534,12 @@ fn traced_frames(traced: &Traced, frames: &Value, skip: usize) -> Vec<usize> {
         .collect()
 }
 
-/// `{type, message}` of an exception a pause is at.
+/// `{type, message}` of an exception a pause is at (its message's first line, cut).
 fn thrown(error: &Value) -> Value {
-    let class = error["className"].as_str().unwrap_or("Error");
-    let description = error["description"].as_str().unwrap_or_default();
-    let message = description.lines().next().unwrap_or_default();
-    let message = message.strip_prefix(&format!("{class}: ")).unwrap_or(message);
-    let message: String = message.chars().take(200).collect();
+    let (class, description) = failures::exception(error);
+    let message = failures::message(&description, class);
+    let message: String = message.lines().next().unwrap_or_default().chars().take(200).collect();
+    let class = if error["className"].is_string() { class } else { "Error" };
     json!({"type": class, "message": message})
 }
 
@@ -559,16 +569,28 @@ fn settle(open: &mut Vec<Open>, stack: &[usize]) -> Vec<Open> {
     left
 }
 
+/// The functions the plan traces in `path` (as given, or its real path): `None` for all of its
+/// functions; empty when it traces none there.
+fn asked_of(plan: &crate::debugger::script::Plan, path: &std::path::Path) -> Vec<Option<String>> {
+    let real = std::fs::canonicalize(path).ok();
+    (plan.calls.iter())
+        .filter(|c| path == c.file || real.as_deref() == Some(c.real_file.as_path()))
+        .map(|c| c.function.clone())
+        .collect()
+}
+
 /// Whether `asked` names a function found as `name`: wholly (`Cart.total`) or by its own part
 /// (`total`).
 fn names(name: &str, asked: &str) -> bool {
     name == asked || name.rsplit('.').next() == Some(asked)
 }
 
-/// Whether the original file's text at `at` is where `function`'s parameters open: its `(`,
-/// or its one parameter.
-fn opens_there(file: &str, at: crate::sourcemap::Position, function: &Function) -> bool {
-    let Ok(text) = std::fs::read_to_string(file) else { return true };
+/// Whether the original file's `text` at `at` is where `function`'s parameters open: its `(`,
+/// or its one parameter (an unreadable file: taken as so).
+fn opens_there(text: &str, at: crate::sourcemap::Position, function: &Function) -> bool {
+    if text.is_empty() {
+        return true;
+    }
     let Some(line) = text.lines().nth(at.line as usize) else { return false };
     let units: Vec<u16> = line.encode_utf16().skip(at.column as usize).take(64).collect();
     let rest = String::from_utf16_lossy(&units);
