@@ -142,6 +142,29 @@ pub(crate) fn locals<F: Flavour>(
     frame: &Value,
     ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
 ) -> Value {
+    variables(flavour, frame, ask, None)
+}
+
+/// A function's arguments at its start, as `locals`: the frame's variables named `params`
+/// (an adapter lists them with the locals, which hold nothing yet).
+pub(crate) fn arguments<F: Flavour>(
+    flavour: &F,
+    frame: &Value,
+    ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+    params: &[String],
+) -> Value {
+    match params.is_empty() {
+        true => json!({}),
+        false => variables(flavour, frame, ask, Some(params)),
+    }
+}
+
+fn variables<F: Flavour>(
+    flavour: &F,
+    frame: &Value,
+    ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+    only: Option<&[String]>,
+) -> Value {
     let mut shown = Locals::default();
     let Some(scopes) = ask("scopes", json!({"frameId": frame})) else { return json!({}) };
     for scope in scopes["scopes"].as_array().into_iter().flatten() {
@@ -160,7 +183,10 @@ pub(crate) fn locals<F: Flavour>(
             let name = variable["name"].as_str().unwrap_or_default();
             // Go's unnamed results (`~r0`) and a test's `t`, the same in every test.
             let kind = variable["type"].as_str().unwrap_or_default();
-            let noise = name.starts_with(['~', '<']) || matches!(kind, "*testing.T" | "*testing.B");
+            let noise = match only {
+                Some(params) => !params.iter().any(|p| p == name),
+                None => name.starts_with(['~', '<']) || matches!(kind, "*testing.T" | "*testing.B"),
+            };
             if !noise {
                 let mut children = |reference: &Value| {
                     let arguments = json!({"variablesReference": reference, "count": SHOWN + 1});

@@ -142,6 +142,25 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
         let _ = named;
         real
     }
+    /// The request that steps a thread (stopped at `frame`) one instruction on, over calls.
+    fn instruction_step(&self, thread: &Value, frame: &Value) -> (&'static str, Value) {
+        let _ = frame;
+        ("next", serde_json::json!({"threadId": thread, "granularity": "instruction"}))
+    }
+    /// Whether a `stackTrace` answer's `totalFrames` is the stack's depth (Delve's says only
+    /// that there are more).
+    fn counts_frames(&self) -> bool {
+        true
+    }
+    /// After a step out of a function, the value it returned, as a variable (`{value, type,
+    /// variablesReference}`), where the adapter reports one: a `Return` scope (gdb's).
+    fn returned(
+        &self,
+        frame: &Value,
+        ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+    ) -> Option<Value> {
+        returned_scope(frame, ask)
+    }
     /// A frame's function name as the program's source spells it (Rust's hash suffixes
     /// left out).
     fn function_name<'n>(&self, name: &'n str) -> &'n str {
@@ -189,4 +208,19 @@ pub(crate) enum Opaque {
     Items,
     /// A shared pointer summed up by its counts (`strong=1, weak=0`): the value it holds.
     Shared,
+}
+
+/// The first variable of a frame's `Return` scope, where the adapter lists one (gdb, after a
+/// step out).
+pub(crate) fn returned_scope(
+    frame: &Value,
+    ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+) -> Option<Value> {
+    let scopes = ask("scopes", serde_json::json!({"frameId": frame}))?;
+    let scopes = scopes["scopes"].as_array()?;
+    let scope =
+        scopes.iter().find(|s| s["name"].as_str().is_some_and(|n| n.starts_with("Return")))?;
+    let reference = &scope["variablesReference"];
+    let listed = ask("variables", serde_json::json!({"variablesReference": reference}))?;
+    listed["variables"].as_array()?.first().cloned()
 }

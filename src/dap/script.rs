@@ -31,6 +31,7 @@ use crate::process::{self, Debuggee, Exit};
 use crate::shell::CommandLine;
 use crate::sys;
 
+mod calls;
 mod hang;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -122,6 +123,7 @@ impl<'a, F: Flavour> Run<'a, F> {
             later: Default::default(),
             failures_read: Vec::new(),
             holding: None,
+            calls: None,
         }
     }
 }
@@ -180,6 +182,8 @@ struct Run<'a, F> {
     failures_read: Vec<Value>,
     /// While other threads' reports of one stop are read: the thread to go on with after.
     holding: Option<Option<Value>>,
+    /// With `calls`: the traced functions and the calls under way.
+    calls: Option<calls::Tracer>,
 }
 
 impl<F: Flavour> Run<'_, F> {
@@ -229,6 +233,10 @@ impl<F: Flavour> Run<'_, F> {
     /// The `launch` (or `attach`) request with its arguments, and the configuration.
     fn setup(&mut self) -> Result<(), Failure> {
         let (request, arguments) = self.launch.take().expect("set up once");
+        if !self.plan.calls.is_empty() {
+            let tracer = calls::Tracer::new(&self.flavour, &self.plan.calls, self.plan.max_calls)?;
+            self.calls = Some(tracer);
+        }
         let initialize =
             self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
         self.logpoints = self.answer(&initialize)?["supportsLogPoints"] == true;
@@ -238,10 +246,9 @@ impl<F: Flavour> Run<'_, F> {
         if !self.plan.probes.is_empty() {
             self.set_probes()?;
         } else if self.plan.has_breakpoint() {
-            let set = self.client.send("setBreakpoints", self.breakpoints());
-            let set = self.answer(&set)?;
-            self.breakpoint_changed(&set["breakpoints"][0]);
+            self.set_breakpoint()?;
         }
+        self.set_calls()?;
         let functions = self.flavour.failure_functions();
         if self.plan.failures.is_some() && !functions.is_empty() {
             let names: Vec<Value> = functions.iter().map(|name| json!({"name": name})).collect();
@@ -348,8 +355,18 @@ impl<F: Flavour> Run<'_, F> {
             let message = self.flavour.logpoint_message("hit", &template, true);
             breakpoint["logMessage"] = message.into();
         }
-        json!({"source": {"path": self.source_path()},
-               "breakpoints": [breakpoint]})
+        let mut breakpoints = vec![breakpoint];
+        breakpoints.extend(self.call_lines(&self.plan.file).into_iter().map(|(_, line)| line));
+        json!({"source": {"path": self.source_path()}, "breakpoints": breakpoints})
+    }
+
+    /// Sets the breakpoint (with the traced functions' of its file), and says where it landed.
+    fn set_breakpoint(&mut self) -> Result<(), Failure> {
+        let set = self.client.send("setBreakpoints", self.breakpoints());
+        let set = self.answer(&set)?;
+        self.breakpoint_changed(&set["breakpoints"][0]);
+        self.calls_placed(&self.plan.file, &set["breakpoints"], 1);
+        Ok(())
     }
 
     fn handle_event(&mut self, event: Value) -> Result<Step, Failure> {
@@ -436,6 +453,9 @@ impl<F: Flavour> Run<'_, F> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         let reason = body["reason"].as_str().unwrap_or_default();
+        if self.configured && self.call_stop(body)?.is_some() {
+            return Ok(step);
+        }
         if let Some(index) = self.probe_stopped(body) {
             let step = self.probe_hit(&thread, index)?;
             self.go_on(&thread)?;
@@ -541,12 +561,15 @@ impl<F: Flavour> Run<'_, F> {
                     line
                 })
                 .collect();
+            let mut lines = lines;
+            lines.extend(self.call_lines(file).into_iter().map(|(_, line)| line));
             let real = &self.plan.probes[indexes[0]].real_file;
             let path = self.flavour.breakpoint_path(file, real).display().to_string();
             let set = self
                 .client
                 .send("setBreakpoints", json!({"source": {"path": path}, "breakpoints": lines}));
             let set = self.answer(&set)?;
+            self.calls_placed(file, &set["breakpoints"], indexes.len());
             let placed = set["breakpoints"].as_array().cloned().unwrap_or_default();
             for (&index, breakpoint) in indexes.iter().zip(&placed) {
                 if let Some(id) = breakpoint["id"].as_i64() {
@@ -808,9 +831,7 @@ impl<F: Flavour> Run<'_, F> {
         match whole {
             Some(kind) if threads.len() == 1 && self.logpoints && !self.plan.include_stack => {
                 self.logged = Some(kind);
-                let set = self.client.send("setBreakpoints", self.breakpoints());
-                let set = self.answer(&set)?;
-                self.breakpoint_changed(&set["breakpoints"][0]);
+                self.set_breakpoint()?;
             }
             _ if threads.len() > 1 => self.simultaneous(thread, top, &threads)?,
             _ => {}
@@ -881,7 +902,16 @@ impl<F: Flavour> Collector for Run<'_, F> {
 
     fn stop_hits(&mut self) {
         let source = json!({"path": self.source_path()});
-        drop(self.client.send("setBreakpoints", json!({"source": source, "breakpoints": []})));
+        let lines = self.call_lines(&self.plan.file);
+        let breakpoints: Vec<&Value> = lines.iter().map(|(_, line)| line).collect();
+        let set = self
+            .client
+            .send("setBreakpoints", json!({"source": source, "breakpoints": breakpoints}));
+        if !lines.is_empty() {
+            if let Ok(set) = self.answer(&set) {
+                self.calls_placed(&self.plan.file.clone(), &set["breakpoints"], 0);
+            }
+        }
     }
 
     /// Nothing is left: the program (its process group) and the adapter.
@@ -951,8 +981,15 @@ impl<F: Flavour> Collector for Run<'_, F> {
         self.where_it_hangs()
     }
 
+    fn calls(&mut self, calls: &mut Calls) {
+        let pid = self.program_pid();
+        if let Some(tracer) = &mut self.calls {
+            tracer.hand(pid, calls);
+        }
+    }
+
     fn activity(&self) -> u64 {
-        self.output.written() + self.hits
+        self.output.written() + self.hits + self.calls.as_ref().map_or(0, |t| t.seen())
     }
 
     fn undebugged(&self) -> Undebugged {

@@ -10,6 +10,7 @@
 
 mod cargo;
 mod config;
+pub(crate) mod functions;
 mod go;
 mod suite;
 mod values;
@@ -865,6 +866,48 @@ impl Flavour for Native {
     }
 
     /// `orders::total::h26ca…` → `orders::total`.
+    /// lldb-dap 19 steps by lines whatever the granularity asked: its own command steps one
+    /// instruction (and the stop is reported as a step's).
+    fn instruction_step(&self, thread: &Value, frame: &Value) -> (&'static str, Value) {
+        match self.0.name == "lldb-dap" {
+            true => {
+                let command = "`thread step-inst-over";
+                ("evaluate", json!({"expression": command, "frameId": frame, "context": "repl"}))
+            }
+            false => ("next", json!({"threadId": thread, "granularity": "instruction"})),
+        }
+    }
+
+    fn counts_frames(&self) -> bool {
+        self.0.name != "delve"
+    }
+
+    /// lldb-dap lists no return value: `thread info` says it, as a `$N` it can read.
+    fn returned(
+        &self,
+        frame: &Value,
+        ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
+    ) -> Option<Value> {
+        if self.0.name != "lldb-dap" {
+            return crate::dap::flavour::returned_scope(frame, ask);
+        }
+        let info = json!({"expression": "`thread info", "frameId": frame, "context": "repl"});
+        let said = ask("evaluate", info)?;
+        let line =
+            said["result"].as_str()?.lines().find_map(|l| l.strip_prefix("Return value: "))?;
+        // `(int) $0 = 9`
+        let name = line.split_whitespace().find(|w| w.starts_with('$'))?;
+        let read = json!({"expression": name, "frameId": frame, "context": "watch"});
+        let value = ask("evaluate", read)?;
+        // A structure's `evaluate` text is its type's name; as a variable it is `{...}`.
+        let text = match value["result"] == value["type"] {
+            true => "{...}".into(),
+            false => value["result"].clone(),
+        };
+        Some(json!({"value": text, "type": value["type"],
+            "variablesReference": value["variablesReference"]}))
+    }
+
     fn function_name<'n>(&self, name: &'n str) -> &'n str {
         match name.rsplit_once("::h") {
             Some((head, hash))

@@ -152,11 +152,11 @@ fn output() -> Value {
                 "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}},
             "probes": {"type": "array", "items": {"type": "object", "properties": {
                 "file": {"type": "string"}, "line": {"type": "integer"}, "resolvedLine": {"type": "integer"}}}},
-            "calls": {"type": "array", "description": "Each traced call in the order they started; neither return nor threw: it had not ended.", "items": {"type": "object", "properties": {
+            "calls": {"type": "array", "description": "Each traced call in the order they started; returned: it returned, its debugger did not say what (Delve; lldb for values returned in memory); none of return, returned, threw: it had not ended.", "items": {"type": "object", "properties": {
                 "call": {"type": "integer"}, "function": {"type": "string"}, "file": {"type": "string"},
                 "line": {"type": "integer"}, "depth": {"type": "integer"}, "parent": {"type": "integer"},
                 "args": {"type": "object", "additionalProperties": {"type": "string"}},
-                "return": {"type": "string"},
+                "return": {"type": "string"}, "returned": {"type": "boolean"},
                 "threw": {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"}}},
                 "process": {"type": "integer"}}}},
             "callsOmitted": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "calls past the cap, per function"},
@@ -346,14 +346,6 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
             Ok(Traced { file, real_file, function: function.map(String::from) })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
-    if !calls.is_empty() && language == Language::Native {
-        return Err(ArgError::new(
-            "calls",
-            "not traced in compiled programs yet (lldb-dap, gdb, Delve): put `probes` on the \
-             function's first line and on its returns instead",
-        )
-        .into());
-    }
     let max_calls = match args.has("maxHits") {
         true => max_hits as usize,
         false => calls::DEFAULT_MAX_CALLS,

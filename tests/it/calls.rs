@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::need::{npm_packages, python};
+use crate::need::{need, npm_packages, python, Tool};
 use crate::{assert_no_debuggee, fixture, ok, root, tag, Server};
 
 /// The calls of an answer as `(function, depth, parent, end)`, `end` the return value's preview
@@ -19,6 +19,7 @@ fn tree(s: &Value) -> Vec<(String, u64, Option<u64>, String)> {
             let end = match (&c["return"], &c["threw"]) {
                 (Value::String(value), _) => value.clone(),
                 (_, Value::Object(threw)) => format!("threw {}", threw["type"].as_str().unwrap()),
+                _ if c["returned"] == true => "returned".into(),
                 _ => "running".into(),
             };
             let function = c["function"].as_str().unwrap().to_string();
@@ -167,18 +168,94 @@ fn the_cli_traces_calls() {
     assert_eq!(tree(&printed).len(), 3, "{printed}");
 }
 
-/// Compiled programs do not trace calls yet: said at once, with what to do instead.
+/// C under lldb-dap (and gdb, with the venv's GDB 18): a one-line function's arguments read
+/// after its prologue, a structure passed and returned, recursion, a void function (it
+/// `returned`), and callbacks from libc's `qsort` (a frame not traced between them and their
+/// caller); a function that is not in the file is an error that lists those that are.
 #[test]
-fn compiled_programs_say_calls_are_not_traced_yet() {
+fn c_calls_under_lldb_and_gdb() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let program = crate::native::build("gcc", "calls/shop.c", "calls-shop");
+    let file = fixture("calls/shop.c");
     let mut server = Server::initialized();
+    let expected = |main_returns: &str| {
+        vec![
+            call("main", 0, None, main_returns),
+            call("moved", 1, Some(1), "point {x: 4, y: 5}"),
+            call("square", 1, Some(1), "16"),
+            call("report", 1, Some(1), "returned"),
+            call("fact", 1, Some(1), "6"),
+            call("fact", 2, Some(5), "2"),
+            call("fact", 3, Some(6), "1"),
+            call("report", 1, Some(1), "returned"),
+            call("smallest", 1, Some(1), "1"),
+        ]
+    };
+    let result = server.debug_script(json!({"command": program, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    let calls = tree(s);
+    assert_eq!(calls[..9], expected("0"), "{s}");
+    assert_eq!(s["calls"][2]["args"], json!({"n": "4"}), "{s}");
+    assert_eq!(s["calls"][1]["args"], json!({"by": "3", "p": "point {x: 1, y: 2}"}), "{s}");
+    // qsort's calls of `compare`, under `smallest`, then the last report.
+    let compares = &calls[9..calls.len() - 1];
+    assert!(!compares.is_empty(), "{s}");
+    assert!(compares.iter().all(|c| c.0 == "compare" && c.1 == 2 && c.2 == Some(9)), "{s}");
+    assert_eq!(calls.last().unwrap(), &call("report", 1, Some(1), "returned"), "{s}");
+
     let result = server.call(
         "debug-script",
-        json!({"command": "./a.out", "calls": [{"file": fixture("native/c/loop.c")}]}),
+        json!({"command": program, "calls": [{"file": file, "function": "price"}]}),
     );
     let e = crate::err(&result);
     assert_eq!(e["code"], "invalid_arguments", "{e}");
     assert!(
-        e["error"].as_str().unwrap().contains("put `probes` on the function's first line"),
+        e["error"]
+            .as_str()
+            .unwrap()
+            .contains("defines no function `price`; it defines square, moved"),
         "{e}"
     );
+
+    // gdb steps out of every function but `main`, its outermost frame.
+    let gdb = crate::need::gdb_bin();
+    let path = format!("{}:{}", gdb.display(), std::env::var("PATH").unwrap_or_default());
+    let mut server = Server::initialized_with(&root(), &[("PATH", &path)]);
+    let result = server
+        .debug_script(json!({"command": program, "language": "gdb", "calls": [{"file": file}]}));
+    let s = ok(&result);
+    let mut expected = expected("running");
+    expected[1].3 = "struct point {x: 4, y: 5}".into();
+    assert_eq!(tree(s)[..9], expected, "{s}");
+}
+
+/// Go under Delve: a method and recursion as a tree, with their arguments; Delve's DAP reports
+/// no return value (each call says it `returned`).
+#[test]
+fn go_calls_under_delve() {
+    if !need(Tool::Delve) {
+        return;
+    }
+    let dir = fixture("calls/go");
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": "go run .", "cwd": dir,
+        "calls": [{"file": fixture("calls/go/main.go")}], "timeout": 120000}));
+    let s = ok(&result);
+    assert_eq!(
+        tree(s),
+        vec![
+            call("main.main", 0, None, "returned"),
+            call("main.(*Cart).Total", 1, Some(1), "returned"),
+            call("main.square", 2, Some(2), "returned"),
+            call("main.square", 2, Some(2), "returned"),
+            call("main.fact", 1, Some(1), "returned"),
+            call("main.fact", 2, Some(5), "returned"),
+            call("main.fact", 3, Some(6), "returned"),
+        ],
+        "{s}"
+    );
+    assert_eq!(s["calls"][1]["args"]["extra"], "3", "{s}");
+    assert_eq!(s["calls"][6]["args"], json!({"n": "1"}), "{s}");
 }
