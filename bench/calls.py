@@ -9,7 +9,8 @@ Figures (the best of N runs each, `debug-mcp-server run` as an agent's one call)
     each); alone, then under `--calls` with every call recorded (`--max-hits 10000`) and with
     the default cap (200 recorded, the rest counted), and the fixed cost of any debug-script
     run (`--calls` naming no function); per interpreter (target/venv's, and a 3.12+ when
-    pyenv has one). Target: at most 1.5x the program alone.
+    pyenv has one). Each also through one server, as an agent calls it (`tools/call` after a
+    first call: the server keeps the tracer compiled). Target: at most 1.5x the program alone.
   - Node: fixtures/calls/work.js makes 1,500 traced calls (500 lines: the callback, and two
     functions); alone and with every call recorded. Target: 1,000 calls in at most 1 s.
   - A hang report: a program that sleeps, run with `--timeout 1000`; the time past the
@@ -20,6 +21,7 @@ Nothing here asserts: CI machines are noisy.
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -27,6 +29,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.environ.get("DEBUG_MCP_BIN", os.path.join(ROOT, "target", "release", "debug-mcp-server"))
 PYTHON = os.environ.get("DEBUG_MCP_TEST_PYTHON", os.path.join(ROOT, "target", "venv", "bin", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import Server  # noqa: E402
+
 WORK_PY = os.path.join(ROOT, "fixtures", "calls", "work.py")
 WORK_JS = os.path.join(ROOT, "fixtures", "calls", "work.js")
 
@@ -49,6 +54,16 @@ def calls_of(out):
         return "no answer"
     return "%d calls, %d more counted, %d bytes" % (
         len(answer.get("calls", [])), sum(answer.get("callsOmitted", {}).values()), len(out))
+
+
+def served(server, arguments, runs):
+    """The least wall time of `runs` debug-script calls on one server (ms), after one more."""
+    times = []
+    for _ in range(runs + 1):
+        start = time.perf_counter()
+        answer = server.request("tools/call", {"name": "debug-script", "arguments": arguments})
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times[1:]), answer.get("result", {}).get("structuredContent", {})
 
 
 def pythons():
@@ -74,6 +89,15 @@ def main():
               "  [target <= 1.5x]" % (version, alone, every, every / alone, calls_of(out), capped,
                                      capped / alone, calls_of(capped_out), fixed,
                                      (every - fixed) * 1000 / 10000))
+        server = Server(BINARY)
+        server.initialize()
+        command = "%s %s" % (python, WORK_PY)
+        fixed, _ = served(server, {"command": command, "calls": [{"file": WORK_PY, "function": "nothing"}]}, runs)
+        capped, answer = served(server, {"command": command, "calls": [{"file": WORK_PY}]}, runs)
+        server.close()
+        print("  through one server: default cap %.0f ms (%.2fx; %d calls, %d more counted); any run's fixed"
+              " cost %.0f ms  [target <= 1.5x]" % (capped, capped / alone, len(answer.get("calls", [])),
+                                                  sum(answer.get("callsOmitted", {}).values()), fixed))
     alone, _ = best(["node", WORK_JS], runs)
     every, out = best(run + ["--calls", WORK_JS, "--max-hits", "1500", "--", "node", WORK_JS], runs)
     print("Node, 1,500 traced calls: alone %.0f ms; every call recorded %.0f ms (%s); per call %.2f ms;"
@@ -84,6 +108,24 @@ def main():
     node_report, _ = best(run + ["--timeout", "1000", "--", "node", "-e", "setInterval(() => {}, 1000)"], runs)
     print("Hang report past a 1,000 ms timeout: Python %.0f ms, Node %.0f ms  [target <= 300 ms]"
           % (report - 1000, node_report - 1000))
+    # Compiled programs, where their debuggers are installed: C's deadlock under lldb-dap, and
+    # a Go program of three goroutines under Delve (each timeout counts the adapter's start).
+    scratch = os.path.join(ROOT, "target", "bench-hangs")
+    os.makedirs(scratch, exist_ok=True)
+    rows = []
+    deadlock = os.path.join(scratch, "deadlock")
+    built = subprocess.run(["gcc", "-g", "-O0", "-o", deadlock, os.path.join(ROOT, "fixtures", "hangs", "deadlock.c")],
+                           stderr=subprocess.DEVNULL).returncode == 0
+    if built and (shutil.which("lldb-dap") or shutil.which("lldb-dap-19")):
+        c_report, _ = best(run + ["--timeout", "3000", "--", deadlock], runs)
+        rows.append("C (lldb-dap) %.0f ms" % (c_report - 3000))
+    gohang = os.path.join(scratch, "gohang")
+    if shutil.which("dlv") and subprocess.run(["go", "build", "-o", gohang, "."], cwd=os.path.join(ROOT, "fixtures", "hangs", "go"),
+                                              stderr=subprocess.DEVNULL).returncode == 0:
+        go_report, _ = best(run + ["--timeout", "3000", "--", gohang], runs)
+        rows.append("Go (Delve) %.0f ms" % (go_report - 3000))
+    if rows:
+        print("Hang report past a 3,000 ms timeout: %s  [target <= 300 ms]" % ", ".join(rows))
 
 
 if __name__ == "__main__":

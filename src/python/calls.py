@@ -230,7 +230,7 @@ def forked():
 def flush(ending=False):
     """Sends the ended calls (and, `ending`: those still running, without an end)."""
     global _sent_at
-    import json
+    from debug_mcp_probe import dumps
 
     records, _done[:] = list(_done), []
     if ending:
@@ -238,7 +238,7 @@ def flush(ending=False):
         _live.clear()
     _sent_at = time.monotonic()
     if records or (ending and _omitted):
-        _send("calls", json.dumps(records, ensure_ascii=False), json.dumps(_omitted))
+        _send("calls", dumps(records, ensure_ascii=False), dumps(_omitted))
         if ending:
             _omitted.clear()
 
@@ -262,8 +262,8 @@ def traced(frame, event, arg, probes):
     instructions = _instructions.get(code)
     if instructions is None:
         instructions = _instructions[code] = code.co_code
-    if probes is None:
-        frame.f_trace_lines = False  # only call, return and exception events
+    if probes is None and sys.version_info >= (3, 7):
+        frame.f_trace_lines = False  # only call, return and exception events (3.7+)
 
     def local(frame, event, arg):
         if event == "return":
@@ -314,8 +314,15 @@ def _watch_with_monitoring():
     getframe = sys._getframe
 
     def on_start(code, offset):
-        if not _traced(code):
+        info = _matched.get(code)
+        if info is None:
+            info = _traced(code)
+        if not info:
             return DISABLE
+        if _recorded >= _cap:
+            # Past the cap, a call is only counted (PY_START always starts a new call here).
+            _omitted[info[0]] = _omitted.get(info[0], 0) + 1
+            return
         if code not in _local_set:
             _local_set.add(code)
             monitoring.set_local_events(tool, code, local_events)
@@ -323,6 +330,11 @@ def _watch_with_monitoring():
 
     def on_return(code, offset, value):
         _end(getframe(1), "return", value)
+        if _recorded >= _cap and not _live and _local_set:
+            # Nothing recorded is running: no return is watched any more.
+            for traced in _local_set:
+                monitoring.set_local_events(tool, traced, 0)
+            _local_set.clear()
 
     def on_yield(code, offset, value):
         _suspend(getframe(1))

@@ -38,12 +38,12 @@ it (line 0, before any code: nothing can stop there).
 import _thread
 import binascii
 import bisect
-import json
 import os
 import sys
 import types
 
 import debug_mcp_probe
+from debug_mcp_probe import dumps
 
 # debug-mcp's helper files (this one's folder): never the program's frames.
 _HELPERS = os.path.dirname(os.path.abspath(__file__))
@@ -68,7 +68,7 @@ def start():
     if not text or _plan is not None:
         return
     try:
-        _plan = json.loads(binascii.a2b_base64(text).decode("utf-8"))
+        _plan = debug_mcp_probe.loads(binascii.a2b_base64(text).decode("utf-8"))
     except Exception:
         return
     for probe in _plan["probes"]:
@@ -83,7 +83,7 @@ def start():
     if os.environ.pop("DEBUG_MCP_TRACE_RESOLVE", None) is not None:
         for index, entry in enumerate(_probes):
             line = _resolve(entry)
-            _send("resolved", json.dumps({"probe": index, "line": line}))
+            _send("resolved", dumps({"probe": index, "line": line}))
             if line == 0:
                 _sock.close()
                 os._exit(3)
@@ -127,7 +127,7 @@ def _connect():
         argv = [sys.executable] + getattr(sys, "argv", [])
     hello = {"pid": os.getpid(), "ppid": os.getppid(), "argv": argv,
              "python": "%d.%d" % sys.version_info[:2]}
-    _send("hello", json.dumps(hello))
+    _send("hello", dumps(hello))
 
 
 def _forked():
@@ -174,21 +174,26 @@ def _hang(signum, frame):
     if _calls is not None:
         _calls.flush(True)  # the calls still running are where it hangs too
     try:
-        import debug_mcp_hang
-
-        threads = debug_mcp_hang.threads(_own, _locals, _plan["limits"]["frames"])
+        threads = _import_own("debug_mcp_hang").threads(_own, _locals, _plan["limits"]["frames"])
     except Exception:
         threads = []
-    _send("hang", json.dumps(threads, ensure_ascii=False), wait=0.5)
+    _send("hang", dumps(threads, ensure_ascii=False), wait=0.5)
+
+
+def _import_own(name):
+    """One of debug-mcp's modules, through sitecustomize's `load_own` (compiled once) where it
+    loaded us."""
+    if name in sys.modules:
+        return sys.modules[name]
+    load = getattr(sys.modules.get("sitecustomize"), "load_own", None)
+    return load(name) if load is not None else __import__(name)
 
 
 def _watch_calls():
     global _calls
     for target in _plan["calls"]:
         target["real"] = os.path.realpath(target["file"])
-    import debug_mcp_calls
-
-    _calls = debug_mcp_calls
+    _calls = _import_own("debug_mcp_calls")
     _calls.setup(_plan, lambda *fields: _send(*fields, wait=0.5), _preview)
 
 
@@ -279,19 +284,19 @@ def _hit(index, frame):
                 return
         expression = probe["expression_code"]
         if expression is None:
-            report = "F" + json.dumps({"locals": _locals(frame)}, ensure_ascii=False)
+            report = "F" + dumps({"locals": _locals(frame)}, ensure_ascii=False)
         elif isinstance(expression, SyntaxError):
-            report = "F" + json.dumps({"type": "error", "value": "SyntaxError: %s" % expression},
+            report = "F" + dumps({"type": "error", "value": "SyntaxError: %s" % expression},
                                       ensure_ascii=False)
         else:
             try:
                 value = eval(expression, frame.f_globals, frame.f_locals)
             except BaseException as e:
-                report = "F" + json.dumps({"type": "error", "value": "%s: %s" % (type(e).__name__, e)},
+                report = "F" + dumps({"type": "error", "value": "%s: %s" % (type(e).__name__, e)},
                                           ensure_ascii=False)
             else:
                 report = debug_mcp_probe.encode(value, _plan["maxChars"])
-        stack = json.dumps(_stack(frame)) if _plan.get("stack") else ""
+        stack = dumps(_stack(frame)) if _plan.get("stack") else ""
         _send("hit", str(index), stack, report)
         _hits += 1
         if _hits >= _plan["maxHits"]:
@@ -550,7 +555,7 @@ def failure(kind, exc, tb, test=None):
         omitted = len(entries) - len(frames)
         if omitted:
             record["framesOmitted"] = omitted
-        _send("failure", json.dumps(record, ensure_ascii=False))
+        _send("failure", dumps(record, ensure_ascii=False))
     except Exception:
         pass
     finally:
@@ -723,6 +728,11 @@ def _watch_with_settrace():
     # Per code object: 0 untouched, 1 probed, 2 its calls traced, 3 both (one dict lookup for
     # the untouched code every call of the program runs).
     kinds = {}
+    # At interpreter shutdown (3.7) modules' globals become None while code still runs:
+    # tracing ends with the program's own exit handlers.
+    import atexit
+
+    atexit.register(sys.settrace, None)
 
     def global_trace(frame, event, arg):
         code = frame.f_code
