@@ -133,6 +133,17 @@ fn node_calls_as_a_tree() {
     );
     assert_eq!(s["calls"][4]["args"], json!({"item": "{\"unit\":2,\"qty\":3}"}), "{s}");
     assert_eq!(s["output"]["stdout"], "11\n[ 0, 1, 4 ]\n{ doubled: 42 }\n", "{s}");
+
+    // Past the cap every call is still counted (at its start: the returns' pauses are gone).
+    let work = fixture("calls/work.js");
+    let result = server.debug_script(json!({"command": format!("DMCP_TAG={tag} node '{work}'"),
+        "calls": [{"file": work}], "maxHits": 4}));
+    let s = ok(&result);
+    assert_eq!(tree(s).len(), 4, "{s}");
+    let omitted: u64 =
+        s["callsOmitted"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(omitted, 1500 - 4, "{s}");
+    assert_eq!(s["output"]["stdout"], "500\n", "{s}");
     assert_no_debuggee(&tag);
 }
 

@@ -50,6 +50,8 @@ pub(super) struct Traced {
     loads: Vec<String>,
     /// Calls started and not yet returned, oldest first.
     open: Vec<Open>,
+    /// Past the cap, with no recorded call running: returns are not watched.
+    capped: bool,
 }
 
 struct Traced1 {
@@ -308,7 +310,8 @@ impl Run<'_> {
             .insert((script.to_string(), function.open.0, function.open.1), index);
         let at = |l: &Value| json!({"scriptId": l["scriptId"], "lineNumber": l["lineNumber"], "columnNumber": l["columnNumber"]});
         let empty = entry["type"] == "return";
-        for location in locations.iter().filter(|l| l["type"] == "return") {
+        let capped = target.calls.capped && !empty;
+        for location in locations.iter().filter(|l| l["type"] == "return" && !capped) {
             let set = self.ask(origin, "Debugger.setBreakpoint", json!({"location": at(location)}));
             if let (Some(id), Some(target)) = (
                 set.as_ref().and_then(|s| s["breakpointId"].as_str()),
@@ -387,8 +390,35 @@ impl Run<'_> {
         if recorded.next as usize > cap {
             *recorded.omitted.entry(function.name.clone()).or_default() += 1;
             record["omitted"] = true.into();
+            // Past the cap with no recorded call running, a call is only counted (at its
+            // start, which never pauses): the returns' pauses go.
+            if target.calls.open.iter().all(|o| o.record.get("omitted").is_some()) {
+                target.calls.open.clear();
+                self.stop_watching_returns(origin);
+                return;
+            }
         }
         target.calls.open.push(Open { record, function: index, threw: None, suspended: false });
+    }
+
+    /// Removes the breakpoints at the traced functions' returns (an empty function's, its
+    /// start too, stays: its calls are counted there); none are placed after.
+    fn stop_watching_returns(&mut self, origin: &Origin) {
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        target.calls.capped = true;
+        let returns: Vec<String> = target
+            .calls
+            .returns
+            .iter()
+            .filter(|(_, (_, empty))| !empty)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &returns {
+            target.calls.returns.remove(id);
+        }
+        for id in returns {
+            drop(self.send(origin, "Debugger.removeBreakpoint", json!({"breakpointId": id})));
+        }
     }
 
     /// A pause at a traced function's return (its value recorded), or at an exception (kept
