@@ -120,6 +120,37 @@ fn profiles(server: &Server) -> Vec<String> {
     found
 }
 
+/// `calls` in a page: its script's function, each call's arguments and what it returned (read
+/// at the return, before the page changed the object further).
+#[test]
+fn a_page_traces_calls() {
+    if !need(Tool::Chromium) {
+        return;
+    }
+    let web = WebServer::start();
+    let tag = tag();
+    let mut server = Server::initialized();
+    let result = page_script(
+        &mut server,
+        &tag,
+        json!({"url": web.url("static/index.html"), "until": "idle",
+               "calls": [{"file": "static/cart.js", "function": "addItem"}]}),
+    );
+    let s = ok(&result);
+    let calls: Vec<(&Value, &Value)> =
+        s["calls"].as_array().unwrap().iter().map(|c| (&c["args"]["item"], &c["return"])).collect();
+    assert_eq!(
+        calls,
+        vec![
+            (&json!("{\"name\":\"pen\",\"price\":1.5,\"qty\":2}"), &json!("{\"total\":3}")),
+            (&json!("{\"name\":\"ink\",\"price\":4,\"qty\":1}"), &json!("{\"total\":7}")),
+            (&json!("{\"name\":\"late\",\"price\":10,\"qty\":1}"), &json!("{\"total\":17}")),
+        ],
+        "{s}"
+    );
+    assert_eq!(s["calls"][0]["line"], 2, "{s}");
+}
+
 #[test]
 fn a_page_gives_values_console_output_and_ends_at_its_load() {
     if !need(Tool::Chromium) {

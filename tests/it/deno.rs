@@ -188,3 +188,34 @@ fn deno_test_failures_and_probes() {
     assert!(s["results"][1]["locals"]["price"].is_string(), "{s}");
     assert_no_debuggee(&tag);
 }
+
+/// `calls` in Deno: a TypeScript module's function, in its own file and lines, with what it
+/// was given and returned (the same breakpoints as Node's, through Deno's map).
+#[test]
+fn deno_calls_through_typescript() {
+    npm_packages();
+    let tag = tag();
+    let mut server = Server::initialized();
+    let command = deno(&tag, &format!("run '{}'", fixture("deno/orders.ts")));
+    let file = fixture("deno/pricing.ts");
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    let calls: Vec<(&Value, &Value, &Value)> = s["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (&c["function"], &c["args"]["customer"], &c["return"]))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (&json!("discount"), &json!("\"ada\""), &json!("9.5")),
+            (&json!("discount"), &json!("\"bob\""), &json!("16.2")),
+            (&json!("discount"), &json!("\"cy\""), &json!("5")),
+        ],
+        "{s}"
+    );
+    assert_eq!((&s["calls"][0]["file"], &s["calls"][0]["line"]), (&json!(file), &json!(4)), "{s}");
+    assert_eq!(s["output"]["stdout"], "sum 30.7 after 3 orders\n", "{s}");
+    assert_no_debuggee(&tag);
+}

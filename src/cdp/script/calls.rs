@@ -156,8 +156,7 @@ impl Run<'_> {
                 true => Some("Debugger.resume"),
                 false => self.call_paused(origin, params),
             };
-        // "": the pause's handling resumed the program itself.
-        if let Some(method) = go.filter(|m| !m.is_empty()) {
+        if let Some(method) = go {
             drop(self.send(origin, method, json!({})));
         }
         go.is_some()
@@ -475,28 +474,9 @@ impl Run<'_> {
             return Some("Debugger.resume");
         }
         let mut returned = target.calls.open.remove(at);
-        returned.record["return"] = self.preview_and_resume(origin, &remote).into();
+        returned.record["return"] = self.preview(origin, &remote).into();
         self.ended(origin, returned);
-        Some("")
-    }
-
-    /// At a return's pause: the value's preview, asked for together with the resume (the
-    /// inspector answers them in order, the preview read while still paused): one round trip
-    /// a call, not two.
-    fn preview_and_resume(&mut self, origin: &Origin, remote: &Value) -> String {
-        let Some(id) = remote["objectId"].as_str() else {
-            drop(self.send(origin, "Debugger.resume", json!({})));
-            return self.preview(origin, remote);
-        };
-        let function = format!("function () {{ return {}.short(this); }}", self.binding);
-        let params =
-            json!({"objectId": id, "functionDeclaration": function, "returnByValue": true});
-        let asked = self.send(origin, "Runtime.callFunctionOn", params);
-        drop(self.send(origin, "Debugger.resume", json!({})));
-        let asked = self.answer(&asked).ok();
-        asked
-            .and_then(|a| a.pointer("/result/value").and_then(Value::as_str).map(String::from))
-            .unwrap_or_else(|| failures::preview_text(remote))
+        Some("Debugger.resume")
     }
 
     /// A value's preview: a primitive as the protocol gives it, an object through the probe.
