@@ -230,6 +230,24 @@ fn c_calls_under_lldb_and_gdb() {
         "{e}"
     );
 
+    // Beside a probe, and beside the breakpoint, in the same file: one set of breakpoints.
+    let fact = json!([{"file": file, "function": "fact"}]);
+    let facts = vec![
+        call("fact", 0, None, "6"),
+        call("fact", 1, Some(1), "2"),
+        call("fact", 2, Some(2), "1"),
+    ];
+    let probe = json!([{"file": file, "line": 18, "expression": "n"}]);
+    let result = server.debug_script(json!({"command": program, "calls": fact, "probes": probe}));
+    let s = ok(&result);
+    assert_eq!(tree(s), facts, "{s}");
+    assert_eq!(s["results"], json!([{"probe": 0, "type": "int", "value": 1}]), "{s}");
+    let result = server.debug_script(json!({"command": program, "calls": fact,
+        "breakpoint": {"file": file, "line": 18}, "expression": "n"}));
+    let s = ok(&result);
+    assert_eq!(tree(s), facts, "{s}");
+    assert_eq!(s["results"], json!([{"type": "int", "value": 1}]), "{s}");
+
     // gdb steps out of every function but `main`, its outermost frame.
     let gdb = crate::need::gdb_bin();
     let path = format!("{}:{}", gdb.display(), std::env::var("PATH").unwrap_or_default());
