@@ -882,14 +882,18 @@ impl Flavour for Native {
         self.0.name != "delve"
     }
 
-    /// lldb-dap lists no return value: `thread info` says it, as a `$N` it can read.
+    /// lldb-dap lists no return value: `thread info` says it, as a `$N` it can read; gdb's is
+    /// in a `Return` scope.
     fn returned(
         &self,
         frame: &Value,
         ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
     ) -> Option<Value> {
-        if self.0.name != "lldb-dap" {
-            return crate::dap::flavour::returned_scope(frame, ask);
+        match self.0.name.as_str() {
+            "lldb-dap" => {}
+            // Delve's DAP says no function's return value after a step out (measured: 1.20).
+            "delve" => return None,
+            _ => return crate::dap::flavour::returned_scope(frame, ask),
         }
         let info = json!({"expression": "`thread info", "frameId": frame, "context": "repl"});
         let said = ask("evaluate", info)?;
