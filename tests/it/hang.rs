@@ -102,7 +102,8 @@ fn c_deadlock() {
     // glibc has had the pthread functions in libc since 2.34: no `-pthread`.
     let program = crate::native::build("gcc", "hangs/deadlock.c", "deadlock");
     let mut server = Server::initialized();
-    let result = server.debug_script(json!({"command": program, "timeout": 1500}));
+    // Long enough for lldb-dap to start on a loaded machine (1.5 s failed once with 4 test threads).
+    let result = server.debug_script(json!({"command": program, "timeout": 3000}));
     let s = ok(&result);
     for (function, line, state) in [("one", 6, "lock"), ("two", 7, "lock"), ("main", 12, "join")] {
         let thread = thread_in(s, function);
