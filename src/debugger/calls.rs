@@ -57,6 +57,19 @@ impl Calls {
         }
     }
 
+    /// The calls `other` recorded and left out, as process `pid`'s: past `cap`, the last to
+    /// start are left out.
+    pub(crate) fn absorb(&mut self, pid: u32, other: Calls, cap: usize) {
+        let mut records = other.records;
+        records.sort_by_key(|(_, record)| record["call"].as_u64());
+        for (_, record) in records {
+            self.record(pid, record, cap);
+        }
+        for (function, count) in other.omitted {
+            self.omit(&function, count);
+        }
+    }
+
     /// One call of process `pid`, or counted as left out past `cap` or the budget.
     pub(crate) fn record(&mut self, pid: u32, record: Value, cap: usize) {
         let size = record.to_string().len();

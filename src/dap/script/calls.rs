@@ -125,8 +125,8 @@ impl Tracer {
     }
 
     /// Which of `candidates` the function `frame` is in: named so, in its file (a breakpoint
-    /// by name stops in every file; one the adapter moved may be in another function), the
-    /// last defined at or before the frame's line.
+    /// the adapter moved may be in another function), the last defined at or before the
+    /// frame's line.
     fn started(&self, candidates: &[usize], frame: &Value, name: &str) -> Option<usize> {
         let path = frame.pointer("/source/path").and_then(Value::as_str).map(Path::new);
         let line = frame["line"].as_u64().unwrap_or(u64::MAX);
@@ -153,11 +153,7 @@ impl Tracer {
                 mine.record(0, call.record, self.cap);
             }
         }
-        let pid = pid.unwrap_or(0);
-        let (listed, omitted) = mine.json();
-        let records = listed.as_array().cloned().unwrap_or_default();
-        let omitted = omitted.and_then(|o| o.as_object().cloned()).unwrap_or_default();
-        calls.add(pid, records, &omitted, self.cap);
+        calls.absorb(pid.unwrap_or(0), mine, self.cap);
     }
 }
 
