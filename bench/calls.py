@@ -10,7 +10,10 @@ Figures (the best of N runs each, `debug-mcp-server run` as an agent's one call)
     the default cap (200 recorded, the rest counted), and the fixed cost of any debug-script
     run (`--calls` naming no function); per interpreter (target/venv's, and a 3.12+ when
     pyenv has one). Each also through one server, as an agent calls it (`tools/call` after a
-    first call: the server keeps the tracer compiled). Target: at most 1.5x the program alone.
+    first call: the server keeps the tracer compiled), and the same with the functions in a
+    module the program imports (`import work`: before 3.12 its functions are compiled with the
+    calls in, where the main script is traced by sys.settrace). Target: at most 1.5x the
+    program alone.
   - Node: fixtures/calls/work.js makes 1,500 traced calls (500 lines: the callback, and two
     functions); alone and with every call recorded. Target: 1,000 calls in at most 1 s.
   - A hang report: a program that sleeps, run with `--timeout 1000`; the time past the
@@ -21,6 +24,7 @@ Nothing here asserts: CI machines are noisy.
 import glob
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -94,10 +98,20 @@ def main():
         command = "%s %s" % (python, WORK_PY)
         fixed, _ = served(server, {"command": command, "calls": [{"file": WORK_PY, "function": "nothing"}]}, runs)
         capped, answer = served(server, {"command": command, "calls": [{"file": WORK_PY}]}, runs)
-        server.close()
         print("  through one server: default cap %.0f ms (%.2fx; %d calls, %d more counted); any run's fixed"
               " cost %.0f ms  [target <= 1.5x]" % (capped, capped / alone, len(answer.get("calls", [])),
                                                   sum(answer.get("callsOmitted", {}).values()), fixed))
+        # The same functions in a module the program imports (a library's, during its tests):
+        # before 3.12 compiled with the calls in, not traced.
+        imports = [python, "-c", "import sys; sys.path.insert(0, %r); import work" % os.path.dirname(WORK_PY)]
+        alone, _ = best(imports, runs)
+        command = " ".join(shlex.quote(part) for part in imports)
+        capped, answer = served(server, {"command": command, "calls": [{"file": WORK_PY}]}, runs)
+        server.close()
+        print("  imported (`import work`), through one server: alone %.0f ms; default cap %.0f ms (%.2fx; %d"
+              " calls, %d more counted)  [target <= 1.5x]" % (alone, capped, capped / alone,
+                                                          len(answer.get("calls", [])),
+                                                          sum(answer.get("callsOmitted", {}).values())))
     alone, _ = best(["node", WORK_JS], runs)
     every, out = best(run + ["--calls", WORK_JS, "--max-hits", "1500", "--", "node", WORK_JS], runs)
     capped, capped_out = best(run + ["--calls", WORK_JS, "--", "node", WORK_JS], runs)

@@ -12,15 +12,16 @@ ends, a batch at a time (`calls [records] {function: omitted}`); calls still run
 program is killed for hanging, or exits, are sent without an end.
 
 How calls are seen: on CPython 3.12+ with `sys.monitoring` under a tool id of their own:
-PY_START for every code object once (disabled at once for those not traced), then PY_RETURN,
-PY_YIELD and PY_RESUME only for the traced ones, and PY_UNWIND (a global event: an exception
-leaving any function, rare). Before 3.12 the tracer's `sys.settrace` function hands the call
-and return events of traced code here (`traced()`).
+PY_START for every code object once (disabled at once for those not traced), then PY_RETURN
+only for the traced ones, and PY_UNWIND (a global event: an exception leaving any function,
+rare). Before 3.12, a module imported from its source is compiled with calls to `enter`, `ret`
+and `threw` in its traced functions (`rewrite`, through the tracer's import hook); elsewhere
+the tracer's `sys.settrace` function hands the call and return events of traced code here
+(`traced()`). A call's parent is the nearest traced call below it among its thread's frames.
 """
 
 import _thread
 import itertools
-import opcode
 import os
 import sys
 import time
@@ -39,9 +40,12 @@ _done = []  # ended records not sent yet
 _sent_at = 0.0
 _local = _thread._local()
 # Before 3.11 a frame suspended at `yield from` / `await` points at the instruction before it.
-_YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
-_YIELD_FROM = opcode.opmap.get("YIELD_FROM")
-_RETURN = opcode.opmap.get("RETURN_VALUE")
+if not hasattr(sys, "monitoring"):  # (opcode costs a 3.12+ program's start ~1 ms, for nothing)
+    import opcode
+
+    _YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
+    _YIELD_FROM = opcode.opmap.get("YIELD_FROM")
+    _RETURN = opcode.opmap.get("RETURN_VALUE")
 _SUSPENDABLE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
 _ARGS = 0x04 | 0x08  # *args, **kwargs
 _NOT_FUNCTIONS = ("<module>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
@@ -140,19 +144,22 @@ def _read_qualnames(filename):
     return found
 
 
-def _stack():
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+def _parent(frame):
+    """The traced call running nearest below `frame` on its thread (the call tree's parent):
+    a suspended generator or coroutine is not on the chain, as it is not on the stack."""
+    frame = frame.f_back
+    while frame is not None:
+        record = _live.get(id(frame))
+        if record is not None:
+            return record
+        frame = frame.f_back
+    return None
 
 
 def _start(code, frame):
-    """A traced call starts (or, before 3.12, a suspended one resumes)."""
+    """A traced call starts (before 3.12, a suspended one also resumes here: nothing to do)."""
     global _recorded
-    record = _live.get(id(frame))
-    if record is not None:
-        _stack().append(record)
+    if id(frame) in _live:
         return
     function, file, line, names = _matched[code]
     if _recorded >= _cap:
@@ -160,34 +167,19 @@ def _start(code, frame):
         return
     if getattr(_local, "busy", False):
         return
-    stack = _stack()
     _recorded += 1
     _local.busy = True
     try:
+        parent = _parent(frame)
         record = {"call": next(_numbers), "function": function, "file": file, "line": line,
-                  "depth": len(stack)}
-        if stack:
-            record["parent"] = stack[-1]["call"]
+                  "depth": parent["depth"] + 1 if parent else 0}
+        if parent:
+            record["parent"] = parent["call"]
         values = frame.f_locals
         record["args"] = {name: _preview(values[name]) for name in names if name in values}
         _live[id(frame)] = record
-        stack.append(record)
     finally:
         _local.busy = False
-
-
-def _suspend(frame):
-    """A traced generator or coroutine yields: off the stack, still live."""
-    stack = _stack()
-    record = _live.get(id(frame))
-    if record is not None and stack and stack[-1] is record:
-        stack.pop()
-
-
-def _resume(frame):
-    record = _live.get(id(frame))
-    if record is not None:
-        _stack().append(record)
 
 
 def _end(frame, key, value):
@@ -195,9 +187,6 @@ def _end(frame, key, value):
     record = _live.pop(id(frame), None)
     if record is None:
         return
-    stack = _stack()
-    if stack and stack[-1] is record:
-        stack.pop()
     _local.busy = True
     try:
         if key == "return":
@@ -222,7 +211,6 @@ def forked():
     _done[:] = []
     _live.clear()
     _omitted.clear()
-    _local.stack = []
     _numbers = itertools.count(1)
     _recorded = 0
 
@@ -241,6 +229,104 @@ def flush(ending=False):
         _send("calls", dumps(records, ensure_ascii=False), dumps(_omitted))
         if ending:
             _omitted.clear()
+
+
+# Before 3.12, first: a module imported from its source gets its traced functions compiled with
+# calls to the three below (`rewrite`), and the program runs untraced (sys.settrace slows every
+# line of it: ~2x). Elsewhere (the main script, a module another loader compiles, a file traced
+# whole that has lambdas) sys.settrace serves (`traced`).
+
+HOOK = "__debug_mcp_calls__"  # this module, as a builtin (a dunder name: not mangled in classes)
+
+
+def enter(function):
+    """A rewritten function's first statement; `function` its qualified name."""
+    if _recorded >= _cap:
+        _omitted[function] = _omitted.get(function, 0) + 1
+        return
+    frame = sys._getframe(1)
+    code = frame.f_code
+    if _matched.get(code) is None:
+        _traced(code)
+    if _matched[code]:
+        _start(code, frame)
+
+
+def ret(value):
+    """A rewritten function's `return value` (and its end)."""
+    if _live:
+        _end(sys._getframe(1), "return", value)
+    return value
+
+
+def threw():
+    """An exception leaves a rewritten function."""
+    if _live:
+        _end(sys._getframe(1), "threw", sys.exc_info()[1])
+
+
+def rewrite(tree, path, syntax):
+    """Rewrites the module `tree` of the file `path` for its traced functions' calls
+    (`syntax`: debug_mcp_syntax):
+        def f(a):                 def f(a):
+            "doc"                     "doc"
+            BODY                      __debug_mcp_calls__.enter("f")
+                                      try:
+                                          BODY (`return X`: `return ….ret(X)`)
+                                          ….ret(None)
+                                      except:
+                                          ….threw()
+                                          raise
+    Generators and coroutines need nothing more: their first statement runs once, at their first
+    start, and the call tree's parent is read from the frames below. A lambda has no statements
+    to hold this: a file's lambdas are not traced here (docs/limits.md), and asked for by name
+    (`<lambda>`) the file is traced instead (False: nothing changed)."""
+    from _ast import (AsyncFunctionDef, ClassDef, Constant, ExceptHandler, Expr, FunctionDef,
+                      Lambda, Raise, Return, Try)
+
+    real = os.path.realpath(path)
+    wanted = [function for file, function in _targets if file == real]
+    if "<lambda>" in wanted:
+        return False
+    functions = (FunctionDef, AsyncFunctionDef)
+    found = []
+
+    def visit(node, prefix):
+        for child in syntax.children(node):
+            if isinstance(child, functions):
+                qualname = prefix + child.name
+                if None in wanted or child.name in wanted or qualname in wanted:
+                    found.append((child, qualname))
+                visit(child, qualname + ".<locals>.")
+            else:
+                visit(child, prefix + child.name + "." if isinstance(child, ClassDef) else prefix)
+
+    def returns(node):
+        for child in syntax.children(node):
+            if isinstance(child, functions + (Lambda, ClassDef)):
+                continue  # another function's returns
+            if isinstance(child, Return):
+                child.value = syntax.call(HOOK, "ret", child.value or Constant(None))
+                syntax.place(child, child)
+            returns(child)
+
+    visit(tree, "")
+    for function, qualname in found:
+        body = function.body
+        first = body[0]
+        docstring = (isinstance(first, Expr) and isinstance(first.value, Constant)
+                     and isinstance(first.value.value, str))
+        head = body[:1] if docstring else []
+        rest = body[len(head):]
+        returns(function)
+        where = rest[0] if rest else first
+        handler = ExceptHandler(None, None, [Expr(syntax.call(HOOK, "threw")), Raise(None, None)])
+        end = Expr(syntax.call(HOOK, "ret", Constant(None)))
+        added = [Expr(syntax.call(HOOK, "enter", Constant(qualname))), Try(rest + [end], [handler], [], [])]
+        for node in added:
+            syntax.place(node, where)
+        function.body = head + added
+    return True
 
 
 # Before 3.12: the tracer's trace function hands traced frames here.
@@ -272,7 +358,7 @@ def traced(frame, event, arg, probes):
             if 0 <= at < len(instructions) and instructions[at] == _RETURN:
                 _end(frame, "return", arg)
             elif suspendable and _suspended(instructions, at):
-                _suspend(frame)
+                pass  # a yield or an await: the call goes on
             elif error is not None:
                 _end(frame, "threw", error)
             else:
@@ -310,7 +396,7 @@ def _watch_with_monitoring():
     monitoring.use_tool_id(tool, "debug-mcp calls")
     events = monitoring.events
     DISABLE = monitoring.DISABLE
-    local_events = events.PY_RETURN | events.PY_YIELD | events.PY_RESUME
+    local_events = events.PY_RETURN
     getframe = sys._getframe
 
     def on_start(code, offset):
@@ -336,20 +422,12 @@ def _watch_with_monitoring():
                 monitoring.set_local_events(tool, traced, 0)
             _local_set.clear()
 
-    def on_yield(code, offset, value):
-        _suspend(getframe(1))
-
-    def on_resume(code, offset):
-        _resume(getframe(1))
-
     def on_unwind(code, offset, error):
         if _matched.get(code):
             _end(getframe(1), "threw", error)
 
     monitoring.register_callback(tool, events.PY_START, on_start)
     monitoring.register_callback(tool, events.PY_RETURN, on_return)
-    monitoring.register_callback(tool, events.PY_YIELD, on_yield)
-    monitoring.register_callback(tool, events.PY_RESUME, on_resume)
     monitoring.register_callback(tool, events.PY_UNWIND, on_unwind)
     monitoring.set_events(tool, events.PY_START | events.PY_UNWIND)
 

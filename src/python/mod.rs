@@ -28,6 +28,7 @@ const RUN: &str = include_str!("run.py");
 const PYTEST_PLUGIN: &str = include_str!("pytest_plugin.py");
 const HANG: &str = include_str!("hang.py");
 const CALLS: &str = include_str!("calls.py");
+const SYNTAX: &str = include_str!("syntax.py");
 
 /// What `launch` runs: a script or a module, with its arguments.
 #[derive(Debug, PartialEq)]
@@ -241,6 +242,7 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
             fs::write(dir.join("debug_mcp_pytest.py"), PYTEST_PLUGIN)?;
             fs::write(dir.join("debug_mcp_hang.py"), HANG)?;
             fs::write(dir.join("debug_mcp_calls.py"), CALLS)?;
+            fs::write(dir.join("debug_mcp_syntax.py"), SYNTAX)?;
             Ok(dir)
         })
         .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;

@@ -619,13 +619,12 @@ def _rewrite_imports():
     import builtins
     from importlib.machinery import PathFinder, SourceFileLoader
 
-    stems = {}
-    for index, (probe, _) in enumerate(_probes):
-        name, ext = os.path.splitext(os.path.basename(probe["real"]))
+    stems = set()
+    files = [probe["real"] for probe, _ in _probes] + [c["real"] for c in _plan.get("calls", ())]
+    for file in files:
+        name, ext = os.path.splitext(os.path.basename(file))
         if ext == ".py":
-            if name == "__init__":
-                name = os.path.basename(os.path.dirname(probe["real"]))
-            stems.setdefault(name, []).append(index)
+            stems.add(name if name != "__init__" else os.path.basename(os.path.dirname(file)))
     if not stems:
         return
 
@@ -642,13 +641,19 @@ def _rewrite_imports():
                 return None
             spec = PathFinder.find_spec(fullname, path, target)
             if (spec is None or type(spec.loader) is not SourceFileLoader
-                    or not _is_probed_file(spec.origin)):
+                    or not (_is_probed_file(spec.origin) or _calls_in(spec.origin))):
                 return None
             spec.loader = Loader(spec.loader.name, spec.loader.path)
             return spec
 
     setattr(builtins, _HIT, _hit_here)
+    if _calls is not None:
+        setattr(builtins, _calls.HOOK, _calls)
     sys.meta_path.insert(0, Finder)
+
+
+def _calls_in(filename):
+    return _calls is not None and _calls.in_file(filename)
 
 
 def _hit_here(index):
@@ -656,28 +661,30 @@ def _hit_here(index):
 
 
 def _rewritten_code(source, path):
-    """The module's code with a call before each probed line's statement, or None (then the
-    file is compiled as usual and traced)."""
-    import ast
+    """The module's code with a call before each probed line's statement and its traced
+    functions' calls reported (`debug_mcp_calls.rewrite`), or None (then the file is compiled
+    as usual and traced)."""
+    from _ast import Constant, Expr
 
+    syntax = _import_own("debug_mcp_syntax")
     try:
-        tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, True)
+        tree = syntax.parse(source, path)
     except SyntaxError:
         return None
     places = []
     for index in _is_probed_file(path):
         line = _resolve(_probes[index])
-        place = _statement_at(tree, line) if line else None
+        place = _statement_at(tree, line, syntax) if line else None
         if place is None:
             return None
         places.append((index, place))
     for index, (body, position) in sorted(places, key=lambda p: -p[1][1]):
         statement = body[position]
-        call = ast.Expr(ast.Call(ast.Name(_HIT, ast.Load()), [ast.Constant(index)], []))
-        for node in ast.walk(call):
-            node.lineno = node.end_lineno = statement.lineno
-            node.col_offset = node.end_col_offset = statement.col_offset
+        call = Expr(syntax.call(_HIT, None, Constant(index)))
+        syntax.place(call, statement)
         body.insert(position, call)
+    if _calls_in(path) and not _calls.rewrite(tree, path, syntax):
+        return None
     try:
         code = compile(tree, path, "exec", 0, True)
     except Exception:
@@ -690,23 +697,23 @@ def _rewritten_code(source, path):
     return code
 
 
-def _statement_at(tree, line):
+def _statement_at(tree, line, syntax):
     """Where the statement that starts `line` is (its body list and position in it), when a
     call before it runs exactly when the line's event would."""
-    import ast
+    from _ast import If, stmt
 
-    for parent in ast.walk(tree):
+    for parent in syntax.walk(tree):
         for field in ("body", "orelse", "finalbody"):
             body = getattr(parent, field, None)
             if not isinstance(body, list):
                 continue
             for position, statement in enumerate(body):
-                if getattr(statement, "lineno", None) != line or not isinstance(statement, ast.stmt):
+                if getattr(statement, "lineno", None) != line or not isinstance(statement, stmt):
                     continue
                 if type(statement).__name__ not in _PLAIN:
                     return None
-                header = [statement.test] if isinstance(statement, ast.If) else [statement]
-                if any(type(node).__name__ in _NOT_PLAIN for part in header for node in ast.walk(part)):
+                header = [statement.test] if isinstance(statement, If) else [statement]
+                if any(type(node).__name__ in _NOT_PLAIN for part in header for node in syntax.walk(part)):
                     return None
                 # The statement before it must not end on the line (its event came first).
                 if position and body[position - 1].end_lineno >= line:
@@ -738,7 +745,7 @@ def _watch_with_settrace():
         code = frame.f_code
         kind = kinds.get(code)
         if kind is None:
-            traced = _calls is not None and bool(_calls._traced(code))
+            traced = _calls is not None and code not in _rewritten and bool(_calls._traced(code))
             kind = kinds[code] = bool(_probes_in(code)) + 2 * traced
         if not kind:
             return None
@@ -763,8 +770,7 @@ def _watch_with_settrace():
     def on_audit(event, args):
         if not started and event == "exec" and args and isinstance(args[0], types.CodeType):
             filename = args[0].co_filename
-            if (args[0] not in _rewritten and _is_probed_file(filename)
-                    or _calls is not None and _calls.in_file(filename)):
+            if args[0] not in _rewritten and (_is_probed_file(filename) or _calls_in(filename)):
                 started.append(True)
                 trace_all()
 

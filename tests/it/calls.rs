@@ -37,6 +37,20 @@ fn call(
     (function.into(), depth, parent, end.into())
 }
 
+/// fixtures/calls/shop.py's calls.
+fn shop_tree() -> Vec<(String, u64, Option<u64>, String)> {
+    vec![
+        call("Cart.__init__", 0, None, "None"),
+        call("Cart.total", 0, None, "11"),
+        call("price", 1, Some(2), "6"),
+        call("price", 1, Some(2), "5"),
+        call("price", 0, None, "threw ValueError"),
+        call("squares", 0, None, "'done'"),
+        call("main", 0, None, "42"),
+        call("fetch", 1, Some(7), "42"),
+    ]
+}
+
 /// Every Python function of a file: methods by their qualified names, a generator from its
 /// first `next` to its `return`, coroutines to what they returned, a throw; the numbers run
 /// in the order the calls started.
@@ -48,20 +62,7 @@ fn python_calls_as_a_tree() {
     let mut server = Server::initialized();
     let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
     let s = ok(&result);
-    assert_eq!(
-        tree(s),
-        vec![
-            call("Cart.__init__", 0, None, "None"),
-            call("Cart.total", 0, None, "11"),
-            call("price", 1, Some(2), "6"),
-            call("price", 1, Some(2), "5"),
-            call("price", 0, None, "threw ValueError"),
-            call("squares", 0, None, "'done'"),
-            call("main", 0, None, "42"),
-            call("fetch", 1, Some(7), "42"),
-        ],
-        "{s}"
-    );
+    assert_eq!(tree(s), shop_tree(), "{s}");
     let numbers: Vec<u64> =
         s["calls"].as_array().unwrap().iter().map(|c| c["call"].as_u64().unwrap()).collect();
     assert_eq!(numbers, (1..=8).collect::<Vec<_>>());
@@ -80,6 +81,46 @@ fn python_calls_as_a_tree() {
     let s = ok(&result);
     assert_eq!(tree(s).len(), 2, "{s}");
     assert_eq!(s["callsOmitted"], json!({"price": 1}), "{s}");
+    assert_no_debuggee(&tag);
+}
+
+/// The same functions in a module the program imports: before 3.12 compiled with the calls in
+/// (the program runs untraced: `sys.gettrace()` is None in it, 3.8+), the same tree; a traced
+/// function's uncaught exception reads as it does without debug-mcp.
+#[test]
+fn python_calls_in_an_imported_module() {
+    let tag = tag();
+    let dir = fixture("calls");
+    let import = |module: &str, then: &str| {
+        format!(
+            "DMCP_TAG={tag} {} -c 'import sys; sys.path.insert(0, \"{dir}\"); import {module}; {then}'",
+            python()
+        )
+    };
+    let mut server = Server::initialized();
+    // (3.7 has no audit hooks: it is traced.)
+    let command = import("shop", "print(sys.gettrace() is None or sys.version_info < (3, 8))");
+    let result = server
+        .debug_script(json!({"command": command, "calls": [{"file": fixture("calls/shop.py")}]}));
+    let s = ok(&result);
+    assert_eq!(tree(s), shop_tree(), "{s}");
+    assert!(s["output"]["stdout"].as_str().unwrap().ends_with("True\n"), "{s}");
+
+    let command = import("raises", "");
+    let alone = Command::new("sh").args(["-c", &command]).output().unwrap();
+    let file = fixture("calls/raises.py");
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    assert_eq!(s["output"]["stderr"], String::from_utf8_lossy(&alone.stderr).as_ref(), "{s}");
+    assert_eq!(
+        tree(s),
+        vec![
+            call("checked", 0, None, "threw ValueError"),
+            call("check", 1, Some(1), "{'qty': 1}"),
+            call("check", 1, Some(1), "threw ValueError"),
+        ],
+        "{s}"
+    );
     assert_no_debuggee(&tag);
 }
 
