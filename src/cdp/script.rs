@@ -155,6 +155,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         bound: false,
         unreachable: None,
         calls: calls::Recorded::default(),
+        parsed: 0,
     };
     let started = run
         .setup(client, top, program)
@@ -287,6 +288,8 @@ struct Run<'a> {
     unreachable: Option<String>,
     /// With `calls`: the calls recorded.
     calls: calls::Recorded,
+    /// Scripts parsed so far: loading code is doing something (`hang`).
+    parsed: u64,
 }
 
 impl Run<'_> {
@@ -866,6 +869,7 @@ impl Run<'_> {
                 }
             }
             "Debugger.scriptParsed" => {
+                self.parsed += 1;
                 target.scripts.on_parsed(&event.params);
                 if self.traces_calls() {
                     self.script_parsed(&origin, &event.params);
@@ -1115,7 +1119,10 @@ impl Collector for Run<'_> {
     }
 
     fn activity(&self) -> u64 {
-        self.debuggee.output().written() + self.processes.len() as u64 + self.calls_seen()
+        self.debuggee.output().written()
+            + self.processes.len() as u64
+            + self.calls_seen()
+            + self.parsed
     }
 
     fn undebugged(&self) -> Undebugged {
