@@ -609,6 +609,7 @@ def _watch_with_monitoring():
 
 _HIT = "__debug_mcp_hit__"
 _rewritten = set()
+_syntax = None  # debug_mcp_syntax, once a module may be rewritten
 _PLAIN = ("Expr", "Assign", "AugAssign", "AnnAssign", "Return", "Raise", "Assert", "Delete",
           "Pass", "Break", "Continue", "Import", "If")
 _NOT_PLAIN = ("Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "Yield", "YieldFrom",
@@ -627,6 +628,9 @@ def _rewrite_imports():
             stems.add(name if name != "__init__" else os.path.basename(os.path.dirname(file)))
     if not stems:
         return
+    # Now, while our folder is on sys.path (debug_mcp_run.py takes it off before the program).
+    global _syntax
+    _syntax = _import_own("debug_mcp_syntax")
 
     class Loader(SourceFileLoader):
         def get_code(self, fullname):
@@ -666,7 +670,7 @@ def _rewritten_code(source, path):
     as usual and traced)."""
     from _ast import Constant, Expr
 
-    syntax = _import_own("debug_mcp_syntax")
+    syntax = _syntax
     try:
         tree = syntax.parse(source, path)
     except SyntaxError:

@@ -106,6 +106,13 @@ fn python_calls_in_an_imported_module() {
     assert_eq!(tree(s), shop_tree(), "{s}");
     assert!(s["output"]["stdout"].as_str().unwrap().ends_with("True\n"), "{s}");
 
+    // Through debug-mcp's runner (`-E` skips our sitecustomize.py), the same.
+    let command = format!("DMCP_TAG={tag} {} -E '{}'", python(), fixture("calls/buy.py"));
+    let result = server
+        .debug_script(json!({"command": command, "calls": [{"file": fixture("calls/shop.py")}]}));
+    let s = ok(&result);
+    assert_eq!(tree(s), shop_tree(), "{s}");
+
     let command = import("raises", "");
     let alone = Command::new("sh").args(["-c", &command]).output().unwrap();
     let file = fixture("calls/raises.py");

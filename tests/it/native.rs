@@ -973,16 +973,19 @@ fn cargo_test_of_every_test_program() {
     let dir = fixture("native/rust-suite");
     let target = out_dir().join("rust-suite");
     let cargo = format!("CARGO_TARGET_DIR={} cargo test", target.display());
+    // Sorted: tests failing at once in a program's threads are recorded as they come.
     let failures = |s: &Value| -> Vec<(String, String)> {
         let failures = s["failures"].as_array().unwrap().iter();
-        failures
+        let mut failures: Vec<(String, String)> = failures
             .map(|f| {
                 (
                     f["test"].as_str().unwrap().into(),
                     f["frames"][0]["function"].as_str().unwrap().into(),
                 )
             })
-            .collect()
+            .collect();
+        failures.sort();
+        failures
     };
     let result = server.debug_script(json!({"command": cargo, "cwd": dir, "failures": true,
         "maxFailures": 10, "timeout": 120000}));
@@ -1007,6 +1010,7 @@ fn cargo_test_of_every_test_program() {
     let s = ok(&result);
     let mut all = lib.to_vec();
     all.push(("bumping_twice".into(), "api::bumping_twice".into()));
+    all.sort();
     assert_eq!(failures(s), all, "{s}");
     let commands: Vec<&Value> =
         s["processes"].as_array().unwrap().iter().map(|p| &p["command"]).collect();
