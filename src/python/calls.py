@@ -128,7 +128,10 @@ def _read_qualnames(filename):
 
     def visit(node, prefix):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, functions + (ast.ClassDef,)):
+            if isinstance(child, ast.Lambda):
+                found[(child.lineno, "<lambda>")] = prefix + "<lambda>"
+                visit(child, prefix + "<lambda>.<locals>.")
+            elif isinstance(child, functions + (ast.ClassDef,)):
                 qualname = prefix + child.name
                 if isinstance(child, functions):
                     # Decorated, the code starts at its first decorator (3.8+) or at `def`.
@@ -187,6 +190,8 @@ def _end(frame, key, value):
     record = _live.pop(id(frame), None)
     if record is None:
         return
+    if _lambdas:
+        _lambdas.pop(id(frame), None)
     _local.busy = True
     try:
         if key == "return":
@@ -220,6 +225,8 @@ def flush(ending=False):
     global _sent_at
     from debug_mcp_probe import dumps
 
+    if ending and _lambdas:
+        _lambdas_ended()
     records, _done[:] = list(_done), []
     if ending:
         records.extend(_live.values())
@@ -232,7 +239,7 @@ def flush(ending=False):
 
 
 # Before 3.12, first: a module imported from its source gets its traced functions compiled with
-# calls to the three below (`rewrite`), and the program runs untraced (sys.settrace slows every
+# calls to those below (`rewrite`), and the program runs untraced (sys.settrace slows every
 # call of it: ~1.5x by itself). Elsewhere (the main script, a module another loader compiles,
 # one whose rewrite does not compile, such as an async generator's bare `return` made
 # `return ret(None)`) sys.settrace serves (`traced`).
@@ -241,16 +248,20 @@ HOOK = "__debug_mcp_calls__"  # this module, as a builtin (a dunder name: not ma
 
 
 def enter(function):
-    """A rewritten function's first statement; `function` its qualified name."""
+    """A rewritten function's first statement (a lambda's first call); `function` its qualified
+    name."""
     if _recorded >= _cap:
         _omitted[function] = _omitted.get(function, 0) + 1
-        return
+        return None
     frame = sys._getframe(1)
     code = frame.f_code
     if _matched.get(code) is None:
         _traced(code)
     if _matched[code]:
         _start(code, frame)
+        if code.co_name == "<lambda>" and id(frame) in _live:
+            _lambdas[id(frame)] = frame
+    return None
 
 
 def ret(value):
@@ -263,7 +274,46 @@ def ret(value):
 def threw():
     """An exception leaves a rewritten function."""
     if _live:
-        _end(sys._getframe(1), "threw", sys.exc_info()[1])
+        kind, error, tb = sys.exc_info()
+        if _lambdas:
+            _unwound(tb.tb_next, error)
+        _end(sys._getframe(1), "threw", error)
+
+
+def caught():
+    """A rewritten function of a file with traced lambdas catches an exception."""
+    if _lambdas:
+        kind, error, tb = sys.exc_info()
+        _unwound(tb, error)
+
+
+def _unwound(tb, error):
+    """The traced lambdas an exception went through (they have no `except` of their own): each
+    ended by it."""
+    while tb is not None:
+        if _lambdas.get(id(tb.tb_frame)) is tb.tb_frame:
+            _end(tb.tb_frame, "threw", error)
+        tb = tb.tb_next
+
+
+def _lambdas_ended():
+    """At the end: traced lambdas that an exception left where no traced function saw it (the
+    program's uncaught one; else caught by code not traced: its type unknown)."""
+    _unwound(getattr(sys, "last_traceback", None), getattr(sys, "last_value", None))
+    for frame in list(_lambdas.values()):
+        try:
+            frame.clear()  # refused while the frame runs (another thread's)
+        except RuntimeError:
+            continue
+        record = _live.pop(id(frame), None)
+        _lambdas.pop(id(frame), None)
+        if record is not None:
+            record["threw"] = {"type": "unknown",
+                               "message": "an exception left it; code not traced caught it"}
+            _done.append(record)
+
+
+_lambdas = {}  # id(frame) -> frame: traced lambdas running (kept alive: their ids stay theirs)
 
 
 def rewrite(tree, path, syntax):
@@ -278,26 +328,34 @@ def rewrite(tree, path, syntax):
                                       except:
                                           ….threw()
                                           raise
+        lambda a: X               lambda a: ….enter("<lambda>") or ….ret(X)
     Generators and coroutines need nothing more: their first statement runs once, at their first
-    start, and the call tree's parent is read from the frames below. A lambda has no statements
-    to hold this: a file's lambdas are not traced here (docs/limits.md), and asked for by name
-    (`<lambda>`) the file is traced instead (False: nothing changed)."""
-    from _ast import (AsyncFunctionDef, ClassDef, Constant, ExceptHandler, Expr, FunctionDef,
-                      Lambda, Raise, Return, Try)
+    start, and the call tree's parent is read from the frames below. A lambda has no `except`:
+    an exception that leaves it is found in the traceback where a rewritten function sees it
+    (its `except` clauses call `caught()` when the file has traced lambdas). The qualified names
+    found are kept for `_qualname` (before 3.11 it would parse the file again). True."""
+    from _ast import (AsyncFunctionDef, BoolOp, ClassDef, Constant, ExceptHandler, Expr,
+                      FunctionDef, Lambda, Or, Raise, Return, Try, Yield, YieldFrom)
 
     real = os.path.realpath(path)
     wanted = [function for file, function in _targets if file == real]
-    if "<lambda>" in wanted:
-        return False
     functions = (FunctionDef, AsyncFunctionDef)
     found = []
+    lambdas = []
+    names = _qualnames.setdefault(path, {})
 
     def visit(node, prefix):
         for child in syntax.children(node):
-            if isinstance(child, functions):
-                qualname = prefix + child.name
-                if None in wanted or child.name in wanted or qualname in wanted:
-                    found.append((child, qualname))
+            if isinstance(child, functions + (Lambda,)):
+                name = getattr(child, "name", "<lambda>")
+                qualname = prefix + name
+                for line in [child.lineno] + [d.lineno for d in getattr(child, "decorator_list", ())]:
+                    names[(line, name)] = qualname
+                if None in wanted or name in wanted or qualname in wanted:
+                    if not isinstance(child, Lambda):
+                        found.append((child, qualname))
+                    elif not any(isinstance(n, (Yield, YieldFrom)) for n in syntax.walk(child.body)):
+                        lambdas.append((child, qualname))
                 visit(child, qualname + ".<locals>.")
             else:
                 visit(child, prefix + child.name + "." if isinstance(child, ClassDef) else prefix)
@@ -309,6 +367,10 @@ def rewrite(tree, path, syntax):
             if isinstance(child, Return):
                 child.value = syntax.call(HOOK, "ret", child.value or Constant(None))
                 syntax.place(child, child)
+            elif isinstance(child, ExceptHandler) and lambdas:
+                caught = Expr(syntax.call(HOOK, "caught"))
+                syntax.place(caught, child.body[0])
+                child.body.insert(0, caught)
             returns(child)
 
     visit(tree, "")
@@ -327,6 +389,10 @@ def rewrite(tree, path, syntax):
         for node in added:
             syntax.place(node, where)
         function.body = head + added
+    for function, qualname in lambdas:
+        calls = [syntax.call(HOOK, "enter", Constant(qualname)), syntax.call(HOOK, "ret", function.body)]
+        function.body = BoolOp(Or(), calls)
+        syntax.place(function.body, function)
     return True
 
 

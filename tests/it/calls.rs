@@ -131,6 +131,37 @@ fn python_calls_in_an_imported_module() {
     assert_no_debuggee(&tag);
 }
 
+/// Lambdas, as the main script and imported (before 3.12: traced, and compiled with the calls
+/// in): the same calls, an exception that leaves a lambda told where it was caught or passed.
+#[test]
+fn python_lambdas_run_and_imported() {
+    let tag = tag();
+    let dir = fixture("calls");
+    let file = fixture("calls/lambdas.py");
+    let mut server = Server::initialized();
+    let expected = vec![
+        call("by_price", 0, None, "[{'price': 1}, {'price': 2}]"),
+        call("by_price.<locals>.<lambda>", 1, Some(1), "2"),
+        call("by_price.<locals>.<lambda>", 1, Some(1), "1"),
+        call("safe", 0, None, "None"),
+        call("safe.<locals>.<lambda>", 1, Some(4), "threw ZeroDivisionError"),
+        call("unsafe", 0, None, "threw KeyError"),
+        call("unsafe.<locals>.<lambda>", 1, Some(6), "threw KeyError"),
+    ];
+    for command in [
+        format!("DMCP_TAG={tag} {} '{file}'", python()),
+        format!(
+            "DMCP_TAG={tag} {} -c 'import sys; sys.path.insert(0, \"{dir}\"); import lambdas'",
+            python()
+        ),
+    ] {
+        let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+        let s = ok(&result);
+        assert_eq!(tree(s), expected, "{command}: {s}");
+    }
+    assert_no_debuggee(&tag);
+}
+
 /// pytest with two xdist workers: each worker's calls, said with its process.
 #[test]
 fn python_calls_in_every_process() {
