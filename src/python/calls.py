@@ -28,6 +28,7 @@ import time
 
 _send = None
 _preview = None
+_syntax = None
 _cap = 0
 _targets = []  # (real path, function name or None)
 _matched = {}  # code object -> whether traced
@@ -53,11 +54,12 @@ _FLUSH_EVERY = 0.05  # seconds
 _BATCH = 256
 
 
-def setup(plan, send, preview):
+def setup(plan, send, preview, syntax):
     """`plan["calls"]`: `[{real, function?}]`; `send(kind, *fields)` reports; `preview(value)`
-    is a value's short text."""
-    global _send, _preview, _cap
-    _send, _preview = send, preview
+    is a value's short text; `syntax`: debug_mcp_syntax before 3.12 (modules are read), else
+    None."""
+    global _send, _preview, _cap, _syntax
+    _send, _preview, _syntax = send, preview, syntax
     _cap = plan.get("maxCalls", 200)
     for target in plan["calls"]:
         _targets.append((target["real"], target.get("function")))
@@ -115,36 +117,43 @@ _qualnames = {}  # file name -> {(first line, name): qualified name}
 
 
 def _read_qualnames(filename):
-    import ast
-    import tokenize
-
-    found = {}
     try:
-        with tokenize.open(filename) as f:
-            tree = ast.parse(f.read())
+        with open(filename, "rb") as f:
+            tree = _syntax.parse(f.read(), filename)
     except Exception:
-        return found
-    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+        return {}
+    return _names(_definitions(tree))
+
+
+def _definitions(tree):
+    """Every function and lambda the module `tree` defines, with its qualified name, as
+    Python names them (`Cart.total`, `outer.<locals>.inner`, `f.<locals>.<lambda>`)."""
+    from _ast import AsyncFunctionDef, ClassDef, FunctionDef, Lambda
+
+    found = []
 
     def visit(node, prefix):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Lambda):
-                found[(child.lineno, "<lambda>")] = prefix + "<lambda>"
-                visit(child, prefix + "<lambda>.<locals>.")
-            elif isinstance(child, functions + (ast.ClassDef,)):
-                qualname = prefix + child.name
-                if isinstance(child, functions):
-                    # Decorated, the code starts at its first decorator (3.8+) or at `def`.
-                    for line in [child.lineno] + [d.lineno for d in child.decorator_list]:
-                        found[(line, child.name)] = qualname
-                    visit(child, qualname + ".<locals>.")
-                else:
-                    visit(child, qualname + ".")
+        for child in _syntax.children(node):
+            if isinstance(child, (FunctionDef, AsyncFunctionDef, Lambda)):
+                qualname = prefix + getattr(child, "name", "<lambda>")
+                found.append((child, qualname))
+                visit(child, qualname + ".<locals>.")
             else:
-                visit(child, prefix)
+                visit(child, prefix + child.name + "." if isinstance(child, ClassDef) else prefix)
 
     visit(tree, "")
     return found
+
+
+def _names(definitions):
+    """`{(first line, name): qualified name}` of `_definitions`: a decorated function's code
+    starts at its first decorator (3.8+) or at `def`."""
+    names = {}
+    for node, qualname in definitions:
+        name = getattr(node, "name", "<lambda>")
+        for line in [node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]:
+            names[(line, name)] = qualname
+    return names
 
 
 def _parent(frame):
@@ -316,9 +325,8 @@ def _lambdas_ended():
 _lambdas = {}  # id(frame) -> frame: traced lambdas running (kept alive: their ids stay theirs)
 
 
-def rewrite(tree, path, syntax):
-    """Rewrites the module `tree` of the file `path` for its traced functions' calls
-    (`syntax`: debug_mcp_syntax):
+def rewrite(tree, path):
+    """Rewrites the module `tree` of the file `path` for its traced functions' calls:
         def f(a):                 def f(a):
             "doc"                     "doc"
             BODY                      __debug_mcp_calls__.enter("f")
@@ -337,28 +345,21 @@ def rewrite(tree, path, syntax):
     from _ast import (AsyncFunctionDef, BoolOp, ClassDef, Constant, ExceptHandler, Expr,
                       FunctionDef, Lambda, Or, Raise, Return, Try, Yield, YieldFrom)
 
+    syntax = _syntax
     real = os.path.realpath(path)
     wanted = [function for file, function in _targets if file == real]
     functions = (FunctionDef, AsyncFunctionDef)
+    definitions = _definitions(tree)
+    _qualnames[path] = _names(definitions)
     found = []
     lambdas = []
-    names = _qualnames.setdefault(path, {})
-
-    def visit(node, prefix):
-        for child in syntax.children(node):
-            if isinstance(child, functions + (Lambda,)):
-                name = getattr(child, "name", "<lambda>")
-                qualname = prefix + name
-                for line in [child.lineno] + [d.lineno for d in getattr(child, "decorator_list", ())]:
-                    names[(line, name)] = qualname
-                if None in wanted or name in wanted or qualname in wanted:
-                    if not isinstance(child, Lambda):
-                        found.append((child, qualname))
-                    elif not any(isinstance(n, (Yield, YieldFrom)) for n in syntax.walk(child.body)):
-                        lambdas.append((child, qualname))
-                visit(child, qualname + ".<locals>.")
-            else:
-                visit(child, prefix + child.name + "." if isinstance(child, ClassDef) else prefix)
+    for node, qualname in definitions:
+        name = getattr(node, "name", "<lambda>")
+        if None in wanted or name in wanted or qualname in wanted:
+            if not isinstance(node, Lambda):
+                found.append((node, qualname))
+            elif not any(isinstance(n, (Yield, YieldFrom)) for n in syntax.walk(node.body)):
+                lambdas.append((node, qualname))
 
     def returns(node):
         for child in syntax.children(node):
@@ -373,7 +374,6 @@ def rewrite(tree, path, syntax):
                 child.body.insert(0, caught)
             returns(child)
 
-    visit(tree, "")
     for function, qualname in found:
         body = function.body
         first = body[0]

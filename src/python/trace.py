@@ -194,7 +194,10 @@ def _watch_calls():
     for target in _plan["calls"]:
         target["real"] = os.path.realpath(target["file"])
     _calls = _import_own("debug_mcp_calls")
-    _calls.setup(_plan, lambda *fields: _send(*fields, wait=0.5), _preview)
+    # Before 3.12 modules are read (compiled with the calls, or their qualified names before
+    # 3.11): now, while our folder is on sys.path (debug_mcp_run.py takes it off).
+    syntax = None if hasattr(sys, "monitoring") else _import_own("debug_mcp_syntax")
+    _calls.setup(_plan, lambda *fields: _send(*fields, wait=0.5), _preview, syntax)
 
 
 def _line_starts(code):
@@ -687,7 +690,7 @@ def _rewritten_code(source, path):
         call = Expr(syntax.call(_HIT, None, Constant(index)))
         syntax.place(call, statement)
         body.insert(position, call)
-    if _calls_in(path) and not _calls.rewrite(tree, path, syntax):
+    if _calls_in(path) and not _calls.rewrite(tree, path):
         return None
     try:
         code = compile(tree, path, "exec", 0, True)
