@@ -310,6 +310,13 @@ impl Breakpoint {
         }
     }
 
+    /// Forgets the CDP breakpoints placed by URL (a script they were in was compiled anew,
+    /// which dropped them there): their ids, to remove before [`Breakpoint::requests`] places
+    /// them again.
+    pub(crate) fn unplace(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.placed).into_iter().map(|p| p.id).collect()
+    }
+
     /// The CDP breakpoint ids carrying this breakpoint (not the probe).
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
         self.placed.iter().map(|p| p.id.as_str())

@@ -21,6 +21,42 @@ pub(crate) struct Function {
     pub(crate) body: Position,
     /// `async`: its calls return a promise at their first `await`.
     pub(crate) is_async: bool,
+    /// `function*`: its calls run from its first `next()` and leave at each `yield`.
+    pub(crate) is_generator: bool,
+    /// Where it ends: its body's closing brace, or (an arrow's expression) the bracket that
+    /// closes around it, or else its line's end.
+    pub(crate) extent: Position,
+    /// A body in braces: where its own code starts (after its directives, `'use strict'`)
+    /// and ends, where its closing brace is, and its own `return`s (not those of functions
+    /// inside it).
+    pub(crate) block: Option<Block>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Block {
+    pub(crate) code: Position,
+    /// Where its code's last token ends (its opening brace's, for an empty body).
+    pub(crate) last: Position,
+    pub(crate) close: Position,
+    pub(crate) returns: Vec<Return>,
+}
+
+/// A `return` of a function's own: where its keyword ends, and whether it returns nothing
+/// (`return;`, `return }`, or a line end: then ASI ends it there).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Return {
+    pub(crate) after: Position,
+    pub(crate) bare: Bare,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Bare {
+    /// `return X`.
+    No,
+    /// `return;` or `return }`.
+    Ended,
+    /// `return` at the end of a line (or of the script).
+    AtLineEnd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,21 +99,7 @@ const NOT_METHODS: &[&str] = &[
 /// Every function `source` defines, in the order they appear.
 pub(crate) fn functions(source: &str) -> Vec<Function> {
     let tokens = tokenize(source);
-    // The index of each bracket's partner.
-    let mut partner = vec![usize::MAX; tokens.len()];
-    let mut open = Vec::new();
-    for (i, token) in tokens.iter().enumerate() {
-        match (token.kind, token.text) {
-            (Kind::Punct, "(" | "[" | "{") => open.push(i),
-            (Kind::Punct, ")" | "]" | "}") => {
-                if let Some(o) = open.pop() {
-                    partner[o] = i;
-                    partner[i] = o;
-                }
-            }
-            _ => {}
-        }
-    }
+    let partner = partners(&tokens);
     let text = |i: usize| tokens.get(i).map_or("", |t| t.text);
     let is =
         |i: usize, s: &str| tokens.get(i).is_some_and(|t| t.text == s && t.kind != Kind::Literal);
@@ -120,6 +142,8 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
             .map(|c| c.2)
     };
     let mut found = Vec::new();
+    // Where each found function's body starts: its `{`, or an arrow's expression.
+    let mut braces = Vec::new();
     // The parameter lists `function` already took.
     let mut taken = Vec::new();
     for i in 0..tokens.len() {
@@ -145,7 +169,7 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
             }
             let name = name.or_else(|| assigned(i)).unwrap_or_else(|| "(anonymous)".into());
             taken.push(j);
-            if let Some((body, _)) = body_after(partner[j]).filter(|(_, b)| is(*b, "{")) {
+            if let Some((body, brace)) = body_after(partner[j]).filter(|(_, b)| is(*b, "{")) {
                 let is_async = i > 0 && is(i - 1, "async");
                 found.push(Function {
                     name,
@@ -153,16 +177,20 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
                     open: tokens[j].at,
                     body,
                     is_async,
+                    is_generator: is(i + 1, "*"),
+                    extent: (0, 0),
+                    block: None,
                 });
+                braces.push(brace);
             }
             continue;
         }
         if token.text == "(" && partner[i] != usize::MAX && !taken.contains(&i) {
             let close = partner[i];
             let Some((body, brace)) = body_after(close) else { continue };
-            let (name, is_async) = if is(close + 1, "=>") {
+            let (name, is_async, is_generator) = if is(close + 1, "=>") {
                 let name = assigned(i).unwrap_or_else(|| "(anonymous)".into());
-                (name, i > 0 && is(i - 1, "async"))
+                (name, i > 0 && is(i - 1, "async"), false)
             } else {
                 // A method: `name(…) {` where a member can start.
                 if i == 0 || !word(i - 1) || NOT_METHODS.contains(&text(i - 1)) || !is(brace, "{") {
@@ -183,7 +211,7 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
                 };
                 let is_async = is(i.wrapping_sub(2), "async")
                     || is(i.wrapping_sub(2), "*") && is(i.wrapping_sub(3), "async");
-                (name, is_async)
+                (name, is_async, is(i.wrapping_sub(2), "*"))
             };
             found.push(Function {
                 name,
@@ -191,7 +219,11 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
                 open: token.at,
                 body,
                 is_async,
+                is_generator,
+                extent: (0, 0),
+                block: None,
             });
+            braces.push(brace);
             continue;
         }
         // `x => …`: one parameter, no parentheses.
@@ -212,10 +244,161 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
                 open: token.at,
                 body,
                 is_async,
+                is_generator: false,
+                extent: (0, 0),
+                block: None,
             });
+            braces.push(i + 2);
         }
     }
+    blocks(&tokens, &partner, &mut found, &braces);
     found
+}
+
+/// Each function with a body in braces (`braces[n]`: the token its body starts at): where its
+/// own code starts, its closing brace, and its own `return`s (each belongs to the innermost
+/// body around it).
+fn blocks(tokens: &[Token], partner: &[usize], found: &mut [Function], braces: &[usize]) {
+    let is =
+        |i: usize, s: &str| tokens.get(i).is_some_and(|t| t.text == s && t.kind == Kind::Punct);
+    let end = |t: &Token| (t.at.0, t.at.1 + t.text.encode_utf16().count() as u32);
+    let bodies: Vec<(usize, usize, usize)> = (braces.iter().enumerate())
+        .filter(|&(_, &b)| is(b, "{") && partner[b] != usize::MAX)
+        .map(|(n, &b)| (n, b, partner[b]))
+        .collect();
+    for (n, &start) in braces.iter().enumerate() {
+        let around = (0..start).rev().find(|&o| {
+            matches!(tokens[o].text, "(" | "[" | "{")
+                && tokens[o].kind == Kind::Punct
+                && partner[o] > start
+                && partner[o] != usize::MAX
+        });
+        found[n].extent = match around {
+            _ if is(start, "{") && partner[start] != usize::MAX => tokens[partner[start]].at,
+            Some(o) => tokens[partner[o]].at,
+            None => (tokens[start].at.0, u32::MAX),
+        };
+    }
+    for &(n, brace, close) in &bodies {
+        // Directives: a string alone as a statement.
+        let mut code = brace;
+        while tokens[code + 1].kind == Kind::Literal
+            && tokens[code + 1].text.starts_with(['"', '\''])
+            && (is(code + 2, ";")
+                || is(code + 2, "}")
+                || tokens[code + 2].at.0 > tokens[code + 1].at.0)
+        {
+            code += if is(code + 2, ";") { 2 } else { 1 };
+        }
+        let block = Block {
+            code: end(&tokens[code]),
+            last: end(&tokens[close - 1]),
+            close: tokens[close].at,
+            returns: Vec::new(),
+        };
+        found[n].block = Some(block);
+    }
+    for (k, token) in tokens.iter().enumerate() {
+        if token.kind != Kind::Word || token.text != "return" || k == 0 {
+            continue;
+        }
+        // A property (`x.return`, `{ return: 1 }`) or a method named so (`return() {`).
+        let method = is(k + 1, "(") && is(partner[k + 1].wrapping_add(1), "{");
+        if is(k - 1, ".") || is(k + 1, ":") || method {
+            continue;
+        }
+        let Some(&(n, ..)) =
+            bodies.iter().filter(|(_, b, c)| *b < k && k < *c).max_by_key(|(_, b, _)| *b)
+        else {
+            continue;
+        };
+        let bare = match tokens.get(k + 1) {
+            Some(next) if is(k + 1, ";") || is(k + 1, "}") => {
+                if next.at.0 == token.at.0 {
+                    Bare::Ended
+                } else {
+                    Bare::AtLineEnd
+                }
+            }
+            Some(next) if next.at.0 == token.at.0 => Bare::No,
+            _ => Bare::AtLineEnd,
+        };
+        if let Some(block) = found[n].block.as_mut() {
+            block.returns.push(Return { after: end(token), bare });
+        }
+    }
+}
+
+/// Where a script's first statement that runs is (past directives, imports and the function
+/// declarations that are hoisted): a breakpoint there pauses before any of its code has run.
+/// None when it has none (a script of declarations only).
+pub(crate) fn first_statement(source: &str) -> Option<Position> {
+    let tokens = tokenize(source);
+    let partner = partners(&tokens);
+    let is =
+        |i: usize, s: &str| tokens.get(i).is_some_and(|t| t.text == s && t.kind != Kind::Literal);
+    let string = |i: usize| {
+        tokens.get(i).is_some_and(|t| t.kind == Kind::Literal && t.text.starts_with(['"', '\'']))
+    };
+    let after_group = |i: usize| match is(i, "(") || is(i, "{") {
+        true => partner.get(i).copied().filter(|&p| p != usize::MAX).map(|p| p + 1),
+        false => Some(i),
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        // An empty statement, or a directive (a string alone).
+        let directive = string(i)
+            && (is(i + 1, ";") || tokens.get(i + 1).is_none_or(|t| t.at.0 > tokens[i].at.0));
+        if is(i, ";") || directive {
+            i += 1;
+        } else if is(i, "import") && !is(i + 1, "(") && !is(i + 1, ".") {
+            // To its module's name: `import x, { y } from "m"`, `import "m"`.
+            i = (i + 1..tokens.len()).find(|&j| string(j))? + 1;
+        } else if is(i, "export") && (is(i + 1, "{") || is(i + 1, "*")) {
+            // `export { a as b }`, `export { a } from "m"`, `export * as m from "m"`.
+            i = after_group(i + 1)?;
+            if is(i, "*") || is(i, "from") {
+                i = (i..tokens.len()).find(|&j| string(j))? + 1;
+            }
+        } else if is(i, "export") || is(i, "default") || (is(i, "async") && is(i + 1, "function")) {
+            i += 1;
+        } else if is(i, "class") {
+            // V8 takes a class for its constructor: a breakpoint there would wait for it.
+            let brace = (i + 1..tokens.len()).find(|&j| is(j, "{"))?;
+            i = after_group(brace)?;
+        } else if is(i, "function") {
+            let mut j = i + 1;
+            if is(j, "*") {
+                j += 1;
+            }
+            if !is(j, "(") {
+                j += 1;
+            }
+            i = after_group(after_group(j)?)?;
+        } else {
+            return Some(tokens[i].at);
+        }
+    }
+    None
+}
+
+/// The index of each bracket's partner (`usize::MAX`: none).
+fn partners(tokens: &[Token]) -> Vec<usize> {
+    let mut partner = vec![usize::MAX; tokens.len()];
+    let mut open = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        match (token.kind, token.text) {
+            (Kind::Punct, "(" | "[" | "{") => open.push(i),
+            (Kind::Punct, ")" | "]" | "}") => {
+                if let Some(o) = open.pop() {
+                    partner[o] = i;
+                    partner[i] = o;
+                }
+            }
+            _ => {}
+        }
+    }
+    partner
 }
 
 /// The parameter names between the brackets at `open` and `close`.
@@ -469,6 +652,32 @@ const s = `a ${ (() => 1)() } b`, r = /\(x\)/g, q = "function fake(y) {";
                 ("(anonymous)".into(), vec![]),
             ]
         );
+    }
+
+    #[test]
+    fn the_first_statement_that_runs() {
+        let at = |source: &str| first_statement(source);
+        let cjs = "'use strict';\nconst a = require('a');\nfunction f() {}";
+        assert_eq!(at(cjs), Some((1, 0)));
+        let declarations =
+            "function f() { g(); }\nasync function* h() {}\nclass K { m() {} }\nmain();";
+        assert_eq!(at(declarations), Some((3, 0)));
+        let esm = "import x, { y } from \"m\";\nimport \"n\";\nexport { y as z };\nexport * as w from \"w\";\nexport function f() {}\nexport const v = 1;";
+        assert_eq!(at(esm), Some((5, 7)));
+        assert_eq!(at("export default function () {}\nexport function g() {}"), None);
+    }
+
+    #[test]
+    fn bodies_their_code_and_returns() {
+        let source =
+            "function f(a) {\n  'use strict';\n  if (a) return;\n  return () => { return 1; };\n}";
+        let found = functions(source);
+        let block = found[0].block.as_ref().unwrap();
+        assert_eq!((block.code, block.last, block.close), ((1, 15), (3, 29), (4, 0)));
+        let returns: Vec<(Position, Bare)> =
+            block.returns.iter().map(|r| (r.after, r.bare)).collect();
+        assert_eq!(returns, [((2, 15), Bare::Ended), ((3, 8), Bare::No)]);
+        assert_eq!(found[1].block.as_ref().unwrap().returns.len(), 1);
     }
 
     #[test]

@@ -257,20 +257,25 @@
     return t.length > PREVIEW ? apply(slice, t, [0, PREVIEW]) + '…' : t;
   }
 
-  // For `calls`: traced function `index` started, with these arguments (its parameters'
-  // values at its first statement): reported as `C<index>:` and their previews. It stops only
-  // at a function's `first` call, when asked (its return breakpoints are placed then).
-  const called = [];
-  function call(index, values, first) {
+  // For `calls` set as breakpoints: traced function `index` started, with these arguments
+  // (its parameters' values at its first statement): reported as `C<index>:` and their
+  // previews.
+  function call(index, values) {
     const shown = [];
     for (let i = 0; i < values.length; i++) shown.push(short(values[i]));
     report('C' + index + ':' + stringify(shown));
-    if (first !== true || called[index]) return false;
-    called[index] = true;
-    return true;
+    return false;
   }
 
   Object.defineProperty(report, 'hit', { value: hit });
+
+  // An exception (or any value thrown) as {type, message}.
+  function failed(e) {
+    const type = e !== null && typeof e === 'object' && typeof e.name === 'string' ? e.name : typeof e;
+    const message = e !== null && typeof e === 'object' && e.message !== undefined ? String(e.message) : short(e);
+    return { type: type, message: apply(slice, message, [0, 200]) };
+  }
+
   // For `calls`: an async function's call `n` returned its promise; what it settles to is
   // reported (`R<n>:` a preview, `X<n>:` {type, message}). A rejection still goes on to be
   // unhandled (or handled) as the program would have it.
@@ -278,13 +283,129 @@
     promise.then(
       (v) => { report('R' + n + ':' + stringify(short(v))); },
       (e) => {
-        const type = e !== null && typeof e === 'object' && typeof e.name === 'string' ? e.name : typeof e;
-        const message = e !== null && typeof e === 'object' && e.message !== undefined ? String(e.message) : short(e);
-        report('X' + n + ':' + stringify({ type: type, message: apply(slice, message, [0, 200]) }));
+        report('X' + n + ':' + stringify(failed(e)));
         throw e;
       });
   }
 
+  // For `calls` compiled into a script (cdp/instrument.rs): a traced function's code runs
+  // between `const __dmc__ = BINDING.e(index, [parameters])` and `__dmc__.f()` (in a
+  // `finally`), and each of its returns sets `__dmc__.v`. Reported: `c<index>:<n>:<parent>:`
+  // and the arguments' previews when call n starts (its parent: the traced call it runs in,
+  // or 0), `r<n>:` a preview when it returned (an async function: what it resolved to),
+  // `x<n>:` {type, message} when that promise was rejected, `t<n>` when it left without
+  // returning (an exception: the run knows which, from its pause), `o<index>` for a call past
+  // the cap (only counted).
+  const traced = [];
+  const running = [];
+  let started = 0;
+  let counting = false;
+  const PromiseCtor = Promise;
+  const promiseThen = Promise.prototype.then;
+  const captureStackTrace = ErrorCtor.captureStackTrace;
+  function Call(index, n) {
+    this.index = index;
+    this.n = n;
+    this.done = false;
+    this.value = undefined;
+  }
+  Object.defineProperty(Call.prototype, 'v', { set(x) { this.done = true; this.value = x; } });
+  Object.defineProperty(Call.prototype, 'f', { value: function () { left(this); } });
+  const COUNTED = { set v(_) {}, f() {} };
+
+  function enter(index, values) {
+    if (counting) {
+      report('o' + index);
+      return COUNTED;
+    }
+    const parent = innermost();
+    const n = ++started;
+    const shown = [];
+    for (let i = 0; i < values.length; i++) shown.push(short(values[i]));
+    report('c' + index + ':' + n + ':' + (parent === undefined ? 0 : parent.n) + ':' + stringify(shown));
+    const call = new Call(index, n);
+    running.push(call);
+    return call;
+  }
+
+  function left(call) {
+    for (let i = running.length - 1; i >= 0; i--) {
+      if (running[i] === call) {
+        running.splice(i, 1);
+        break;
+      }
+    }
+    if (!call.done) {
+      report('t' + call.n);
+      return;
+    }
+    const v = call.value;
+    if (traced[call.index].kind === 1 && v instanceof PromiseCtor) {
+      apply(promiseThen, v, [
+        (x) => { report('r' + call.n + ':' + stringify(short(x))); },
+        (e) => { report('x' + call.n + ':' + stringify(failed(e))); }]);
+      return;
+    }
+    report('r' + call.n + ':' + stringify(short(v)));
+  }
+
+  // The innermost traced call still running: an async function's or a generator's leaves
+  // the stack at an `await` or a `yield`, which only the stack tells.
+  function innermost() {
+    while (running.length > 0) {
+      const top = running[running.length - 1];
+      if (traced[top.index].kind === 0 || onStack(top)) return top;
+      running.pop();
+    }
+    return undefined;
+  }
+
+  function onStack(call) {
+    const t = traced[call.index];
+    const all = sites();
+    for (let i = 0; i < all.length; i++) {
+      const name = all[i].getFileName();
+      if (name !== t.url && 'file://' + name !== t.url) continue;
+      const line = all[i].getLineNumber() - 1, column = all[i].getColumnNumber() - 1;
+      const inside = (r) => (line > r[0] || (line === r[0] && column >= r[1])) &&
+        (line < r[2] || (line === r[2] && column <= r[3]));
+      if (inside(t.span) && !t.inner.some(inside)) return true;
+    }
+    return false;
+  }
+
+  // The stack's call sites (V8's structured stack trace), the program's own formatting left
+  // as it was.
+  function sites() {
+    const prepare = ErrorCtor.prepareStackTrace, limit = ErrorCtor.stackTraceLimit;
+    try {
+      ErrorCtor.prepareStackTrace = (_, s) => s;
+      ErrorCtor.stackTraceLimit = 200;
+      const holder = {};
+      captureStackTrace(holder, sites);
+      return isArray(holder.stack) ? holder.stack : [];
+    } catch (_) {
+      return [];
+    } finally {
+      ErrorCtor.prepareStackTrace = prepare;
+      ErrorCtor.stackTraceLimit = limit;
+    }
+  }
+
+  // The functions of a script about to run compiled: [index, kind (0, 1 async, 2 a
+  // generator), the script's URL, its span and those of the functions inside it (each
+  // [line, column, line, column], 0-based)].
+  function trace(entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const [index, kind, url, span, inner] = entries[i];
+      traced[index] = { kind: kind, url: url, span: span, inner: inner };
+    }
+    return true;
+  }
+
+  Object.defineProperty(report, 'e', { value: enter });
+  Object.defineProperty(report, 'trace', { value: trace });
+  Object.defineProperty(report, 'count', { value: () => { counting = true; } });
   Object.defineProperty(report, 'call', { value: call });
   Object.defineProperty(report, 'settle', { value: settle });
   Object.defineProperty(report, 'short', { value: short });

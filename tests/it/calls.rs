@@ -226,6 +226,69 @@ fn node_calls_as_a_tree() {
     assert_no_debuggee(&tag);
 }
 
+/// Node and Deno: a traced file's functions are compiled with their calls (no pause per call):
+/// a CommonJS script whole, an ES module's functions whose closing brace has a line of its
+/// own (an arrow's expression keeps its breakpoints, and the tree runs across both); an
+/// error's stack keeps the file's lines and columns.
+#[test]
+fn node_calls_compiled_into_the_script() {
+    let lib = fixture("calls/esm/lib.mjs");
+    let main = fixture("calls/esm/main.mjs");
+    let alone = Command::new("node").arg(&main).output().unwrap();
+    let expected = vec![
+        call("add", 0, None, "3"),
+        call("twice", 0, None, "10"),
+        call("add", 1, Some(2), "10"),
+        call("later", 0, None, "14"),
+        call("twice", 1, Some(4), "14"),
+        call("add", 2, Some(5), "14"),
+        call("check", 0, None, "threw RangeError"),
+    ];
+    let deno = fixture("node_modules/.bin/deno");
+    let mut runs = vec![vec!["node".to_string(), main.clone()]];
+    if std::path::Path::new(&deno).exists() {
+        runs.push(vec![deno, "run".into(), main.clone()]);
+    }
+    for command in runs {
+        let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
+            .args(["run", "--calls", &lib, "--"])
+            .args(&command)
+            .env("DEBUG_MCP_LOG", "debug")
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+        crate::schema::check("debug-script", &printed);
+        assert_eq!(tree(&printed), expected, "{command:?}: {printed}");
+        assert_eq!(
+            printed["output"]["stdout"].as_str().unwrap().as_bytes(),
+            alone.stdout,
+            "{printed}"
+        );
+        let log = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            log.contains("calls compiled into") && log.contains("3 functions, 1 left"),
+            "{log}"
+        );
+    }
+
+    // A probe in a compiled function still reports (V8 dropped it there: it is placed again).
+    let shop = fixture("calls/shop.js");
+    let probe = format!("{shop}:11=item.qty");
+    let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
+        .args(["run", "--calls", &shop, "--probe", &probe, "--", "node", &shop])
+        .env("DEBUG_MCP_LOG", "debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(log.contains("calls compiled into") && log.contains("8 functions, 0 left"), "{log}");
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let values: Vec<&Value> =
+        printed["results"].as_array().unwrap().iter().map(|r| &r["value"]).collect();
+    assert_eq!(values, [&json!(3), &json!(1)], "{printed}");
+    assert_eq!(tree(&printed).len(), 11, "{printed}");
+}
+
 /// TypeScript through vitest's transform: the library function's calls, in its own file and
 /// lines.
 #[test]

@@ -1,15 +1,19 @@
-//! Traced calls in JavaScript (`debugger::calls`): before a script that holds a traced file's
-//! functions runs (an instrumentation pause, or its source map's sources), its functions are
-//! found in its text (`cdp::functions`) and each gets two kinds of breakpoint:
+//! Traced calls in JavaScript (`debugger::calls`): a script that holds a traced file's
+//! functions (the file itself, or a script whose source map's sources name it) pauses before its
+//! code runs (a breakpoint at its first statement, or at its first line when it is compiled
+//! while loading); there its functions are found in its text (`cdp::functions`) and compiled
+//! with their calls (`cdp::instrument`: the probe is called at each start and end, no pause).
+//! Where V8 does not take the new text, each function gets two kinds of breakpoint instead:
 //! - at its first statement, a condition that reports its parameters' values through the probe
 //!   (`BINDING.call`) and never stops;
 //! - at each of its returns (`getPossibleBreakpoints` with `restrictToFunction`: V8's return
 //!   positions), a pause that reads the frame's `returnValue`.
 //!
-//! A call that left its function without returning (an exception went through it) is told at the
-//! next return pause, whose stack no longer holds it, with the exception seen last while it was
-//! open (the run pauses on every exception); an async function suspended in an `await` stays
-//! open until its own return (what it resolved to).
+//! A call that left its function without returning (an exception went through it) has the
+//! exception seen last while it was open (the run pauses on every exception): compiled, it says
+//! so itself; with breakpoints it is told at the next return pause, whose stack no longer holds
+//! it. An async function suspended in an `await` stays open until its own return (what it
+//! resolved to).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,6 +24,8 @@ use crate::cdp::failures;
 use crate::cdp::functions::{self, Function};
 use crate::cdp::Origin;
 use crate::debugger::calls::Calls;
+
+mod compiled;
 
 /// Whether the run pauses before each script with a source map runs: a traced file that is not
 /// JavaScript runs transformed, and its script's functions get their breakpoints while it waits.
@@ -42,12 +48,14 @@ pub(super) struct Traced {
     by_location: HashMap<(String, u32, u32), usize>,
     /// Scripts looked at already.
     seen: Vec<String>,
-    /// Start breakpoints by URL (set before the file loaded) → function.
-    entries: HashMap<String, usize>,
-    /// Breakpoints at the first line of each traced file transformed while loading: a pause
-    /// there is before its code runs (at its scriptParsed the code may run before our
-    /// breakpoints are in).
+    /// Breakpoints at the first statement of each traced file (the first line of one
+    /// transformed while loading): a pause there is before its code runs (at its scriptParsed
+    /// the code may run before our breakpoints are in).
     loads: Vec<String>,
+    /// Traced JavaScript files with no statement to pause at: looked at when parsed.
+    at_parse: Vec<std::path::PathBuf>,
+    /// Scripts that are ES modules.
+    modules: Vec<String>,
     /// Calls started and not yet returned, oldest first.
     open: Vec<Open>,
     /// Past the cap, with no recorded call running: returns are not watched.
@@ -60,14 +68,21 @@ struct Traced1 {
     line: u64,
     params: Vec<String>,
     is_async: bool,
-    /// Traced before its file loaded: where it is in the file, until its first call places its
-    /// return breakpoints.
-    placed: Option<Function>,
+}
+
+impl Traced1 {
+    fn new(function: &Function, file: String, line: u64) -> Traced1 {
+        let params = function.params.iter().flatten().cloned().collect();
+        let (name, is_async) = (function.name.clone(), function.is_async);
+        Traced1 { name, file, line, params, is_async }
+    }
 }
 
 struct Open {
     record: Value,
     function: usize,
+    /// Compiled: the call's number in its process (its end is reported, not paused at).
+    local: Option<u64>,
     /// The exception seen going through it, until it is caught.
     threw: Option<Value>,
     /// An async function awaiting, or a generator between yields: not on the stack.
@@ -89,18 +104,27 @@ impl Run<'_> {
         !self.plan.calls.is_empty()
     }
 
-    /// A JavaScript file traced as it is on disk gets its functions' start breakpoints by its
-    /// URL before it loads (its first call pauses once, to place the function's return
-    /// breakpoints in the script that loaded); a file transformed while loading (TypeScript) is
-    /// traced through its script's map when that script is parsed (`watch_calls`).
+    /// Before a traced file loads: a breakpoint by its URL where its code starts (its first
+    /// statement; the first line of a file transformed while loading, TypeScript), so that its
+    /// functions are compiled (or get their breakpoints) before they run.
     pub(super) fn trace_before_load(&mut self, to: &Origin) {
         let urls = self.runtime.urls();
-        let transformed: Vec<_> = (self.plan.calls.iter())
-            .filter(|c| !crate::cdp::maps::is_javascript(&c.file))
-            .map(|c| urls.regex(&[c.file.as_path(), c.real_file.as_path()]))
-            .collect();
-        for regex in transformed {
-            let params = json!({"urlRegex": regex, "lineNumber": 0, "columnNumber": 0});
+        let mut loads = Vec::new();
+        let mut at_parse = Vec::new();
+        for traced in &self.plan.calls {
+            let regex = urls.regex(&[traced.file.as_path(), traced.real_file.as_path()]);
+            if !crate::cdp::maps::is_javascript(&traced.file) {
+                loads.push(json!({"urlRegex": regex, "lineNumber": 0, "columnNumber": 0}));
+                continue;
+            }
+            let source = std::fs::read_to_string(&traced.real_file).unwrap_or_default();
+            match functions::first_statement(&source) {
+                Some((line, column)) => loads
+                    .push(json!({"urlRegex": regex, "lineNumber": line, "columnNumber": column})),
+                None => at_parse.extend([traced.file.clone(), traced.real_file.clone()]),
+            }
+        }
+        for params in loads {
             let set = self.ask(to, "Debugger.setBreakpointByUrl", params);
             if let (Some(id), Some(target)) =
                 (set.as_ref().and_then(|s| s["breakpointId"].as_str()), self.targets.get_mut(to))
@@ -108,121 +132,106 @@ impl Run<'_> {
                 target.calls.loads.push(id.to_string());
             }
         }
-        let traced: Vec<_> = self
-            .plan
-            .calls
-            .iter()
-            .filter(|c| crate::cdp::maps::is_javascript(&c.file))
-            .cloned()
-            .collect();
-        for traced in traced {
-            let Ok(source) = std::fs::read_to_string(&traced.real_file) else { continue };
-            let regex = urls.regex(&[traced.file.as_path(), traced.real_file.as_path()]);
-            let file = traced.file.display().to_string();
-            for function in functions::functions(&source) {
-                if traced.function.as_deref().is_some_and(|f| !names(&function.name, f)) {
-                    continue;
-                }
-                let Some(target) = self.targets.get_mut(to) else { return };
-                let index = target.calls.functions.len();
-                let params: Vec<String> = function.params.iter().flatten().cloned().collect();
-                let condition =
-                    format!("{}.call({index}, [{}], true)", self.binding, params.join(", "));
-                target.calls.functions.push(Traced1 {
-                    name: function.name.clone(),
-                    file: file.clone(),
-                    line: u64::from(function.open.0) + 1,
-                    params,
-                    is_async: function.is_async,
-                    placed: Some(function.clone()),
-                });
-                let params = json!({"urlRegex": regex, "lineNumber": function.body.0,
-                                    "columnNumber": function.body.1, "condition": condition});
-                let set = self.ask(to, "Debugger.setBreakpointByUrl", params);
-                if let (Some(id), Some(target)) = (
-                    set.as_ref().and_then(|s| s["breakpointId"].as_str()),
-                    self.targets.get_mut(to),
-                ) {
-                    target.calls.entries.insert(id.to_string(), index);
-                }
-            }
+        if let Some(target) = self.targets.get_mut(to) {
+            target.calls.at_parse = at_parse;
         }
     }
 
     /// A pause that is the calls' own (handled, and the program sent on), or not (false).
     pub(super) fn calls_pause(&mut self, origin: &Origin, params: &Value) -> bool {
-        let go =
-            match self.first_call(origin, params) || self.transformed_file_loads(origin, params) {
-                true => Some("Debugger.resume"),
-                false => self.call_paused(origin, params),
-            };
+        let go = match self.traced_file_loads(origin, params) {
+            true => Some("Debugger.resume"),
+            false => self.call_paused(origin, params),
+        };
         if let Some(method) = go {
             drop(self.send(origin, method, json!({})));
         }
         go.is_some()
     }
 
-    /// Whether a pause is at the start of a traced file transformed while loading: its
-    /// script's functions get their breakpoints.
-    fn transformed_file_loads(&mut self, origin: &Origin, params: &Value) -> bool {
+    /// Whether a pause is at the start of a traced file (its load breakpoint): its script's
+    /// functions are compiled with their calls. A pause before a script runs for another
+    /// reason (Node's first, in the main script; one before a script with a source map) is
+    /// used so too, and left to its own.
+    fn traced_file_loads(&mut self, origin: &Origin, params: &Value) -> bool {
         let Some(target) = self.targets.get(origin) else { return false };
         let mut hits =
             params["hitBreakpoints"].as_array().into_iter().flatten().filter_map(Value::as_str);
-        if !hits.any(|id| target.calls.loads.iter().any(|l| l == id)) {
-            return false;
-        }
+        let ours = hits.any(|id| target.calls.loads.iter().any(|l| l == id));
         let script = params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str);
-        if let Some(script) = script.map(String::from) {
-            self.watch_calls(origin, &script);
+        let Some(script) = script.map(String::from) else { return ours };
+        // Before the script's code runs: its frame may start again in the compiled text.
+        let first =
+            ours || matches!(params["reason"].as_str(), Some("Break on start" | "instrumentation"));
+        if first {
+            self.watch_calls(origin, &script, true);
         }
-        true
-    }
-
-    /// Whether a pause is a traced function's first call (its start breakpoint by URL): its
-    /// return breakpoints are placed in the script it is in.
-    fn first_call(&mut self, origin: &Origin, params: &Value) -> bool {
-        let Some(target) = self.targets.get_mut(origin) else { return false };
-        let hits =
-            params["hitBreakpoints"].as_array().into_iter().flatten().filter_map(Value::as_str);
-        let Some(index) = hits.into_iter().find_map(|id| target.calls.entries.get(id).copied())
-        else {
-            return false;
-        };
-        let Some(function) = target.calls.functions.get_mut(index).and_then(|f| f.placed.take())
-        else {
-            return true;
-        };
-        let script = params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str);
-        if let Some(script) = script.map(String::from) {
-            self.place_returns(origin, &script, &function, index);
-        }
-        true
+        ours
     }
 
     /// At a script's parse: a traced file's functions, when the script is that file
     /// transformed (its map's sources name it), get their breakpoints.
+    /// A script whose source map names a traced file (a bundle), or a traced file with no
+    /// statement to pause at, is compiled as it is parsed (a traced file transformed while
+    /// loading waits for its load breakpoint: it is paused there by now, where only a
+    /// restart of its frame can change it).
     pub(super) fn script_parsed(&mut self, origin: &Origin, params: &Value) {
-        if params["sourceMapURL"].as_str().unwrap_or_default().is_empty() {
-            return;
+        let Some(script) = params["scriptId"].as_str() else { return };
+        let mapped = !params["sourceMapURL"].as_str().unwrap_or_default().is_empty();
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        if params["isModule"] == true {
+            target.calls.modules.push(script.to_string());
         }
-        if let Some(script) = params["scriptId"].as_str() {
-            self.watch_calls(origin, script);
+        let file = target.scripts.file(script);
+        let path = std::path::Path::new(&file);
+        let unpaused = target.calls.at_parse.iter().any(|p| p.as_path() == path);
+        // Under a URL its load breakpoint matches (jest's scripts are named by bare paths).
+        let url = params["url"].as_str().unwrap_or_default();
+        let urls = self.runtime.urls();
+        let waits = (self.plan.calls.iter())
+            .any(|c| urls.names(url, &c.file) || urls.names(url, &c.real_file));
+        if unpaused || (mapped && !waits) {
+            self.watch_calls(origin, script, false);
         }
     }
 
-    /// A script that is a traced file transformed: its traced functions get their breakpoints.
-    fn watch_calls(&mut self, origin: &Origin, script: &str) {
+    /// A script that is a traced file (or a traced file transformed): its traced functions are
+    /// compiled with their calls, or else get their breakpoints. `restart`: paused at the
+    /// script's first statement, where its frame may start again in the compiled text.
+    fn watch_calls(&mut self, origin: &Origin, script: &str, restart: bool) {
         let Some(target) = self.targets.get_mut(origin) else { return };
         if target.calls.seen.iter().any(|s| s == script) {
             return;
         }
         target.calls.seen.push(script.to_string());
         let file = target.scripts.file(script);
-        let Some(map) = target.scripts.map_of(script).and_then(Result::ok) else { return };
+        let path = std::path::Path::new(&file);
+        let plan = self.plan;
+        // A traced file itself (by its path, or the URL a page's server gives it).
+        let url = target.scripts.get(script).0;
+        let urls = self.runtime.urls();
+        let real = std::fs::canonicalize(path).ok();
+        let itself: Vec<&crate::debugger::calls::Traced> = (plan.calls.iter())
+            .filter(|c| {
+                path == c.file
+                    || real.as_deref() == Some(c.real_file.as_path())
+                    || urls.names(&url, &c.file)
+                    || urls.names(&url, &c.real_file)
+            })
+            .collect();
+        let asked_here: Vec<Option<String>> = itself.iter().map(|c| c.function.clone()).collect();
+        let shown = itself.first().map_or(file.clone(), |c| c.file.display().to_string());
+        let on_disk = crate::cdp::maps::is_javascript(path) && !asked_here.is_empty();
+        let map = match on_disk {
+            true => None,
+            false => match target.scripts.map_of(script).and_then(Result::ok) {
+                Some(map) => Some(map),
+                None => return,
+            },
+        };
         // Each of the map's sources that is a traced file: its path, its text (read once) and
         // the functions asked of it (`None`: all).
-        let plan = self.plan;
-        let traced: Vec<Option<TracedSource>> = (map.sources().iter())
+        let traced: Vec<Option<TracedSource>> = (map.iter().flat_map(|m| m.sources()))
             .map(|source| {
                 let path = source.path.as_ref()?;
                 let asked = asked_of(plan, path);
@@ -230,28 +239,41 @@ impl Run<'_> {
                 (!asked.is_empty()).then(|| (path.display().to_string(), text, asked))
             })
             .collect();
-        // A JavaScript file as it is on disk was traced before it loaded.
-        let path = std::path::Path::new(&file);
-        let on_disk = crate::cdp::maps::is_javascript(path) && !asked_of(plan, path).is_empty();
-        if traced.iter().all(Option::is_none) || on_disk {
+        if !on_disk && traced.iter().all(Option::is_none) {
             return;
         }
         let source = self.ask(origin, "Debugger.getScriptSource", json!({"scriptId": script}));
         let source = source.as_ref().and_then(|s| s["scriptSource"].as_str()).unwrap_or_default();
-        for function in functions::functions(source) {
+        let all = functions::functions(source);
+        let mut found = Vec::new();
+        for function in &all {
             // Where it is in the file the agent knows: the original, through the map.
-            let at = crate::sourcemap::Position { line: function.open.0, column: function.open.1 };
-            let Some((source, position)) = map.original_for(at) else { continue };
-            let Some((file, text, asked)) = &traced[source] else { continue };
-            // Code a transform added (an export's getter) maps to some other text: a function
-            // of the file maps its parameter list to its own.
-            if !opens_there(text, position, &function) {
-                continue;
-            }
+            let (file, line, asked) = match &map {
+                None => (shown.clone(), function.open.0, asked_here.clone()),
+                Some(map) => {
+                    let at = crate::sourcemap::Position {
+                        line: function.open.0,
+                        column: function.open.1,
+                    };
+                    let Some((source, position)) = map.original_for(at) else { continue };
+                    let Some((file, text, asked)) = &traced[source] else { continue };
+                    // Code a transform added (an export's getter) maps to some other text: a
+                    // function of the file maps its parameter list to its own.
+                    if !opens_there(text, position, function) {
+                        continue;
+                    }
+                    (file.clone(), position.line, asked.clone())
+                }
+            };
             if asked.iter().any(|f| f.as_deref().is_none_or(|f| names(&function.name, f))) {
-                let line = u64::from(position.line) + 1;
-                self.trace_function(origin, script, &function, file.clone(), line);
+                found.push((function, file, u64::from(line) + 1));
             }
+        }
+        if found.is_empty() || self.compile_calls(origin, script, source, &all, &found, restart) {
+            return;
+        }
+        for (function, file, line) in found {
+            self.trace_function(origin, script, function, file, line);
         }
     }
 
@@ -269,15 +291,7 @@ impl Run<'_> {
         let index = target.calls.functions.len();
         let params: Vec<String> = function.params.iter().flatten().cloned().collect();
         let condition = format!("{}.call({index}, [{}])", self.binding, params.join(", "));
-        let is_async = function.is_async;
-        target.calls.functions.push(Traced1 {
-            name: function.name.clone(),
-            file,
-            line,
-            params,
-            is_async,
-            placed: None,
-        });
+        target.calls.functions.push(Traced1::new(function, file, line));
         if let Some(entry) = self.place_returns(origin, script, function, index) {
             let location = json!({"location": entry, "condition": condition});
             self.ask(origin, "Debugger.setBreakpoint", location);
@@ -293,14 +307,7 @@ impl Run<'_> {
         function: &Function,
         index: usize,
     ) -> Option<Value> {
-        let start = json!({"scriptId": script, "lineNumber": function.body.0, "columnNumber": function.body.1});
-        let found = self.ask(
-            origin,
-            "Debugger.getPossibleBreakpoints",
-            json!({"start": start, "restrictToFunction": true}),
-        );
-        let locations =
-            found.as_ref().and_then(|f| f["locations"].as_array()).cloned().unwrap_or_default();
+        let locations = self.return_locations(origin, script, function);
         let entry = locations.first()?;
         let target = self.targets.get_mut(origin)?;
         target
@@ -322,9 +329,30 @@ impl Run<'_> {
         (!empty).then(|| at(entry))
     }
 
+    /// A function's breakable locations (V8's, in order): its first statement, its returns
+    /// (`type: "return"`).
+    fn return_locations(
+        &mut self,
+        origin: &Origin,
+        script: &str,
+        function: &Function,
+    ) -> Vec<Value> {
+        let (line, column) = function.body;
+        let start = json!({"scriptId": script, "lineNumber": line, "columnNumber": column});
+        let found = self.ask(
+            origin,
+            "Debugger.getPossibleBreakpoints",
+            json!({"start": start, "restrictToFunction": true}),
+        );
+        found.as_ref().and_then(|f| f["locations"].as_array()).cloned().unwrap_or_default()
+    }
+
     /// A report of the probe's that is the calls': a traced call's start (`C<index>:[previews]`)
-    /// or an async one's settling (`R<call>:`, `X<call>:`).
+    /// or an async one's settling (`R<call>:`, `X<call>:`), or a compiled call's.
     pub(super) fn call_report(&mut self, origin: &Origin, payload: &str) -> bool {
+        if self.compiled_report(origin, payload) {
+            return true;
+        }
         if payload.starts_with('R') || payload.starts_with('X') {
             self.call_settled(origin, payload);
             return true;
@@ -343,7 +371,7 @@ impl Run<'_> {
     /// parameters.
     fn call_started(&mut self, origin: &Origin, index: usize, values: &str) {
         let values: Vec<Value> = serde_json::from_str(values).unwrap_or_default();
-        self.open_call(origin, index, values);
+        self.open_call(origin, index, values, None);
     }
 
     /// An async function's call settled (`R<n>:` preview, or `X<n>:` {type, message}).
@@ -368,7 +396,15 @@ impl Run<'_> {
         self.ended(origin, call);
     }
 
-    fn open_call(&mut self, origin: &Origin, index: usize, values: Vec<Value>) {
+    /// A traced call started, with its parameters' previews; `compiled`: its number in its
+    /// process and that of the call it runs in (0: none), as the probe counts them.
+    fn open_call(
+        &mut self,
+        origin: &Origin,
+        index: usize,
+        values: Vec<Value>,
+        compiled: Option<(u64, u64)>,
+    ) {
         let cap = self.plan.max_calls;
         let Some(target) = self.targets.get_mut(origin) else { return };
         let Some(function) = target.calls.functions.get(index) else { return };
@@ -378,31 +414,52 @@ impl Run<'_> {
             args.insert(name.clone(), value);
         }
         recorded.next += 1;
-        // Its callers: the calls on the stack (not an async function awaiting).
-        let running: Vec<&Open> = target.calls.open.iter().filter(|o| !o.suspended).collect();
-        let depth = running.len();
+        // Its caller: the innermost call on the stack (not an async function awaiting); for a
+        // compiled call, the one the probe saw, unless a call with breakpoints (a function
+        // left out of the compiled text) started in it.
+        let parent = target.calls.open.iter().rfind(|o| match compiled {
+            Some((_, parent)) => o.local == Some(parent) || (o.local.is_none() && !o.suspended),
+            None => !o.suspended,
+        });
+        let depth = parent.map_or(0, |p| p.record["depth"].as_u64().unwrap_or(0) + 1);
         let mut record = json!({"call": recorded.next, "function": function.name, "file": function.file,
                                 "line": function.line, "depth": depth, "args": args});
-        if let Some(parent) = running.last() {
+        if let Some(parent) = parent {
             record["parent"] = parent.record["call"].clone();
         }
         if recorded.next as usize > cap {
             *recorded.omitted.entry(function.name.clone()).or_default() += 1;
             record["omitted"] = true.into();
             // Past the cap with no recorded call running, a call is only counted (at its
-            // start, which never pauses): the returns' pauses go.
+            // start, which never pauses): the returns' pauses go. Compiled calls are only
+            // counted from now on.
             if target.calls.open.iter().all(|o| o.record.get("omitted").is_some()) {
                 target.calls.open.clear();
                 self.stop_watching_returns(origin);
                 return;
             }
         }
-        target.calls.open.push(Open { record, function: index, threw: None, suspended: false });
+        let count = compiled.is_some() && recorded.next as usize > cap && !target.calls.capped;
+        target.calls.capped |= count;
+        let local = compiled.map(|(local, _)| local);
+        target.calls.open.push(Open {
+            record,
+            function: index,
+            local,
+            threw: None,
+            suspended: false,
+        });
+        if count {
+            let count = format!("{}.count()", self.binding);
+            drop(self.send(origin, "Runtime.evaluate", json!({"expression": count})));
+        }
     }
 
     /// Removes the breakpoints at the traced functions' returns (an empty function's, its
     /// start too, stays: its calls are counted there); none are placed after.
     fn stop_watching_returns(&mut self, origin: &Origin) {
+        let count = format!("{}.count()", self.binding);
+        drop(self.send(origin, "Runtime.evaluate", json!({"expression": count})));
         let Some(target) = self.targets.get_mut(origin) else { return };
         target.calls.capped = true;
         let returns: Vec<String> = target
@@ -432,12 +489,19 @@ impl Run<'_> {
                 return None;
             }
             let threw = thrown(&params["data"]);
+            let mut paused_at_returns = false;
             for open in target.calls.open.iter_mut().filter(|o| through.contains(&o.function)) {
                 open.threw = Some(threw.clone());
+                paused_at_returns |= open.local.is_none();
             }
             // One step lands where it is caught: the calls it left are known there. (With
-            // `failures` the pause is the failure's: they are known at the next return.)
-            return stepping.then_some("Debugger.stepInto");
+            // `failures` the pause is the failure's: they are known at the next return. A
+            // compiled call says itself that it left.)
+            return match (stepping, paused_at_returns) {
+                (true, true) => Some("Debugger.stepInto"),
+                (true, false) => Some("Debugger.resume"),
+                (false, _) => None,
+            };
         }
         // Any other pause: an exception seen before was caught, or went out of the calls it
         // left (no longer on the stack).
@@ -453,7 +517,7 @@ impl Run<'_> {
         let frame = params["callFrames"][0].clone();
         if empty {
             let values = self.evaluate_params(origin, &frame, index);
-            self.open_call(origin, index, values);
+            self.open_call(origin, index, values, None);
         }
         let Some(target) = self.targets.get_mut(origin) else { return Some("Debugger.resume") };
         let Some(at) = target.calls.open.iter().rposition(|o| o.function == index) else {
@@ -584,7 +648,9 @@ fn settle(open: &mut Vec<Open>, stack: &[usize]) -> Vec<Open> {
     let mut left = Vec::new();
     let mut still = Vec::new();
     for mut call in open.drain(..) {
-        if !call.suspended && on_stack.peek() == Some(&&call.function) {
+        if call.local.is_some() {
+            still.push(call);
+        } else if !call.suspended && on_stack.peek() == Some(&&call.function) {
             on_stack.next();
             call.threw = None;
             still.push(call);
