@@ -729,6 +729,43 @@ def _statement_at(tree, line, syntax):
     return None
 
 
+# Before 3.12, the main script (Python compiled it before any hook of ours could): its code
+# compiled again with its probes and calls, run in its place from the audit hook that says
+# it is about to run.
+
+def _main_compiled(code):
+    """The main script's code compiled with its probes and calls, when `code` is the main
+    script's and its rewrite compiles; else None."""
+    main = sys.modules.get("__main__")
+    path = code.co_filename
+    if code.co_name != "<module>" or getattr(main, "__file__", None) != path or _syntax is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError:
+        return None
+    return _rewritten_code(source, path)
+
+
+def _run_main(code):
+    """Runs the main script's `code` in `__main__`, then ends the program as Python would
+    have: its exit status, an uncaught exception said by `sys.excepthook` (without this
+    frame). Python's own code for it never runs."""
+    try:
+        exec(code, sys.modules["__main__"].__dict__)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        # (The interpreter prints the exception's own traceback, not the one given.)
+        tb = exc.__traceback__.tb_next
+        exc.with_traceback(tb)
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+        sys.excepthook(type(exc), exc, tb)
+        raise SystemExit(1)
+    raise SystemExit(0)
+
+
 # Before 3.12 otherwise: sys.settrace, from when a probed file's code first runs.
 
 def _watch_with_settrace():
@@ -779,6 +816,9 @@ def _watch_with_settrace():
             filename = args[0].co_filename
             if args[0] not in _rewritten and (_is_probed_file(filename) or _calls_in(filename)):
                 started.append(True)
+                main = _main_compiled(args[0])
+                if main is not None:
+                    _run_main(main)
                 trace_all()
 
     sys.addaudithook(on_audit)

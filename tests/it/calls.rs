@@ -131,6 +131,28 @@ fn python_calls_in_an_imported_module() {
     assert_no_debuggee(&tag);
 }
 
+/// The main script's own functions traced: it runs untraced (`sys.gettrace()` is None, 3.8+),
+/// and its uncaught exception reads as without debug-mcp, with its exit status.
+#[test]
+fn python_calls_in_the_main_script() {
+    let mut server = Server::initialized();
+    let file = fixture("calls/untraced.py");
+    let command = format!("{} '{file}'", python());
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    assert_eq!(tree(s), vec![call("double", 0, None, "42")], "{s}");
+    assert_eq!(s["output"]["stdout"], "42 True\n", "{s}");
+
+    let file = fixture("calls/raises.py");
+    let command = format!("{} '{file}'", python());
+    let alone = Command::new("sh").args(["-c", &command]).output().unwrap();
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    assert_eq!(s["output"]["stderr"], String::from_utf8_lossy(&alone.stderr).as_ref(), "{s}");
+    assert_eq!(s["exitCode"], 1, "{s}");
+    assert_eq!(tree(s).len(), 3, "{s}");
+}
+
 /// Lambdas, as the main script and imported (before 3.12: traced, and compiled with the calls
 /// in): the same calls, an exception that leaves a lambda told where it was caught or passed.
 #[test]
