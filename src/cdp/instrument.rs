@@ -12,21 +12,25 @@
 //! function total(a, b) {const __dmc__=B.e(3,[a,b]);try{ if (!a) return __dmc__.v=void 0; return __dmc__.v=( a + b); ;__dmc__.v=void 0}finally{__dmc__.f()}}
 //! ```
 //!
-//! and an arrow's expression `x => x * 2` becomes a body that returns it. A closing brace on a
+//! and an arrow's expression `x => x * 2` becomes a body that returns it. Unless the run pauses
+//! at exceptions anyway (`failures`), a `catch` tells the probe the exception that leaves a
+//! call and throws it on (no pause at every exception of the program). A closing brace on a
 //! line of its own stays alone on it (the end goes after the body's last token): V8 matches
 //! the old text to the new line by line first, so the function ends where it ended, which an
 //! ES module needs (its top level must not change, and a function whose end moved is new to
 //! it), and a script paused where its frame cannot start again; there a function whose end
-//! would move is left out (`Compiled::left`). Only `finally` is
-//! added: V8 still predicts an exception's catcher as before (a failure's `uncaught` stays
-//! true), and a call left by an exception is told by its missing `v`. The ends of `return`
+//! would move is left out (`Compiled::left`). With `failures`
+//! only `finally` is added: V8 still predicts an exception's catcher as before (a failure's
+//! `uncaught` stays true), and a call left by an exception is told by its missing `v`. The ends of `return`
 //! expressions and of arrows' expressions are V8's own return positions
 //! (`Debugger.getPossibleBreakpoints`), not guessed from the text.
 
 use super::functions::{Bare, Function, Position};
 
-/// The local that holds a traced call (its name only has to differ from the program's).
+/// The local that holds a traced call (its name only has to differ from the program's), and
+/// the exception leaving it.
 const CALL: &str = "__dmc__";
+const CAUGHT: &str = "__dmx__";
 
 /// A traced function to compile: its index among the run's traced functions, what the text
 /// says of it, and V8's return positions in it (in order).
@@ -66,13 +70,16 @@ struct Insert {
 /// binding); none when V8's return positions do not match the text's returns, or none is
 /// left to compile. `keep_ends`: every function's end must stay where it was (an ES module,
 /// a classic script whose top level cannot start again); those whose end would move are left
-/// out.
+/// out. `catch`: the exception leaving a call is caught (told to the probe) and thrown on;
+/// else only `finally` is added (the run pauses at exceptions: V8 predicts their catchers as
+/// before).
 pub(crate) fn compile(
     source: &str,
     traced: &[Traced],
     all: &[Function],
     helper: &str,
     keep_ends: bool,
+    catch: bool,
 ) -> Option<Compiled> {
     let mut inserts = Vec::new();
     let mut left = Vec::new();
@@ -96,7 +103,12 @@ pub(crate) fn compile(
         let closing =
             |at: Position, sub: u8, text: String| Insert { at, order: (0, -rank, sub), text };
         let opening = |at: Position, text: String| Insert { at, order: (1, rank, 0), text };
-        let leave = format!("}}finally{{{CALL}.f()}}");
+        let leave = match catch {
+            true => format!(
+                "}}catch({CAUGHT}){{{CALL}.x({CAUGHT});throw {CAUGHT}}}finally{{{CALL}.f()}}"
+            ),
+            false => format!("}}finally{{{CALL}.f()}}"),
+        };
         let Some(block) = &f.block else {
             // An arrow's expression: V8 returns where it ends.
             let end = end_of(source, *t.returns.first()?);
@@ -212,7 +224,7 @@ mod tests {
         let traced: Vec<Traced> = (all.iter().enumerate())
             .map(|(index, function)| Traced { index, function, returns: returns[index].to_vec() })
             .collect();
-        compile(source, &traced, &all, "B", false).unwrap().source
+        compile(source, &traced, &all, "B", false, false).unwrap().source
     }
 
     #[test]
@@ -251,11 +263,11 @@ mod tests {
         let traced: Vec<Traced> = (all.iter().enumerate())
             .map(|(index, function)| Traced { index, function, returns: returns[index].clone() })
             .collect();
-        let compiled = compile(source, &traced, &all, "B", true).unwrap();
+        let compiled = compile(source, &traced, &all, "B", true, true).unwrap();
         assert_eq!(compiled.left, [0, 1]);
         assert_eq!(
             compiled.source,
-            "export const g = (x) => x;\nexport function h() { return 1; }\nexport function k(a) {const __dmc__=B.e(2,[a]);try{\n  return __dmc__.v=( a);;__dmc__.v=void 0}finally{__dmc__.f()}\n}\n"
+            "export const g = (x) => x;\nexport function h() { return 1; }\nexport function k(a) {const __dmc__=B.e(2,[a]);try{\n  return __dmc__.v=( a);;__dmc__.v=void 0}catch(__dmx__){__dmc__.x(__dmx__);throw __dmx__}finally{__dmc__.f()}\n}\n"
         );
     }
 
@@ -264,6 +276,6 @@ mod tests {
         let source = "function f() { return 1; }";
         let all = functions(source);
         let traced = [Traced { index: 0, function: &all[0], returns: Vec::new() }];
-        assert!(compile(source, &traced, &all, "B", false).is_none());
+        assert!(compile(source, &traced, &all, "B", false, false).is_none());
     }
 }

@@ -293,8 +293,9 @@
   // `finally`), and each of its returns sets `__dmc__.v`. Reported: `c<index>:<n>:<parent>:`
   // and the arguments' previews when call n starts (its parent: the traced call it runs in,
   // or 0), `r<n>:` a preview when it returned (an async function: what it resolved to),
-  // `x<n>:` {type, message} when that promise was rejected, `t<n>` when it left without
-  // returning (an exception: the run knows which, from its pause), `o<index>` for a call past
+  // `x<n>:` {type, message} when an exception left it (its `catch` called `x`) or its promise
+  // was rejected, `t<n>` when it left without returning otherwise (compiled without `catch`,
+  // under `failures`: the run knows the exception from its pause), `o<index>` for a call past
   // the cap (only counted).
   const traced = [];
   const running = [];
@@ -311,7 +312,8 @@
   }
   Object.defineProperty(Call.prototype, 'v', { set(x) { this.done = true; this.value = x; } });
   Object.defineProperty(Call.prototype, 'f', { value: function () { left(this); } });
-  const COUNTED = { set v(_) {}, f() {} };
+  Object.defineProperty(Call.prototype, 'x', { value: function (e) { this.threw = failed(e); } });
+  const COUNTED = { set v(_) {}, f() {}, x(_) {} };
 
   function enter(index, values) {
     if (counting) {
@@ -336,7 +338,7 @@
       }
     }
     if (!call.done) {
-      report('t' + call.n);
+      report(call.threw === undefined ? 't' + call.n : 'x' + call.n + ':' + stringify(call.threw));
       return;
     }
     const v = call.value;

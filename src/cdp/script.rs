@@ -385,8 +385,9 @@ impl Run<'_> {
             self.send(&to, "Debugger.enable", json!({})),
             self.send(&to, "Runtime.addBinding", json!({"name": self.binding})),
         ];
-        // With `calls`, an exception is a call's end as much as a failure.
-        let pausing = (self.plan.failures.is_some() || self.traces_calls()).then(|| {
+        // With `calls` set as breakpoints, an exception is a call's end as much as a failure
+        // (the run pauses at exceptions once a function gets them: `calls::trace_function`).
+        let pausing = self.plan.failures.is_some().then(|| {
             let (method, params) = failures::pause_on_exceptions();
             self.send(&to, method, params)
         });

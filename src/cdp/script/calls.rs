@@ -56,6 +56,8 @@ pub(super) struct Traced {
     at_parse: Vec<std::path::PathBuf>,
     /// Scripts that are ES modules.
     modules: Vec<String>,
+    /// The thread pauses at exceptions for its calls (a function traced by breakpoints).
+    pausing: bool,
     /// Calls started and not yet returned, oldest first.
     open: Vec<Open>,
     /// Past the cap, with no recorded call running: returns are not watched.
@@ -287,6 +289,11 @@ impl Run<'_> {
         file: String,
         line: u64,
     ) {
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        if !std::mem::replace(&mut target.calls.pausing, true) && self.plan.failures.is_none() {
+            let (method, params) = failures::pause_on_exceptions();
+            drop(self.send(origin, method, params));
+        }
         let Some(target) = self.targets.get_mut(origin) else { return };
         let index = target.calls.functions.len();
         let params: Vec<String> = function.params.iter().flatten().cloned().collect();

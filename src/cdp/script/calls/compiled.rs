@@ -42,7 +42,9 @@ impl Run<'_> {
         let ends_kept: &[bool] = if module { &[true] } else { &[false, true] };
         let mut taken = None;
         for &keep_ends in ends_kept {
-            let compiled = instrument::compile(source, &traced, all, &self.binding, keep_ends);
+            let catch = self.plan.failures.is_none();
+            let compiled =
+                instrument::compile(source, &traced, all, &self.binding, keep_ends, catch);
             let Some(compiled) = compiled else { continue };
             if self.set_compiled(origin, script, &url, &compiled, found, base, restart) {
                 taken = Some(compiled);
