@@ -329,6 +329,30 @@ fn typescript_calls_through_vitest() {
     assert_eq!(s["calls"][0]["args"]["discount"], "0.5", "{s}");
 }
 
+/// TypeScript through every loader that compiles it while loading (jiti keeps the file's lines
+/// and no map): the library function's one call, in its own file and line, compiled in.
+#[test]
+fn typescript_calls_through_every_loader() {
+    npm_packages();
+    let dir = fixture("ts-loaders");
+    let file = fixture("ts-loaders/src/price.ts");
+    let mut server = Server::initialized_in(std::path::Path::new(&dir));
+    for command in [
+        "npx tsx src/main.ts",
+        "npx jiti src/main.ts",
+        "npx ts-node src/main.ts",
+        "node -r esbuild-register src/main.ts",
+        "npx vite-node src/main.ts",
+        "npx jest src/price.jest.ts",
+    ] {
+        let result = server
+            .debug_script(json!({"command": command, "calls": [{"file": file}], "timeout": 60000}));
+        let s = ok(&result);
+        assert_eq!(tree(s), vec![call("total", 0, None, "5.5")], "{command}: {s}");
+        assert_eq!(s["calls"][0]["line"], 7, "{command}: {s}");
+    }
+}
+
 /// The command line's `--calls FILE:FUNCTION`.
 #[test]
 fn the_cli_traces_calls() {

@@ -223,11 +223,14 @@ impl Run<'_> {
             .collect();
         let asked_here: Vec<Option<String>> = itself.iter().map(|c| c.function.clone()).collect();
         let shown = itself.first().map_or(file.clone(), |c| c.file.display().to_string());
+        // Its functions are read in the script's own text: a JavaScript file, or a traced file
+        // a loader compiled without a map, line for line (jiti); else through its map.
         let on_disk = crate::cdp::maps::is_javascript(path) && !asked_here.is_empty();
         let map = match on_disk {
             true => None,
             false => match target.scripts.map_of(script).and_then(Result::ok) {
                 Some(map) => Some(map),
+                None if !asked_here.is_empty() => None,
                 None => return,
             },
         };
@@ -241,17 +244,36 @@ impl Run<'_> {
                 (!asked.is_empty()).then(|| (path.display().to_string(), text, asked))
             })
             .collect();
-        if !on_disk && traced.iter().all(Option::is_none) {
+        if map.is_some() && traced.iter().all(Option::is_none) {
             return;
         }
         let source = self.ask(origin, "Debugger.getScriptSource", json!({"scriptId": script}));
         let source = source.as_ref().and_then(|s| s["scriptSource"].as_str()).unwrap_or_default();
         let all = functions::functions(source);
+        // Without a map, the file's own text (a loader's wrapper is not the file's).
+        let own = match (&map, itself.first()) {
+            (None, Some(c)) => std::fs::read_to_string(&c.real_file).unwrap_or_default(),
+            _ => String::new(),
+        };
         let mut found = Vec::new();
         for function in &all {
             // Where it is in the file the agent knows: the original, through the map.
             let (file, line, asked) = match &map {
-                None => (shown.clone(), function.open.0, asked_here.clone()),
+                None => {
+                    let at = crate::sourcemap::Position {
+                        line: function.open.0,
+                        column: function.open.1,
+                    };
+                    // A loader that compiled it without a map kept its lines, not its columns.
+                    let there = match on_disk {
+                        true => opens_there(&own, at, function),
+                        false => on_its_line(&own, at.line, function),
+                    };
+                    if !there {
+                        continue;
+                    }
+                    (shown.clone(), function.open.0, asked_here.clone())
+                }
                 Some(map) => {
                     let at = crate::sourcemap::Position {
                         line: function.open.0,
@@ -686,6 +708,16 @@ fn asked_of(plan: &crate::debugger::script::Plan, path: &std::path::Path) -> Vec
 /// (`total`).
 fn names(name: &str, asked: &str) -> bool {
     name == asked || name.rsplit('.').next() == Some(asked)
+}
+
+/// Whether the original file's line `line` (of `text`) is where `function` is defined: its
+/// name is on it, or an anonymous function's `=>` or `function`.
+fn on_its_line(text: &str, line: u32, function: &Function) -> bool {
+    let Some(line) = text.lines().nth(line as usize) else { return false };
+    match function.name.rsplit('.').next().unwrap_or_default() {
+        "(anonymous)" => line.contains("=>") || line.contains("function"),
+        own => line.contains(own),
+    }
 }
 
 /// Whether the original file's `text` at `at` is where `function`'s parameters open: its `(`,
