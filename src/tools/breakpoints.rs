@@ -20,8 +20,8 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
     title: "Breakpoints, watchpoints and exception stops",
     description: "Sets a breakpoint at `file`:`line` (`logMessage` logs instead of stopping), \
         a watchpoint (`data`: stop when that variable is written), removes one (`remove`: its \
-        id), or says which `exceptions` stop the program. Answers the breakpoint (`verified`, \
-        where it `resolved`); with no arguments, the list.",
+        id), or says which `exceptions` stop. Answers the breakpoint (`verified`, where it \
+        `resolved`); with no arguments, the list.",
     properties: || {
         let mut properties = with_session(breakpoint_properties());
         properties["data"] = json!({"type": "string"});

@@ -17,8 +17,8 @@ pub(crate) const TOOLS: &[Tool] = &[
         name: "debug-stack",
         title: "Call stack and threads",
         description: "The stopped thread's call stack, top first, in the source's own lines, \
-            and the program's `threads` when it has several; `thread` switches to another \
-            thread's stop, which the other tools then inspect and step.",
+            and the program's `threads` if several; `thread` switches to another thread's \
+            stop, which the other tools then inspect and step.",
         properties: || {
             json!({"sessionId": session_id(),
                    "maxFrames": {"type": "integer", "minimum": 1, "maximum": 200},

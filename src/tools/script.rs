@@ -71,13 +71,12 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
     title: "Debug a script: evaluate an expression at a breakpoint",
     description: "Runs a program once under the debugger, to its end, and answers the value of \
         `expression` at every hit of `breakpoint`, in order and typed, with the exit code and \
-        output; it never stays stopped. Give the command as you would run it (`pytest -q`, \
-        `npm test`, `go test -run TestX .`, `cargo test`, `./a.out`): every process it starts \
-        is followed. If `resolvedLine` differs from `line`, the breakpoint moved to code. \
-        `probes` instead: several lines in one run, results in execution order; \
-        `failures: true`: why tests fail (each failing test's exception, own frames, locals); \
-        `calls`: every call of a file's functions with arguments and return, as a call tree. A \
-        run that reaches `timeout` (or `hang` ms with nothing new) says where each thread waits.",
+        output; it never stays stopped. Give the command as typed (`pytest -q`, `npm test`, \
+        `go test ./...`, `cargo test`): every process it starts is followed. A \
+        `resolvedLine` unlike `line`: the breakpoint moved to code. `probes`: several lines in \
+        one run; `failures: true`: why tests fail (exception, own frames, locals); `calls`: every \
+        call of a file's functions, arguments and return, as a tree. A run reaching `timeout` \
+        (or `hang` ms idle) says where threads wait.",
     properties,
     required: &[],
     read_only: false,
@@ -114,7 +113,7 @@ fn properties() -> Value {
         },
         "expression": {"type": "string"},
         "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "ms (30000); the program is killed then, after `hang` says where each thread was"},
-        "hang": {"type": "integer", "minimum": 100, "maximum": MAX_TIMEOUT_MS, "description": "ms: no hit, output or process change for this long ends the run as its timeout does"},
+        "hang": {"type": "integer", "minimum": 100, "maximum": MAX_TIMEOUT_MS, "description": "ms without a hit, output or process change ends the run as timeout does"},
         "maxHits": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_HITS},
         "includeStack": {"type": "boolean"},
         "probes": {"type": "array", "minItems": 1, "items": {
@@ -122,7 +121,7 @@ fn properties() -> Value {
             "properties": probe_properties(),
             "required": ["file", "line"]
         }, "description": "instead of breakpoint and expression; no expression: the locals"},
-        "calls": {"type": "array", "minItems": 1, "items": calls_item(), "description": "trace every call of these functions (all of file's when function is left out): args, return or throw, in call order; maxHits caps them (200)"},
+        "calls": {"type": "array", "minItems": 1, "items": calls_item(), "description": "every call of these functions (all of file's without function): args, return or throw, in call order; maxHits caps them (200)"},
         "failures": {"type": "boolean", "description": "record failing tests and uncaught errors"},
         "maxFailures": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_FAILURES},
         "language": language_schema()
