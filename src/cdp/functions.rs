@@ -192,26 +192,37 @@ pub(crate) fn functions(source: &str) -> Vec<Function> {
                 let name = assigned(i).unwrap_or_else(|| "(anonymous)".into());
                 (name, i > 0 && is(i - 1, "async"), false)
             } else {
-                // A method: `name(…) {` where a member can start.
-                if i == 0 || !word(i - 1) || NOT_METHODS.contains(&text(i - 1)) || !is(brace, "{") {
+                // A method: `name(…) {` (or a computed name, `[Symbol.iterator](…) {`) where a
+                // member can start.
+                let key = match i > 0 && is(i - 1, "]") && partner[i - 1] != usize::MAX {
+                    true => partner[i - 1],
+                    false => i.wrapping_sub(1),
+                };
+                let computed = key + 1 != i;
+                let named = i > 0 && word(i - 1) && !NOT_METHODS.contains(&text(i - 1));
+                if !(named || computed) || !is(brace, "{") {
                     continue;
                 }
-                let before = i.checked_sub(2).map_or("{", text);
-                let member_start = i < 2
+                let before = key.checked_sub(1).map_or("{", text);
+                let member_start = key < 1
                     || matches!(
                         before,
                         "{" | "}" | ";" | "," | "*" | "async" | "static" | "get" | "set"
                     );
-                if !member_start || is(i.wrapping_sub(2), ".") {
+                if !member_start || is(key.wrapping_sub(1), ".") {
                     continue;
                 }
-                let name = match class_of(i) {
-                    Some(class) => format!("{class}.{}", text(i - 1)),
-                    None => text(i - 1).to_string(),
+                let own = match computed {
+                    true => tokens[key..i].iter().map(|t| t.text).collect::<String>(),
+                    false => text(i - 1).to_string(),
                 };
-                let is_async = is(i.wrapping_sub(2), "async")
-                    || is(i.wrapping_sub(2), "*") && is(i.wrapping_sub(3), "async");
-                (name, is_async, is(i.wrapping_sub(2), "*"))
+                let name = match class_of(i) {
+                    Some(class) => format!("{class}.{own}"),
+                    None => own,
+                };
+                let is_async = is(key.wrapping_sub(1), "async")
+                    || is(key.wrapping_sub(1), "*") && is(key.wrapping_sub(2), "async");
+                (name, is_async, is(key.wrapping_sub(1), "*"))
             };
             found.push(Function {
                 name,
@@ -630,7 +641,7 @@ class Cart {
   get size() { return this.items.length; }
   async *each() { yield 1; }
 }
-const api = { total: function (a) { return a; }, other(b) { if (b) { return 1; } } };
+const api = { total: function (a) { return a; }, other(b) { if (b) { return 1; } }, *[Symbol.iterator](n) {} };
 for (const x of xs) { call(x); }
 if (a) { b(); }
 obj.method(a) ;
@@ -649,6 +660,7 @@ const s = `a ${ (() => 1)() } b`, r = /\(x\)/g, q = "function fake(y) {";
                 ("Cart.each".into(), vec![]),
                 ("total".into(), some(&["a"])),
                 ("other".into(), some(&["b"])),
+                ("[Symbol.iterator]".into(), some(&["n"])),
                 ("(anonymous)".into(), vec![]),
             ]
         );
