@@ -12,17 +12,17 @@
 //! function total(a, b) {const __dmc__=B.e(3,[a,b]);try{ if (!a) return __dmc__.v=void 0; return __dmc__.v=( a + b); ;__dmc__.v=void 0}finally{__dmc__.f()}}
 //! ```
 //!
-//! and an arrow's expression `x => x * 2` becomes a body that returns it. Unless the run pauses
+//! and an arrow's expression `x => x * 2` becomes `x => B.e(4,[x]).v=x * 2`. Unless the run pauses
 //! at exceptions anyway (`failures`), a `catch` tells the probe the exception that leaves a
 //! call and throws it on (no pause at every exception of the program). A closing brace on a
 //! line of its own stays alone on it (the end goes after the body's last token): V8 matches
 //! the old text to the new line by line first, so the function ends where it ended, which an
 //! ES module needs (its top level must not change, and a function whose end moved is new to
 //! it), and a script paused where its frame cannot start again; there a function whose end
-//! would move is left out (`Compiled::left`). With `failures`
+//! would move (a one-line function) is left out (`Compiled::left`). With `failures`
 //! only `finally` is added: V8 still predicts an exception's catcher as before (a failure's
-//! `uncaught` stays true), and a call left by an exception is told by its missing `v`. The ends of `return`
-//! expressions and of arrows' expressions are V8's own return positions
+//! `uncaught` stays true), and a call left by an exception is told by its missing `v`. The
+//! ends of `return` expressions are V8's own return positions
 //! (`Debugger.getPossibleBreakpoints`), not guessed from the text.
 
 use super::functions::{Bare, Function, Position};
@@ -87,12 +87,12 @@ pub(crate) fn compile(
     for (n, t) in traced.iter().enumerate() {
         let f = t.function;
         // Where its end goes: after its code's last token, when its brace has a line of its
-        // own.
+        // own (an arrow's expression keeps its end).
         let end = f.block.as_ref().map(|b| match b.last.0 < b.close.0 && b.last > b.code {
             true => (b.last, true),
             false => (b.close, false),
         });
-        if keep_ends && !end.is_some_and(|(_, alone)| alone) {
+        if keep_ends && end.is_some_and(|(_, alone)| !alone) {
             left.push(n);
             continue;
         }
@@ -110,10 +110,11 @@ pub(crate) fn compile(
             false => format!("}}finally{{{CALL}.f()}}"),
         };
         let Some(block) = &f.block else {
-            // An arrow's expression: V8 returns where it ends.
-            let end = end_of(source, *t.returns.first()?);
-            inserts.push(opening(f.body, format!("{{{enter}return {CALL}.v=(")));
-            inserts.push(closing(end, 0, format!("){leave}}}")));
+            // An arrow's expression `E` becomes `B.e(3,[x]).v=E`: the call starts before `E`
+            // runs (an assignment's target first), ends when it is set, and the arrow's end
+            // stays (an exception leaving it is seen from the stack, by the probe).
+            let params = params.join(",");
+            inserts.push(opening(f.body, format!("{helper}.e({},[{params}]).v=", t.index)));
             continue;
         };
         inserts.push(opening(block.code, enter));
@@ -145,10 +146,7 @@ pub(crate) fn compile(
         .iter()
         .map(|t| {
             let f = t.function;
-            let to = match &f.block {
-                Some(_) => f.extent,
-                None => t.returns.first().copied().unwrap_or(f.extent),
-            };
+            let to = f.extent;
             let inner = all
                 .iter()
                 .filter(|g| g.open > f.body && g.open < to)
@@ -241,22 +239,22 @@ mod tests {
         let source = "const g = (x) => ({x});\nfunction h() { 'use strict'; if (x) return\n y() }";
         assert_eq!(
             compiled(source, &[&[(0, 22)], &[]]),
-            "const g = (x) => {const __dmc__=B.e(0,[x]);try{return __dmc__.v=(({x}))}finally{__dmc__.f()}};\nfunction h() { 'use strict';const __dmc__=B.e(1,[]);try{ if (x) return __dmc__.v=void 0;\n y() ;__dmc__.v=void 0}finally{__dmc__.f()}}"
+            "const g = (x) => B.e(0,[x]).v=({x});\nfunction h() { 'use strict';const __dmc__=B.e(1,[]);try{ if (x) return __dmc__.v=void 0;\n y() ;__dmc__.v=void 0}finally{__dmc__.f()}}"
         );
     }
 
     #[test]
-    fn an_inner_arrow_ends_before_the_return_around_it() {
+    fn an_arrow_inside_a_return() {
         let source = "function f() { return (y) => y * 2; }";
         assert_eq!(
             compiled(source, &[&[(0, 35)], &[(0, 34)]]),
-            "function f() {const __dmc__=B.e(0,[]);try{ return __dmc__.v=( (y) => {const __dmc__=B.e(1,[y]);try{return __dmc__.v=(y * 2)}finally{__dmc__.f()}}); ;__dmc__.v=void 0}finally{__dmc__.f()}}"
+            "function f() {const __dmc__=B.e(0,[]);try{ return __dmc__.v=( (y) => B.e(1,[y]).v=y * 2); ;__dmc__.v=void 0}finally{__dmc__.f()}}"
         );
     }
 
     #[test]
     fn a_module_keeps_its_functions_ends() {
-        // The arrow's end and the one-line function's would move: they are left out.
+        // The one-line function's end would move: it is left out (the arrow's stays).
         let source = "export const g = (x) => x;\nexport function h() { return 1; }\nexport function k(a) {\n  return a;\n}\n";
         let all = functions(source);
         let returns = [vec![(0, 25)], vec![(1, 32)], vec![(3, 11)]];
@@ -264,10 +262,10 @@ mod tests {
             .map(|(index, function)| Traced { index, function, returns: returns[index].clone() })
             .collect();
         let compiled = compile(source, &traced, &all, "B", true, true).unwrap();
-        assert_eq!(compiled.left, [0, 1]);
+        assert_eq!(compiled.left, [1]);
         assert_eq!(
             compiled.source,
-            "export const g = (x) => x;\nexport function h() { return 1; }\nexport function k(a) {const __dmc__=B.e(2,[a]);try{\n  return __dmc__.v=( a);;__dmc__.v=void 0}catch(__dmx__){__dmc__.x(__dmx__);throw __dmx__}finally{__dmc__.f()}\n}\n"
+            "export const g = (x) => B.e(0,[x]).v=x;\nexport function h() { return 1; }\nexport function k(a) {const __dmc__=B.e(2,[a]);try{\n  return __dmc__.v=( a);;__dmc__.v=void 0}catch(__dmx__){__dmc__.x(__dmx__);throw __dmx__}finally{__dmc__.f()}\n}\n"
         );
     }
 

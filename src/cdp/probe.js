@@ -294,7 +294,8 @@
   // and the arguments' previews when call n starts (its parent: the traced call it runs in,
   // or 0), `r<n>:` a preview when it returned (an async function: what it resolved to),
   // `x<n>:` {type, message} when an exception left it (its `catch` called `x`) or its promise
-  // was rejected, `t<n>` when it left without returning otherwise (compiled without `catch`,
+  // was rejected, `u<n>` when one left an arrow's expression (seen from the stack later),
+  // `t<n>` when it left without returning otherwise (compiled without `catch`,
   // under `failures`: the run knows the exception from its pause), `o<index>` for a call past
   // the cap (only counted).
   const traced = [];
@@ -310,9 +311,27 @@
     this.done = false;
     this.value = undefined;
   }
-  Object.defineProperty(Call.prototype, 'v', { set(x) { this.done = true; this.value = x; } });
+  // An arrow's expression is compiled as `BINDING.e(…).v = EXPRESSION`: setting `v` ends it.
+  Object.defineProperty(Call.prototype, 'v', {
+    set(x) {
+      this.done = true;
+      this.value = x;
+      if (traced[this.index].concise) left(this);
+    },
+  });
   Object.defineProperty(Call.prototype, 'f', { value: function () { left(this); } });
-  Object.defineProperty(Call.prototype, 'x', { value: function (e) { this.threw = failed(e); } });
+  // An exception leaves this call: the arrows' expressions it goes on through (no `catch` of
+  // their own) are told it too.
+  Object.defineProperty(Call.prototype, 'x', {
+    value: function (e) {
+      this.threw = failed(e);
+      for (let i = running.length - 1; i >= 0; i--) {
+        if (running[i] === this) continue;
+        if (!traced[running[i].index].concise) break;
+        running[i].passing = this.threw;
+      }
+    },
+  });
   const COUNTED = { set v(_) {}, f() {}, x(_) {} };
 
   function enter(index, values) {
@@ -352,12 +371,17 @@
   }
 
   // The innermost traced call still running: an async function's or a generator's leaves
-  // the stack at an `await` or a `yield`, which only the stack tells.
+  // the stack at an `await` or a `yield`, and an arrow's expression (no `finally`) by an
+  // exception, which only the stack tells (`u<n>`: left so, the exception unknown).
   function innermost() {
     while (running.length > 0) {
       const top = running[running.length - 1];
-      if (traced[top.index].kind === 0 || onStack(top)) return top;
+      const t = traced[top.index];
+      if ((t.kind === 0 && !t.concise) || onStack(top)) return top;
       running.pop();
+      if (t.concise && t.kind === 0) {
+        report(top.passing === undefined ? 'u' + top.n : 'x' + top.n + ':' + stringify(top.passing));
+      }
     }
     return undefined;
   }
@@ -395,12 +419,12 @@
   }
 
   // The functions of a script about to run compiled: [index, kind (0, 1 async, 2 a
-  // generator), the script's URL, its span and those of the functions inside it (each
-  // [line, column, line, column], 0-based)].
+  // generator), whether it is an arrow's expression, the script's URL, its span and those of
+  // the functions inside it (each [line, column, line, column], 0-based)].
   function trace(entries) {
     for (let i = 0; i < entries.length; i++) {
-      const [index, kind, url, span, inner] = entries[i];
-      traced[index] = { kind: kind, url: url, span: span, inner: inner };
+      const [index, kind, concise, url, span, inner] = entries[i];
+      traced[index] = { kind: kind, concise: concise, url: url, span: span, inner: inner };
     }
     return true;
   }

@@ -249,9 +249,9 @@ fn node_calls_as_a_tree() {
 }
 
 /// Node and Deno: a traced file's functions are compiled with their calls (no pause per call):
-/// a CommonJS script whole, an ES module's functions whose closing brace has a line of its
-/// own (an arrow's expression keeps its breakpoints, and the tree runs across both); an
-/// error's stack keeps the file's lines and columns.
+/// a CommonJS script whole, an ES module's functions whose end stays (a one-line function keeps
+/// its breakpoints, and the tree runs across both); an error's stack keeps the file's lines
+/// and columns.
 #[test]
 fn node_calls_compiled_into_the_script() {
     let lib = fixture("calls/esm/lib.mjs");
@@ -262,8 +262,9 @@ fn node_calls_compiled_into_the_script() {
         call("twice", 0, None, "10"),
         call("add", 1, Some(2), "10"),
         call("later", 0, None, "14"),
-        call("twice", 1, Some(4), "14"),
-        call("add", 2, Some(5), "14"),
+        call("double", 1, Some(4), "14"),
+        call("twice", 2, Some(5), "14"),
+        call("add", 3, Some(6), "14"),
         call("check", 0, None, "threw RangeError"),
     ];
     let deno = fixture("node_modules/.bin/deno");
@@ -289,7 +290,7 @@ fn node_calls_compiled_into_the_script() {
         );
         let log = String::from_utf8_lossy(&output.stderr);
         assert!(
-            log.contains("calls compiled into") && log.contains("3 functions, 1 left"),
+            log.contains("calls compiled into") && log.contains("4 functions, 1 left"),
             "{log}"
         );
     }

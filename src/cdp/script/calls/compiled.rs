@@ -30,7 +30,12 @@ impl Run<'_> {
         let module = target.calls.modules.iter().any(|m| m == script);
         let mut traced = Vec::new();
         for (k, (function, ..)) in found.iter().enumerate() {
-            let returns = (self.return_locations(origin, script, function).iter())
+            // (An arrow's expression needs none.)
+            let locations = match function.block {
+                Some(_) => self.return_locations(origin, script, function),
+                None => Vec::new(),
+            };
+            let returns = (locations.iter())
                 .filter(|l| l["type"] == "return")
                 .filter_map(|l| Some((number(&l["lineNumber"])?, number(&l["columnNumber"])?)))
                 .collect();
@@ -105,7 +110,8 @@ impl Run<'_> {
                     (false, false) => 0,
                 };
                 let inner: Vec<Value> = placed.inner.iter().copied().map(span).collect();
-                json!([placed.index, kind, url, span(placed.span), inner])
+                let concise = function.block.is_none();
+                json!([placed.index, kind, concise, url, span(placed.span), inner])
             })
             .collect();
         let expression = format!("{}.trace({})", self.binding, Value::Array(entries));
@@ -156,14 +162,14 @@ impl Run<'_> {
         }
     }
 
-    /// A report of a compiled call (`c`, `r`, `x`, `t`, `o`: see `probe.js`); false for
+    /// A report of a compiled call (`c`, `r`, `x`, `t`, `u`, `o`: see `probe.js`); false for
     /// another.
     pub(in crate::cdp::script) fn compiled_report(
         &mut self,
         origin: &Origin,
         payload: &str,
     ) -> bool {
-        let Some(kind) = payload.chars().next().filter(|c| "crxto".contains(*c)) else {
+        let Some(kind) = payload.chars().next().filter(|c| "crxtou".contains(*c)) else {
             return false;
         };
         let rest = &payload[1..];
@@ -200,6 +206,10 @@ impl Run<'_> {
                 match (kind, call.threw.take()) {
                     ('r', _) => call.record["return"] = value,
                     ('x', _) => call.record["threw"] = value,
+                    ('u', None) => {
+                        call.record["threw"] =
+                            json!({"type": "unknown", "message": "an exception left it"});
+                    }
                     // Left without returning: by the exception seen while it was open, or (a
                     // generator closed early) with nothing.
                     (_, Some(threw)) => call.record["threw"] = threw,
