@@ -289,6 +289,18 @@ fn blocks(tokens: &[Token], partner: &[usize], found: &mut [Function], braces: &
             Some(o) => tokens[partner[o]].at,
             None => (tokens[start].at.0, u32::MAX),
         };
+        // esbuild's `keepNames` (tsx, vite, vitest): `__name(l => …, "lineTotal")`.
+        if let Some(o) = around.filter(|&o| o > 0 && found[n].name == "(anonymous)") {
+            let close = partner[o];
+            let named = tokens[o - 1].text == "__name"
+                && tokens[close - 1].kind == Kind::Literal
+                && tokens[close - 1].text.starts_with(['"', '\''])
+                && is(close - 2, ",");
+            if named {
+                let literal = tokens[close - 1].text;
+                found[n].name = literal[1..literal.len().saturating_sub(1).max(1)].to_string();
+            }
+        }
     }
     for &(n, brace, close) in &bodies {
         // Directives: a string alone as a statement.
@@ -663,6 +675,15 @@ const s = `a ${ (() => 1)() } b`, r = /\(x\)/g, q = "function fake(y) {";
                 ("[Symbol.iterator]".into(), some(&["n"])),
                 ("(anonymous)".into(), vec![]),
             ]
+        );
+    }
+
+    #[test]
+    fn names_esbuild_keeps() {
+        let source = r#"const lineTotal=__name(l=>l.qty*l.price,"lineTotal");const f=__name(function(a){return a},"f2");"#;
+        assert_eq!(
+            names(source),
+            [("lineTotal".into(), some(&["l"])), ("f2".into(), some(&["a"]))]
         );
     }
 

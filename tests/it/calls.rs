@@ -354,6 +354,25 @@ fn typescript_calls_through_every_loader() {
     }
 }
 
+/// An arrow esbuild compiles for tsx (`__name(l => …, "lineTotal")`) is found by its name.
+#[test]
+fn typescript_arrows_by_name() {
+    npm_packages();
+    let lib = fixture("calls/ts-esm/lib.ts");
+    let command =
+        format!("'{}' '{}'", fixture("node_modules/.bin/tsx"), fixture("calls/ts-esm/main.ts"));
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": command,
+        "calls": [{"file": lib, "function": "lineTotal"}], "timeout": 60000}));
+    let s = ok(&result);
+    assert_eq!(
+        tree(s),
+        vec![call("lineTotal", 0, None, "3"), call("lineTotal", 0, None, "4")],
+        "{s}"
+    );
+    assert_eq!(s["calls"][0]["line"], 3, "{s}");
+}
+
 /// The command line's `--calls FILE:FUNCTION`.
 #[test]
 fn the_cli_traces_calls() {
