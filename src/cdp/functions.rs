@@ -277,13 +277,11 @@ fn blocks(tokens: &[Token], partner: &[usize], found: &mut [Function], braces: &
         .filter(|&(_, &b)| is(b, "{") && partner[b] != usize::MAX)
         .map(|(n, &b)| (n, b, partner[b]))
         .collect();
+    let body_of: std::collections::HashMap<usize, usize> =
+        bodies.iter().map(|&(n, b, _)| (b, n)).collect();
+    let around = enclosing(tokens, partner);
     for (n, &start) in braces.iter().enumerate() {
-        let around = (0..start).rev().find(|&o| {
-            matches!(tokens[o].text, "(" | "[" | "{")
-                && tokens[o].kind == Kind::Punct
-                && partner[o] > start
-                && partner[o] != usize::MAX
-        });
+        let around = around[start];
         found[n].extent = match around {
             _ if is(start, "{") && partner[start] != usize::MAX => tokens[partner[start]].at,
             Some(o) => tokens[partner[o]].at,
@@ -330,11 +328,16 @@ fn blocks(tokens: &[Token], partner: &[usize], found: &mut [Function], braces: &
         if is(k - 1, ".") || is(k + 1, ":") || method {
             continue;
         }
-        let Some(&(n, ..)) =
-            bodies.iter().filter(|(_, b, c)| *b < k && k < *c).max_by_key(|(_, b, _)| *b)
-        else {
-            continue;
+        // The innermost body around it.
+        let mut o = around[k];
+        let n = loop {
+            match o {
+                None => break None,
+                Some(o) if body_of.contains_key(&o) => break body_of.get(&o),
+                Some(inner) => o = around[inner],
+            }
         };
+        let Some(&n) = n else { continue };
         let bare = match tokens.get(k + 1) {
             Some(next) if is(k + 1, ";") || is(k + 1, "}") => {
                 if next.at.0 == token.at.0 {
@@ -403,6 +406,21 @@ pub(crate) fn first_statement(source: &str) -> Option<Position> {
         }
     }
     None
+}
+
+/// For each token, the innermost bracket around it that closes (none at the top level).
+fn enclosing(tokens: &[Token], partner: &[usize]) -> Vec<Option<usize>> {
+    let mut open: Vec<usize> = Vec::new();
+    let mut around = Vec::with_capacity(tokens.len());
+    for (i, token) in tokens.iter().enumerate() {
+        around.push(open.iter().rev().copied().find(|&o| partner[o] != usize::MAX));
+        match (token.kind, token.text) {
+            (Kind::Punct, "(" | "[" | "{") => open.push(i),
+            (Kind::Punct, ")" | "]" | "}") => drop(open.pop()),
+            _ => {}
+        }
+    }
+    around
 }
 
 /// The index of each bracket's partner (`usize::MAX`: none).

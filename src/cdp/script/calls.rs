@@ -58,6 +58,8 @@ pub(super) struct Traced {
     modules: Vec<String>,
     /// The thread pauses at exceptions for its calls (a function traced by breakpoints).
     pausing: bool,
+    /// The probe was told to count compiled calls only (past the cap).
+    counting: bool,
     /// Calls started and not yet returned, oldest first.
     open: Vec<Open>,
     /// Past the cap, with no recorded call running: returns are not watched.
@@ -171,8 +173,6 @@ impl Run<'_> {
         ours
     }
 
-    /// At a script's parse: a traced file's functions, when the script is that file
-    /// transformed (its map's sources name it), get their breakpoints.
     /// A script whose source map names a traced file (a bundle), or a traced file with no
     /// statement to pause at, is compiled as it is parsed (a traced file transformed while
     /// loading waits for its load breakpoint: it is paused there by now, where only a
@@ -211,16 +211,7 @@ impl Run<'_> {
         let plan = self.plan;
         // A traced file itself (by its path, or the URL a page's server gives it).
         let url = target.scripts.get(script).0;
-        let urls = self.runtime.urls();
-        let real = std::fs::canonicalize(path).ok();
-        let itself: Vec<&crate::debugger::calls::Traced> = (plan.calls.iter())
-            .filter(|c| {
-                path == c.file
-                    || real.as_deref() == Some(c.real_file.as_path())
-                    || urls.names(&url, &c.file)
-                    || urls.names(&url, &c.real_file)
-            })
-            .collect();
+        let itself = traced_at(plan, path, Some((&self.runtime.urls(), &url)));
         let asked_here: Vec<Option<String>> = itself.iter().map(|c| c.function.clone()).collect();
         let shown = itself.first().map_or(file.clone(), |c| c.file.display().to_string());
         // Its functions are read in the script's own text: a JavaScript file, or a traced file
@@ -257,13 +248,10 @@ impl Run<'_> {
         };
         let mut found = Vec::new();
         for function in &all {
+            let at = crate::sourcemap::Position { line: function.open.0, column: function.open.1 };
             // Where it is in the file the agent knows: the original, through the map.
             let (file, line, asked) = match &map {
                 None => {
-                    let at = crate::sourcemap::Position {
-                        line: function.open.0,
-                        column: function.open.1,
-                    };
                     // A loader that compiled it without a map kept its lines, not its columns.
                     let there = match on_disk {
                         true => opens_there(&own, at, function),
@@ -275,10 +263,6 @@ impl Run<'_> {
                     (shown.clone(), function.open.0, asked_here.clone())
                 }
                 Some(map) => {
-                    let at = crate::sourcemap::Position {
-                        line: function.open.0,
-                        column: function.open.1,
-                    };
                     let Some((source, position)) = map.original_for(at) else { continue };
                     let Some((file, text, asked)) = &traced[source] else { continue };
                     // Code a transform added (an export's getter) maps to some other text: a
@@ -468,8 +452,7 @@ impl Run<'_> {
                 return;
             }
         }
-        let count = compiled.is_some() && recorded.next as usize > cap && !target.calls.capped;
-        target.calls.capped |= count;
+        let past_cap = recorded.next as usize > cap;
         let local = compiled.map(|(local, _)| local);
         target.calls.open.push(Open {
             record,
@@ -478,7 +461,15 @@ impl Run<'_> {
             threw: None,
             suspended: false,
         });
-        if count {
+        if compiled.is_some() && past_cap {
+            self.count_only(origin);
+        }
+    }
+
+    /// Tells the probe to count compiled calls from now on, without recording them (once).
+    fn count_only(&mut self, origin: &Origin) {
+        let Some(target) = self.targets.get_mut(origin) else { return };
+        if !std::mem::replace(&mut target.calls.counting, true) {
             let count = format!("{}.count()", self.binding);
             drop(self.send(origin, "Runtime.evaluate", json!({"expression": count})));
         }
@@ -487,8 +478,7 @@ impl Run<'_> {
     /// Removes the breakpoints at the traced functions' returns (an empty function's, its
     /// start too, stays: its calls are counted there); none are placed after.
     fn stop_watching_returns(&mut self, origin: &Origin) {
-        let count = format!("{}.count()", self.binding);
-        drop(self.send(origin, "Runtime.evaluate", json!({"expression": count})));
+        self.count_only(origin);
         let Some(target) = self.targets.get_mut(origin) else { return };
         target.calls.capped = true;
         let returns: Vec<String> = target
@@ -697,10 +687,25 @@ fn settle(open: &mut Vec<Open>, stack: &[usize]) -> Vec<Open> {
 /// The functions the plan traces in `path` (as given, or its real path): `None` for all of its
 /// functions; empty when it traces none there.
 fn asked_of(plan: &crate::debugger::script::Plan, path: &std::path::Path) -> Vec<Option<String>> {
+    traced_at(plan, path, None).into_iter().map(|c| c.function.clone()).collect()
+}
+
+/// What the plan traces in the file at `path` (as given, or its real path), or served under
+/// `url` (a page's).
+fn traced_at<'p>(
+    plan: &'p crate::debugger::script::Plan,
+    path: &std::path::Path,
+    url: Option<(&crate::cdp::urls::UrlForm, &str)>,
+) -> Vec<&'p crate::debugger::calls::Traced> {
     let real = std::fs::canonicalize(path).ok();
+    let names = |file: &std::path::Path| url.is_some_and(|(urls, url)| urls.names(url, file));
     (plan.calls.iter())
-        .filter(|c| path == c.file || real.as_deref() == Some(c.real_file.as_path()))
-        .map(|c| c.function.clone())
+        .filter(|c| {
+            path == c.file
+                || real.as_deref() == Some(c.real_file.as_path())
+                || names(&c.file)
+                || names(&c.real_file)
+        })
         .collect()
 }
 

@@ -130,9 +130,7 @@ impl Run<'_> {
         );
         let status = set.as_ref().map(|s| s["status"].as_str().unwrap_or("Ok"));
         log::debug(format_args!("compiled calls into {url}: {status:?}"));
-        set.is_some_and(|s| {
-            s["status"].as_str().unwrap_or("Ok") == "Ok" && s.get("exceptionDetails").is_none()
-        })
+        status == Some("Ok") && set.is_some_and(|s| s.get("exceptionDetails").is_none())
     }
 
     /// Places the run's breakpoint and probes again: V8 dropped those in the functions it
@@ -175,12 +173,13 @@ impl Run<'_> {
         let rest = &payload[1..];
         match kind {
             'c' => {
-                let mut parts = rest.splitn(4, ':');
-                let mut next = || parts.next().and_then(|p| p.parse::<u64>().ok());
-                let (Some(index), Some(local), Some(parent)) = (next(), next(), next()) else {
+                let parts: Vec<&str> = rest.splitn(4, ':').collect();
+                let number = |n: usize| parts.get(n).and_then(|p| p.parse::<u64>().ok());
+                let (Some(index), Some(local), Some(parent)) = (number(0), number(1), number(2))
+                else {
                     return true;
                 };
-                let values = rest.splitn(4, ':').nth(3).unwrap_or("[]");
+                let values = parts.get(3).copied().unwrap_or("[]");
                 let values: Vec<Value> = serde_json::from_str(values).unwrap_or_default();
                 self.open_call(origin, index as usize, values, Some((local, parent)));
             }
