@@ -184,6 +184,11 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn adapter_is_program(&self) -> bool {
         false
     }
+    /// Whether such an adapter stops the program as it loads it (rdbg does): that first
+    /// `pause` stop is passed over.
+    fn pauses_as_it_loads(&self) -> bool {
+        self.adapter_is_program()
+    }
     /// The program's output as it wrote it (a pty's `\r\n` back to `\n`).
     fn program_text<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
         std::borrow::Cow::Borrowed(text)

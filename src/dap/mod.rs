@@ -1,5 +1,6 @@
 //! A Debug Adapter Protocol client over a debug adapter's stdin and stdout (an adapter we
-//! start) or over a TCP connection (one the program started, as `python -m debugpy --listen`).
+//! start), over a TCP connection (one the program started, as `python -m debugpy --listen`), or
+//! over a Unix socket (debug-mcp's own Python debugger, which runs in the program).
 //!
 //! Messages are `Content-Length: N\r\n\r\n` + N bytes of JSON. A reader thread owns the
 //! adapter's output: it routes responses to their request by `request_seq` and sends events
@@ -20,6 +21,7 @@ pub(crate) mod values;
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -264,8 +266,9 @@ type Pending = Arc<Mutex<HashMap<u64, Sender<Reply>>>>;
 
 pub(crate) struct Client {
     input: Option<Box<dyn Write + Send>>,
-    /// The connection, when the adapter is reached over TCP: shutting it down ends the reader.
-    socket: Option<TcpStream>,
+    /// The connection, when the adapter is reached over a socket: shutting it down ends the
+    /// reader.
+    socket: Option<Socket>,
     seq: u64,
     pending: Pending,
     events: Receiver<Value>,
@@ -282,7 +285,14 @@ impl Client {
     /// A client on a connection to an adapter that listens (`python -m debugpy --listen`).
     pub(crate) fn connect(address: std::net::SocketAddr, timeout: Duration) -> io::Result<Client> {
         let (socket, output) = Client::dial(address, timeout)?;
-        Ok(Client::start(Box::new(socket.try_clone()?), output, Some(socket)))
+        Ok(Client::start(Box::new(socket.try_clone()?), output, Some(Socket::Tcp(socket))))
+    }
+
+    /// A client on a Unix socket connection the adapter made to us.
+    pub(crate) fn over_unix(stream: UnixStream) -> io::Result<Client> {
+        let input = Box::new(stream.try_clone()?);
+        let output = stream.try_clone()?;
+        Ok(Client::start(input, output, Some(Socket::Unix(stream))))
     }
 
     /// A client on another connection to an adapter (a child process's session), whose events
@@ -296,7 +306,7 @@ impl Client {
         let (socket, output) = Client::dial(address, timeout)?;
         let input = Box::new(socket.try_clone()?);
         let shared = Some((events.clone(), connection));
-        Ok(Client::start_with(input, output, Some(socket), shared))
+        Ok(Client::start_with(input, output, Some(Socket::Tcp(socket)), shared))
     }
 
     fn dial(address: std::net::SocketAddr, timeout: Duration) -> io::Result<(TcpStream, QuickAck)> {
@@ -310,7 +320,7 @@ impl Client {
     fn start(
         input: Box<dyn Write + Send>,
         output: impl Read + Send + 'static,
-        socket: Option<TcpStream>,
+        socket: Option<Socket>,
     ) -> Client {
         Client::start_with(input, output, socket, None)
     }
@@ -318,7 +328,7 @@ impl Client {
     fn start_with(
         input: Box<dyn Write + Send>,
         output: impl Read + Send + 'static,
-        socket: Option<TcpStream>,
+        socket: Option<Socket>,
         shared: Option<(Sender<Value>, usize)>,
     ) -> Client {
         let pending: Pending = Arc::default();
@@ -402,8 +412,10 @@ impl Client {
     /// is shut down, which also ends the reader.
     pub(crate) fn close_input(&mut self) {
         self.input.take();
-        if let Some(socket) = &self.socket {
-            let _ = socket.shutdown(Shutdown::Both);
+        match &self.socket {
+            Some(Socket::Tcp(socket)) => drop(socket.shutdown(Shutdown::Both)),
+            Some(Socket::Unix(socket)) => drop(socket.shutdown(Shutdown::Both)),
+            None => {}
         }
     }
 }
@@ -415,6 +427,12 @@ impl Drop for Client {
         // kills it first.
         self.reader.take();
     }
+}
+
+/// A connection to the adapter.
+enum Socket {
+    Tcp(TcpStream),
+    Unix(UnixStream),
 }
 
 /// A connection read with TCP_QUICKACK set again after every read. debugpy's adapter lacks

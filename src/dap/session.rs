@@ -76,7 +76,7 @@ fn start<F: Flavour>(
     backend.libraries_left_out = libraries_left_out;
     backend.output = output.unwrap_or_default();
     // An adapter that runs the program itself and is attached to (rdbg) stops it as it loads.
-    backend.load_pause = backend.flavour.adapter_is_program() && !stop_on_entry;
+    backend.load_pause = backend.flavour.pauses_as_it_loads() && !stop_on_entry;
     // Attached by our adapter (a pid, a core file), the program is not ours: we detach.
     backend.owns_program = request == "launch" || backend.flavour.adapter_is_program();
     let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
@@ -1044,6 +1044,13 @@ impl<F: Flavour> Backend for Dap<F> {
     fn handle(&mut self, input: Input<Value>) -> Option<Happening<Paused>> {
         match input {
             Input::Event(event) => self.take(event),
+            // An adapter that is the program (our own Python debugger) closes its connection
+            // as the program ends: its exit is the program's.
+            Input::Closed if self.flavour.adapter_is_program() && self.owns_program => {
+                self.events = never();
+                let exit = self.adapter.as_mut().map(|a| a.process.finish(Duration::from_secs(2)));
+                Some(Happening::Ended(exit.and_then(|exit| exit.code)))
+            }
             Input::Closed => {
                 self.events = never();
                 self.ended_under = self.adapter_ended();

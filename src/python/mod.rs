@@ -4,6 +4,7 @@
 //! takes, and debugpy's ways (scope names, runpy's frames, `repr` values, logpoint messages
 //! that do not say whose they are).
 
+mod own;
 pub(crate) mod trace;
 
 use std::fs;
@@ -29,6 +30,8 @@ const PYTEST_PLUGIN: &str = include_str!("pytest_plugin.py");
 const HANG: &str = include_str!("hang.py");
 const CALLS: &str = include_str!("calls.py");
 const SYNTAX: &str = include_str!("syntax.py");
+const SESSION: &str = include_str!("session.py");
+const STOPS: &str = include_str!("stops.py");
 
 /// What `launch` runs: a script or a module, with its arguments.
 #[derive(Debug, PartialEq)]
@@ -243,6 +246,8 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
             fs::write(dir.join("debug_mcp_hang.py"), HANG)?;
             fs::write(dir.join("debug_mcp_calls.py"), CALLS)?;
             fs::write(dir.join("debug_mcp_syntax.py"), SYNTAX)?;
+            fs::write(dir.join("debug_mcp_session.py"), SESSION)?;
+            fs::write(dir.join("debug_mcp_stops.py"), STOPS)?;
             Ok(dir)
         })
         .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;
@@ -341,20 +346,36 @@ pub(crate) fn launch_arguments(program: &Program, helpers: &Path) -> Value {
     arguments
 }
 
-/// debugpy, as a DAP flavour.
+/// Python sessions, as a DAP flavour: debug-mcp's own debugger in the program (`own.rs`), or
+/// debugpy (attaching to `python -m debugpy --listen`, or asked for). Both speak debugpy's
+/// dialect (scope names, `repr` values, logpoint messages).
 #[derive(Clone)]
-pub(crate) struct Debugpy;
+pub(crate) struct Python {
+    debugpy: bool,
+}
 
-impl Flavour for Debugpy {
+impl Python {
+    /// debug-mcp's own debugger, which needs nothing installed.
+    pub(crate) const OWN: Python = Python { debugpy: false };
+    pub(crate) const DEBUGPY: Python = Python { debugpy: true };
+}
+
+impl Flavour for Python {
     fn language(&self) -> &str {
         "python"
     }
 
     fn adapter(&self) -> &str {
-        "debugpy"
+        match self.debugpy {
+            true => "debugpy",
+            false => "the Python debugger",
+        }
     }
 
     fn start(&self, command: &CommandLine, stop_on_entry: bool) -> Result<Launched, Failure> {
+        if !self.debugpy {
+            return own::start(command, stop_on_entry);
+        }
         let Adapter { program, helpers, python, process, client } = start_adapter(command.clone())?;
         let mut arguments = launch_arguments(&program, &helpers);
         arguments["stopOnEntry"] = stop_on_entry.into();
@@ -372,14 +393,27 @@ impl Flavour for Debugpy {
     }
 
     fn adapter_failed(&self, adapter: &mut Debuggee, client: &Client, label: &str) -> Failure {
-        adapter_failed(adapter, label, client)
+        match self.debugpy {
+            true => adapter_failed(adapter, label, client),
+            false => own::ended_early(adapter),
+        }
     }
 
     /// debugpy patches `subprocess`, `os.fork` and `multiprocessing` in the program so that every
     /// Python child connects back to the adapter, waits, and is offered with `debugpyAttach`.
+    /// Our own debugger leaves children undebugged.
     fn follow_children(&self, arguments: &mut Value) -> bool {
-        arguments["subProcess"] = true.into();
-        true
+        arguments["subProcess"] = self.debugpy.into();
+        self.debugpy
+    }
+
+    /// Our own debugger is the program.
+    fn adapter_is_program(&self) -> bool {
+        !self.debugpy
+    }
+
+    fn pauses_as_it_loads(&self) -> bool {
+        false
     }
 
     /// debugpy runs a child through pydevd (`python pydevd.py --port … --file prog args`), a
@@ -460,7 +494,7 @@ impl Flavour for Debugpy {
     /// the first statement) at line 0, where it never stops.
     fn placed_line(&self, breakpoint: &Value) -> Result<Option<u64>, String> {
         match breakpoint["line"].as_u64() {
-            Some(0) => Err("debugpy cannot stop on that line: it holds no code (a comment, a \
+            Some(0) => Err("Python cannot stop on that line: it holds no code (a comment, a \
                             blank line or a docstring?); choose a line with a statement"
                 .into()),
             line => Ok(line),
@@ -856,14 +890,14 @@ mod value_tests {
 
     #[test]
     fn logpoint_messages_are_marked_and_evaluated_part_by_part() {
-        let message = Debugpy.logpoint_message("3", "x={x!r} {{y}}", true);
+        let message = Python::DEBUGPY.logpoint_message("3", "x={x!r} {{y}}", true);
         assert_eq!(
             message,
             "{__import__('debug_mcp_probe').mark('3')}x={__import__('debug_mcp_probe').part('eA==', 'r', '')} \
              {chr(123)}y{chr(125)}"
         );
-        assert_eq!(Debugpy.logpoint_owner("\x1elp:3\x1ex=1"), Some(("3", "x=1")));
-        assert_eq!(Debugpy.logpoint_owner("plain"), None);
+        assert_eq!(Python::DEBUGPY.logpoint_owner("\x1elp:3\x1ex=1"), Some(("3", "x=1")));
+        assert_eq!(Python::DEBUGPY.logpoint_owner("plain"), None);
     }
 
     #[test]

@@ -85,6 +85,24 @@ def hit(expression_b64, limit=MAX_CHARS):
     return MARKER + encode(value, limit)
 
 
+def line_starts(code):
+    """The lines a code object's own instructions start (as dis.findlinestarts says)."""
+    if hasattr(code, "co_lines"):
+        return set(line for _, _, line in code.co_lines() if line is not None)
+    import dis
+
+    return set(line for _, line in dis.findlinestarts(code) if line is not None)
+
+
+def code_lines(code):
+    """Every line a code object and those nested in it start."""
+    for line in line_starts(code):
+        yield line
+    for const in code.co_consts:
+        if isinstance(const, type(code)) and const.co_filename == code.co_filename:
+            yield from code_lines(const)
+
+
 LOGPOINT = "\x1elp:"
 
 

@@ -1,6 +1,6 @@
 """debug-mcp's way into a Python program run with -I, -E or -S, which skip the sitecustomize.py
 on our PYTHONPATH: `python -I debug_mcp_run.py script.py args` (or `... -m module args`)
-starts the line probes, then runs the program as `python` would have (its `sys.argv`, its
+starts the line probes (or debug-mcp's debugger, in a session), then runs the program as `python` would have (its `sys.argv`, its
 `sys.path[0]`, as `__main__`)."""
 
 import os
@@ -8,9 +8,14 @@ import sys
 
 helpers = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, helpers)
-import debug_mcp_trace  # noqa: E402
+if "DEBUG_MCP_DAP" in os.environ:
+    import debug_mcp_session  # noqa: E402
 
-debug_mcp_trace.start()
+    debug_mcp_session.start()
+else:
+    import debug_mcp_trace  # noqa: E402
+
+    debug_mcp_trace.start()
 sys.path.remove(helpers)
 # The helpers' directory was sys.path[0]; the program's own is its script's, unless the
 # interpreter prepends none (-I, -P).

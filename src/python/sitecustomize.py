@@ -1,4 +1,5 @@
-"""Written by debug-mcp first on the debuggee's PYTHONPATH. For `debug-script`
+"""Written by debug-mcp first on the debuggee's PYTHONPATH. For a session (DEBUG_MCP_DAP set):
+starts debug-mcp's debugger in the program (debug_mcp_session.py). For `debug-script`
 (DEBUG_MCP_TRACE set): starts the line probes of debug_mcp_trace.py, in this process and, as
 they inherit the environment, in every Python process it starts. For a debugpy session: turns
 on TCP_NODELAY for TCP sockets the process connects (pydevd's socket to debugpy's adapter lacks
@@ -46,7 +47,16 @@ def load_own(name):
     return module
 
 
-if "DEBUG_MCP_TRACE" in os.environ:
+if "DEBUG_MCP_DAP" in os.environ:
+    try:
+        load_own("debug_mcp_probe")
+        load_own("debug_mcp_stops")
+        load_own("debug_mcp_session").start()
+    except Exception as error:  # never the program's failure
+        import sys
+
+        sys.stderr.write("debug-mcp: the debugger did not start: %r\n" % (error,))
+elif "DEBUG_MCP_TRACE" in os.environ:
     try:
         load_own("debug_mcp_probe")
         debug_mcp_trace = load_own("debug_mcp_trace")

@@ -200,24 +200,6 @@ def _watch_calls():
     _calls.setup(_plan, lambda *fields: _send(*fields, wait=0.5), _preview, syntax)
 
 
-def _line_starts(code):
-    """The lines a code object's own instructions start (as dis.findlinestarts says)."""
-    if hasattr(code, "co_lines"):
-        return set(line for _, _, line in code.co_lines() if line is not None)
-    import dis
-
-    return set(line for _, line in dis.findlinestarts(code) if line is not None)
-
-
-def _code_lines(code):
-    """Every line a code object and those nested in it start."""
-    for line in _line_starts(code):
-        yield line
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType) and const.co_filename == code.co_filename:
-            yield from _code_lines(const)
-
-
 def _resolve(entry):
     """A probe's line as the file's code has it: the line itself, or the closest line with
     code before it; 0 when none is; None when the file cannot be compiled."""
@@ -232,7 +214,7 @@ def _resolve(entry):
         code = compile(source, probe["real"], "exec", 0, True)
     except Exception:
         return None
-    lines = sorted(set(_code_lines(code)))
+    lines = sorted(set(debug_mcp_probe.code_lines(code)))
     line = probe["line"]
     if line not in lines:
         index = bisect.bisect_left(lines, line)
@@ -260,7 +242,7 @@ def _probes_in(code):
         # A rewritten module's code calls `_hit` itself.
         indexes = _is_probed_file(code.co_filename) if code not in _rewritten else ()
         if indexes:
-            own = _line_starts(code)
+            own = debug_mcp_probe.line_starts(code)
             lines = ((i, _resolve(_probes[i])) for i in indexes)
             found = tuple((i, line) for i, line in lines if line in own)
         _codes[code] = found

@@ -15,7 +15,7 @@ use crate::deno::Deno;
 use crate::jsonrpc::Json;
 use crate::native::Native;
 use crate::node::Node;
-use crate::python::Debugpy;
+use crate::python::Python;
 use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
 use crate::tools::page::{self, Page};
 use crate::tools::script;
@@ -179,6 +179,7 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         _ => None,
     };
+    let python = python_debugger(args.optional_string("language")?);
     let (_, state) = open_session(call, |id, watch| match (language, native) {
         (Language::Native, Some(flavour)) => {
             crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
@@ -186,12 +187,20 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         (Language::Deno, _) => {
             crate::cdp::session::launch(Box::new(Deno), id, spec, watch, &call.cancel)
         }
-        (Language::Python, _) => {
-            crate::dap::session::launch(Debugpy, id, spec, watch, &call.cancel)
-        }
+        (Language::Python, _) => crate::dap::session::launch(python, id, spec, watch, &call.cancel),
         _ => crate::cdp::session::launch(Box::new(Node), id, spec, watch, &call.cancel),
     })?;
     Ok(state)
+}
+
+/// The debugger of a Python session: debug-mcp's own, or debugpy when `language` says
+/// `debugpy` (or `DEBUG_MCP_PYTHON_DEBUGGER=debugpy` in the server's environment).
+fn python_debugger(language: Option<&str>) -> Python {
+    let asked = std::env::var("DEBUG_MCP_PYTHON_DEBUGGER").ok();
+    match language.or(asked.as_deref()) {
+        Some("debugpy") => Python::DEBUGPY,
+        _ => Python::OWN,
+    }
 }
 
 /// A web page's session: the browser opens it once its breakpoints are set.
@@ -329,11 +338,11 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         if language != Some(Language::Node) {
             let address = crate::net::socket_address(host, port as u16)
                 .map_err(|m| Failure::new(Code::NoInspector, m))?;
-            match crate::dap::session::connect(&Debugpy, address, &call.cancel)? {
+            match crate::dap::session::connect(&Python::DEBUGPY, address, &call.cancel)? {
                 Some(client) => {
                     let (_, mut state) = open_session(call, |id, watch| {
                         crate::dap::session::attach(
-                            Debugpy,
+                            Python::DEBUGPY,
                             id,
                             client,
                             address,

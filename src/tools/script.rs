@@ -53,7 +53,7 @@ pub(crate) fn language_arg(
 /// The `language` argument, if given.
 pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> {
     Ok(match args.optional_string("language")? {
-        Some("python") => Some(Language::Python),
+        Some("python" | "debugpy") => Some(Language::Python),
         Some("node") => Some(Language::Node),
         Some("deno") => Some(Language::Deno),
         Some(_) => Some(Language::Native),
@@ -63,7 +63,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "description": "node, deno, python, c, cpp, rust, zig, go, gdb, or an adapter of debug-mcp.json; guessed from the command"})
+    json!({"type": "string", "description": "node, deno, python (debugpy: debugpy's sessions), c, cpp, rust, zig, go, gdb, or an adapter of debug-mcp.json; guessed from the command"})
 }
 
 pub(crate) const TOOLS: &[Tool] = &[Tool {

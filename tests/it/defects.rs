@@ -299,9 +299,15 @@ fn console_scripts_and_py_breakpoints_are_python() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "it", "version": "0"}}),
     );
-    // A session's adapter that fails says why in its own words (debug-script needs none).
+    // A session's adapter that fails says why in its own words (debug-script needs none,
+    // and neither do sessions unless debugpy is asked for).
     let command = format!("{} {}", python(), fixture("py/loop.py"));
-    let state = launch(&mut server, &command, &fixture("py/loop.py"), 5);
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command, "language": "debugpy",
+               "breakpoints": [{"file": fixture("py/loop.py"), "line": 5}]}),
+    );
     assert_eq!(state["code"], "adapter_failed", "{state}");
     assert_eq!(
         state["error"],

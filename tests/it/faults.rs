@@ -99,10 +99,13 @@ fn an_adapter_killed_under_a_session_is_said_to_have_ended() {
     }
     for (command, file, line, adapter_command, adapter) in cases {
         let mut server = Server::initialized();
+        // debug-mcp's own Python debugger is the program: debugpy's adapter is asked for.
+        let language = if adapter == "debugpy" { "debugpy" } else { "c" };
         let state = tool(
             &mut server,
             "debug-launch",
-            json!({"command": command, "breakpoints": [{"file": file, "line": line}]}),
+            json!({"command": command, "breakpoints": [{"file": file, "line": line}],
+                   "language": language}),
         );
         assert_eq!(state["state"], "paused", "{state}");
         let pid = state["process"]["pid"].clone();

@@ -184,6 +184,19 @@ fn failures_say_what_to_do() {
         json!({"command": format!("{} {}", fake.display(), py("loop.py")),
         "breakpoints": [{"file": py("loop.py"), "line": 5}]}),
     );
+    // debug-mcp's own debugger never started: the program ran to its end, and the failure
+    // says why and what to do.
+    assert_eq!(state["code"], "adapter_failed", "{state}");
+    let error = state["error"].as_str().unwrap();
+    assert!(error.contains("did not load debug-mcp's sitecustomize.py"), "{state}");
+    assert!(error.ends_with("It said: total 35.0"), "{state}");
+    // Asked for, debugpy is missing there, and the failure says how to install it.
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": format!("{} {}", fake.display(), py("loop.py")), "language": "debugpy",
+        "breakpoints": [{"file": py("loop.py"), "line": 5}]}),
+    );
     assert_eq!(state["code"], "no_debugpy", "{state}");
     assert_eq!(state["error"], format!("debugpy is not installed for {}: run `{} -m pip install debugpy` (or set DEBUG_MCP_DEBUGPY_PYTHON to an interpreter that has it)", fake.display(), fake.display()));
     drop(server);
@@ -861,8 +874,11 @@ fn a_session_stops_in_a_child_process() {
     let file = py("children/run_child.py");
     let command = format!("DMCP_TAG={tag} {} {file}", python());
     let breakpoints = json!([{"file": file, "line": 9}, {"file": file, "line": 12}]);
-    let state =
-        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command, "breakpoints": breakpoints, "language": "debugpy"}),
+    );
     assert_eq!(
         (&state["state"], &state["location"]["line"]),
         (&json!("paused"), &json!(9)),
