@@ -30,6 +30,20 @@ pub(crate) struct Launched {
     /// The program's output, when it is the adapter's own (delve and rdbg run the program
     /// with their own stdout and stderr) rather than `output` events.
     pub(crate) output: Option<crate::process::Output>,
+    /// Child processes that connect by themselves (our own Python debugger in each).
+    pub(crate) arrivals: Option<Arrivals>,
+}
+
+/// Child processes that reach the session by themselves rather than being offered (each of
+/// a program's Python processes connects to our debugger's socket): each one's client, its
+/// events tagged with its connection (1, 2, …) on `events`, followed by an `arrived` event
+/// there that says it is in `clients`.
+pub(crate) struct Arrivals {
+    pub(crate) clients: crossbeam_channel::Receiver<Client>,
+    pub(crate) events: crossbeam_channel::Receiver<serde_json::Value>,
+    pub(crate) events_tx: crossbeam_channel::Sender<serde_json::Value>,
+    /// What accepts them, until the session ends.
+    pub(crate) keep: Box<dyn Send>,
 }
 
 /// A child process the adapter offers to debug: where to connect for its session, and the

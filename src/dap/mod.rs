@@ -149,12 +149,21 @@ impl Child {
         events: &Sender<Value>,
         timeout: Duration,
     ) -> Option<Child> {
-        let mut client = Client::connect_shared(offered.address, timeout, connection, events)
+        let client = Client::connect_shared(offered.address, timeout, connection, events)
             .inspect_err(|e| log::warn(format_args!("cannot follow a child process: {e}")))
             .ok()?;
+        Some(Child::open(flavour, client, offered.arguments))
+    }
+
+    /// A child's session on its client: `initialize`, then `attach` with `arguments`.
+    pub(crate) fn open<F: flavour::Flavour>(
+        flavour: &F,
+        mut client: Client,
+        arguments: Value,
+    ) -> Child {
         drop(client.send("initialize", initialize_arguments(flavour.adapter())));
-        drop(client.send("attach", offered.arguments));
-        Some(Child { client, pid: None, command: String::new(), open: true })
+        drop(client.send("attach", arguments));
+        Child { client, pid: None, command: String::new(), open: true }
     }
 
     /// At its `initialized` event: its breakpoints (`setBreakpoints` arguments, a file each)
@@ -288,11 +297,15 @@ impl Client {
         Ok(Client::start(Box::new(socket.try_clone()?), output, Some(Socket::Tcp(socket))))
     }
 
-    /// A client on a Unix socket connection the adapter made to us.
-    pub(crate) fn over_unix(stream: UnixStream) -> io::Result<Client> {
+    /// A client on a Unix socket connection the adapter made to us; with `shared`, a child's,
+    /// whose events go to a shared channel carrying `"connection": n` (as `connect_shared`).
+    pub(crate) fn over_unix(
+        stream: UnixStream,
+        shared: Option<(Sender<Value>, usize)>,
+    ) -> io::Result<Client> {
         let input = Box::new(stream.try_clone()?);
         let output = stream.try_clone()?;
-        Ok(Client::start(input, output, Some(Socket::Unix(stream))))
+        Ok(Client::start_with(input, output, Some(Socket::Unix(stream)), shared))
     }
 
     /// A client on another connection to an adapter (a child process's session), whose events
@@ -474,6 +487,11 @@ fn read_messages(
     }
     for (_, reply) in pending.lock().expect("pending poisoned").drain() {
         let _ = reply.send(Err("the debug adapter closed its connection".into()));
+    }
+    // A child's session whose connection closed has ended, whether or not it said so.
+    if let Some(connection) = tag {
+        let ended = json!({"type": "event", "event": "terminated", "connection": connection});
+        let _ = events.send(ended);
     }
 }
 

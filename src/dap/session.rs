@@ -58,8 +58,9 @@ fn start<F: Flavour>(
     setup: &Setup,
 ) -> Result<Dap<F>, Failure> {
     let stop_on_entry = setup.stop_on_entry;
-    let Launched { client, adapter, mut arguments, prepared, label, request, output, .. } =
-        flavour.start(command, stop_on_entry)?;
+    let Launched {
+        client, adapter, mut arguments, prepared, label, request, output, arrivals, ..
+    } = flavour.start(command, stop_on_entry)?;
     // `pauseOnExceptions: all` is for the program's own exceptions: an adapter that can leave
     // out libraries itself (debugpy) does, rather than stop at each one they raise and catch.
     let libraries_left_out = setup.pause_on_exceptions == "all"
@@ -71,6 +72,14 @@ fn start<F: Flavour>(
         let (more_tx, more) = crossbeam_channel::unbounded();
         backend.more = more;
         backend.more_tx = Some(more_tx);
+    }
+    if let Some(arrivals) = arrivals {
+        backend.more = arrivals.events.clone();
+        backend.more_tx = Some(arrivals.events_tx.clone());
+        // A child is attached to as the program was, but never stops on entry.
+        let mut attach = arguments.clone();
+        attach["stopOnEntry"] = false.into();
+        backend.arrivals = Some((arrivals, attach));
     }
     backend.pause_on_exceptions = setup.pause_on_exceptions.clone();
     backend.libraries_left_out = libraries_left_out;
@@ -257,6 +266,8 @@ pub(crate) struct Dap<F> {
     /// breakpoints are set.
     load_paused: Option<Value>,
     configured: bool,
+    /// Children that connect by themselves, and the `attach` arguments each is given.
+    arrivals: Option<(dap::flavour::Arrivals, Value)>,
 }
 
 impl<F: Flavour> Dap<F> {
@@ -290,6 +301,7 @@ impl<F: Flavour> Dap<F> {
             load_pause: false,
             load_paused: None,
             configured: false,
+            arrivals: None,
             data_breakpoints: false,
             owns_program: false,
             watching: Vec::new(),
@@ -349,6 +361,18 @@ impl<F: Flavour> Dap<F> {
         ));
     }
 
+    /// A child process connected (our own Python debugger in it): its session is opened as
+    /// an offered child's is.
+    fn arrived(&mut self, connection: usize) {
+        let Some((arrivals, attach)) = &self.arrivals else { return };
+        let Ok(client) = arrivals.clients.try_recv() else { return };
+        if connection != self.children.len() + 1 {
+            log::warn(format_args!("child connection {connection} arrived out of order"));
+            return;
+        }
+        self.children.push(Child::open(&self.flavour, client, attach.clone()));
+    }
+
     /// Every breakpoint of every file, as `setBreakpoints` arguments.
     fn breakpoint_lists(&self) -> Vec<Value> {
         let mut files: Vec<&PathBuf> = self.placed.iter().map(|b| &b.path).collect();
@@ -379,6 +403,10 @@ impl<F: Flavour> Dap<F> {
 
     /// An event of a child's session.
     fn child_event(&mut self, connection: usize, event: Value) -> Option<Happening<Paused>> {
+        if event["event"] == "arrived" {
+            self.arrived(connection);
+            return None;
+        }
         let lists = self.breakpoint_lists();
         let filters = self.flavour.exception_filters(&self.pause_on_exceptions);
         let child = self.children.get_mut(connection - 1)?;

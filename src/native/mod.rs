@@ -682,6 +682,7 @@ impl Flavour for Native {
             label: format!("{} {}", profile.program, profile.args.join(" ")).trim().to_string(),
             request: profile.request,
             output,
+            arrivals: None,
         })
     }
 

@@ -389,6 +389,7 @@ impl Flavour for Python {
             label: python,
             request: "launch",
             output: None,
+            arrivals: None,
         })
     }
 

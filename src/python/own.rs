@@ -7,16 +7,20 @@
 
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use crossbeam_channel::Sender;
+use serde_json::{json, Value};
 
 use super::{helper_dir, parse, python_path, Target};
-use crate::dap::flavour::Launched;
+use crate::dap::flavour::{Arrivals, Launched};
 use crate::dap::Client;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
+use crate::thread::JoinOnDrop;
 
 /// How long the program has to connect: its interpreter's start and our sitecustomize.py.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -70,6 +74,75 @@ impl Listener {
 impl Drop for Listener {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// After the program's own connection: every other Python process of it (a `subprocess`
+/// child, a `multiprocessing` worker, a forked child reconnecting, a pytest-xdist worker)
+/// connects as a child, until the session ends.
+struct Acceptor {
+    listener: Arc<Listener>,
+    stopping: Arc<AtomicBool>,
+    thread: Option<JoinOnDrop>,
+}
+
+impl Acceptor {
+    fn start(listener: Listener) -> Result<(Acceptor, Arrivals), Failure> {
+        let internal = |e: std::io::Error| {
+            Failure::new(Code::Internal, format!("cannot follow the program's children: {e}"))
+        };
+        listener.socket.set_nonblocking(false).map_err(internal)?;
+        let listener = Arc::new(listener);
+        let stopping = Arc::new(AtomicBool::new(false));
+        let (clients_tx, clients) = crossbeam_channel::unbounded();
+        let (events_tx, events) = crossbeam_channel::unbounded();
+        let thread = JoinOnDrop::spawn("py-children", {
+            let (listener, stopping, events_tx) =
+                (listener.clone(), stopping.clone(), events_tx.clone());
+            move || accept_children(&listener.socket, &stopping, &clients_tx, &events_tx)
+        });
+        let acceptor = Acceptor { listener, stopping, thread: Some(thread) };
+        let arrivals = Arrivals { clients, events, events_tx, keep: Box::new(()) };
+        Ok((acceptor, arrivals))
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        // Wake the acceptor with a connection of our own.
+        self.stopping.store(true, Ordering::Relaxed);
+        drop(UnixStream::connect(&self.listener.path));
+        drop(self.thread.take());
+    }
+}
+
+fn accept_children(
+    listener: &UnixListener,
+    stopping: &AtomicBool,
+    clients: &Sender<Client>,
+    events: &Sender<Value>,
+) {
+    let mut connection = 0;
+    for stream in listener.incoming() {
+        if stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        let client = match Client::over_unix(stream, Some((events.clone(), connection + 1))) {
+            Ok(client) => client,
+            Err(e) => {
+                crate::log::warn(format_args!("cannot follow a child process: {e}"));
+                continue;
+            }
+        };
+        connection += 1;
+        if clients.send(client).is_err() {
+            return;
+        }
+        let arrived = json!({"type": "event", "event": "arrived", "connection": connection});
+        if events.send(arrived).is_err() {
+            return;
+        }
     }
 }
 
@@ -127,13 +200,15 @@ pub(crate) fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launch
         SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
     })?;
     let connected = listener.accept(&mut debuggee).and_then(|stream| {
-        Client::over_unix(stream).map_err(|e| {
+        let client = Client::over_unix(stream, None).map_err(|e| {
             Failure::new(Code::Internal, format!("the debugger's connection failed: {e}"))
-        })
+        })?;
+        let (acceptor, mut arrivals) = Acceptor::start(listener)?;
+        arrivals.keep = Box::new(acceptor);
+        Ok((client, arrivals))
     });
-    drop(listener);
-    let client = match connected {
-        Ok(client) => client,
+    let (client, arrivals) = match connected {
+        Ok(connected) => connected,
         Err(failure) => {
             debuggee.kill();
             return Err(failure);
@@ -149,5 +224,6 @@ pub(crate) fn start(command: &CommandLine, stop_on_entry: bool) -> Result<Launch
         prepared: true,
         label: program.interpreter,
         request: "attach",
+        arrivals: Some(arrivals),
     })
 }

@@ -92,12 +92,16 @@ def respond(request, body=None, error=None):
 
 
 def start():
-    """Connects to debug-mcp and takes its set-up, before the program runs."""
+    """Connects to debug-mcp and takes its set-up, before the program runs. Every Python
+    process of the program does (they inherit DEBUG_MCP_DAP), each a child of the session but
+    the first; a forked child connects anew."""
     global _conn
-    path = os.environ.pop("DEBUG_MCP_DAP", None)
+    path = os.environ.get("DEBUG_MCP_DAP")
     if not path:
         return
     _conn = Connection(path)
+    if hasattr(os, "register_at_fork") and not _started:
+        os.register_at_fork(after_in_child=_forked)
     arguments = {}
     while True:
         request = _conn.read()
@@ -127,8 +131,36 @@ def start():
             break
         else:
             handle(request)
-    _hooks()
+    if not _started:
+        _hooks()
+    _started.append(True)
     _start_reader()
+
+
+# Whether this process (or the one it was forked from) started once.
+_started = []
+
+
+def _forked():
+    """In a forked child: the parent's connection and stops are not its own; it connects as a
+    process of its own (a multiprocessing worker, say) and waits for its set-up."""
+    global _conn, _threads_lock
+    try:
+        _conn.sock.close()  # closing the child's copy leaves the parent's connection as it is
+    except Exception:
+        pass
+    _conn = None
+    _stopped.clear()
+    _frames.clear()
+    _references.clear()
+    _ids.clear()
+    _threads_lock = _thread.allocate_lock()
+    stops.forked()
+    try:
+        start()
+    except Exception as error:
+        stops.detach()
+        sys.stderr.write("debug-mcp: a forked process runs undebugged: %r\n" % (error,))
 
 
 def _start_reader():

@@ -170,13 +170,16 @@ def is_main(frame):
 def setup(session, stop_on_entry, rules):
     """Starts watching, before the program's first line."""
     global _session, _entry, _pass_over
-    _session = session
     _entry = bool(stop_on_entry)
     for rule in rules or ():
         if rule.get("include"):
             _keep.add(real(rule["path"]))
         else:
             _pass_over = True
+    if _session is not None:  # a forked child set up again: watching already
+        _update()
+        return
+    _session = session
     if MONITORING:
         _start_monitoring()
     else:
@@ -185,8 +188,16 @@ def setup(session, stop_on_entry, rules):
         sys.settrace(_trace_call)
         threading.settrace(_trace_call)
     _update()
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=detach)
+
+
+def forked():
+    """In a forked child: only the thread that forked lives on, and nothing is stopped."""
+    global _lock, _main_ident, _suspend, _pause
+    _lock = _thread.allocate_lock()
+    _main_ident = _thread.get_ident()
+    _steps.clear()
+    _suspend = _pause = False
+    _update()
 
 
 def set_breakpoints(path, specs):

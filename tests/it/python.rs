@@ -874,11 +874,8 @@ fn a_session_stops_in_a_child_process() {
     let file = py("children/run_child.py");
     let command = format!("DMCP_TAG={tag} {} {file}", python());
     let breakpoints = json!([{"file": file, "line": 9}, {"file": file, "line": 12}]);
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": command, "breakpoints": breakpoints, "language": "debugpy"}),
-    );
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
     assert_eq!(
         (&state["state"], &state["location"]["line"]),
         (&json!("paused"), &json!(9)),
