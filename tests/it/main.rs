@@ -20,6 +20,7 @@ mod launchers;
 mod native;
 pub mod need;
 mod protocol;
+mod pysession;
 mod python;
 mod schema;
 mod scratch;

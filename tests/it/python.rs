@@ -20,8 +20,34 @@ fn pytest(tag: &str, args: &str) -> String {
     format!("DMCP_TAG={tag} {} -q -p no:cacheprovider {args}", pytest.display())
 }
 
-fn py(name: &str) -> String {
+pub fn py(name: &str) -> String {
     fixture(&format!("py/{name}"))
+}
+
+/// pyenv's CPython 3.7 and later on this machine (CI has none), with their `3.N` versions.
+pub fn pyenv_pythons() -> Vec<(std::path::PathBuf, String)> {
+    let versions =
+        std::fs::read_dir("/root/.pyenv/versions").map(|d| d.flatten().collect::<Vec<_>>());
+    let mut interpreters: Vec<std::path::PathBuf> = versions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.path().join("bin/python3"))
+        .filter(|p| p.exists())
+        .collect();
+    interpreters.sort();
+    let mut found = Vec::new();
+    for python in interpreters {
+        let version = std::process::Command::new(&python)
+            .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+            .output()
+            .unwrap();
+        let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+        let minor: u32 = version.strip_prefix("3.").and_then(|m| m.parse().ok()).unwrap_or(0);
+        if minor >= 7 {
+            found.push((python, version));
+        }
+    }
+    found
 }
 
 fn script(name: &str, args: &str, line: u64, expression: &str) -> Value {
@@ -989,26 +1015,8 @@ fn exception_stops_are_the_programs_own() {
 /// interpreter that is missing is said so and passed over (CI does not install them).
 #[test]
 fn every_python_version_gives_the_same_answers() {
-    let versions =
-        std::fs::read_dir("/root/.pyenv/versions").map(|d| d.flatten().collect::<Vec<_>>());
-    let mut interpreters: Vec<std::path::PathBuf> = versions
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| e.path().join("bin/python3"))
-        .filter(|p| p.exists())
-        .collect();
-    interpreters.sort();
     let mut tried = Vec::new();
-    for python in &interpreters {
-        let version = std::process::Command::new(python)
-            .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
-            .output()
-            .unwrap();
-        let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
-        let minor: u32 = version.strip_prefix("3.").and_then(|m| m.parse().ok()).unwrap_or(0);
-        if minor < 7 {
-            continue;
-        }
+    for (python, version) in pyenv_pythons() {
         tried.push(version.clone());
         let tag = tag();
         let run = |file: &str, line: u64, expression: &str, flags: &str| {
