@@ -227,6 +227,7 @@ def set_breakpoints(path, specs):
         else:
             _by_file.pop(path, None)
         _code_lines.clear()
+        _wanted.clear()
     _refresh()
     return answers
 
@@ -234,6 +235,7 @@ def set_breakpoints(path, specs):
 def set_exception_filters(filters):
     _filters.clear()
     _filters.update(filters)
+    _wanted.clear()
     _update()
 
 
@@ -259,6 +261,7 @@ def detach():
     _detached = True
     _by_file.clear()
     _code_lines.clear()
+    _wanted.clear()
     _filters.clear()
     _steps.clear()
     if MONITORING:
@@ -529,15 +532,35 @@ def _m_raise(code, offset, exception):
 
 
 def _trace_call(frame, event, arg):
+    """The global trace function: called at every call, so its common way is one lookup."""
+    if _steps or _pause or _suspend or _entry:
+        return _trace_call_stepping(frame)
+    wants = _wanted.get(frame.f_code)
+    if wants is None:
+        wants = _wanted[frame.f_code] = _wants_lines(frame.f_code)
+    return _trace_local if wants else None
+
+
+# Per code object, whether its frames need the local tracer (no step, pause or entry due).
+_wanted = {}
+
+
+def _wants_lines(code):
+    if _detached:
+        return False
+    if breakpoint_lines(code):
+        return True
+    return "raised" in _filters and not (_pass_over and is_library(real(code.co_filename)))
+
+
+def _trace_call_stepping(frame):
     if _busy() or _detached:
         return None
     code = frame.f_code
-    if (breakpoint_lines(code) or _thread.get_ident() in _steps or _pause or _suspend
+    if (_thread.get_ident() in _steps or _pause or _suspend
             or (_entry and code.co_name == "<module>")):
         return _trace_local
-    if "raised" in _filters and not (_pass_over and is_library(real(code.co_filename))):
-        return _trace_local
-    return None
+    return _trace_local if _wants_lines(code) else None
 
 
 def _trace_local(frame, event, arg):
