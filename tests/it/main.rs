@@ -168,7 +168,18 @@ impl Server {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        for key in ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "DEBUG_MCP_LOG"] {
+        // DEBUG_MCP_PYTHON_DEBUGGER=debugpy: .ci/run runs the Python session tests through debugpy too.
+        let keys = [
+            "HOME",
+            "LOGNAME",
+            "PATH",
+            "SHELL",
+            "TERM",
+            "USER",
+            "DEBUG_MCP_LOG",
+            "DEBUG_MCP_PYTHON_DEBUGGER",
+        ];
+        for key in keys {
             if let Ok(value) = std::env::var(key) {
                 command.env(key, value);
             }
