@@ -8,6 +8,9 @@
 //! Breakpoints are sent per file, since DAP's `setBreakpoints` replaces a file's whole list.
 //! Values go through the flavour's probe, as in `debug-script`.
 
+mod children;
+mod raise;
+
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
@@ -16,7 +19,7 @@ use std::time::Duration;
 use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
-use crate::dap::flavour::{Flavour, Launched, Offered};
+use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::values::{preview, SHOWN};
 use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
@@ -32,6 +35,7 @@ use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
 use crate::sys;
+use raise::Raise;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const STACK_LEVELS: u64 = 50;
@@ -347,32 +351,6 @@ impl<F: Flavour> Dap<F> {
         }
     }
 
-    /// The adapter offers a child process: open its session (`initialize`, `attach`); its
-    /// breakpoints follow its `initialized` event. One that cannot be reached runs undebugged.
-    fn follow(&mut self, offered: Offered) {
-        let Some(events) = &self.more_tx else { return };
-        let connection = self.children.len() + 1;
-        self.children.extend(Child::follow(
-            &self.flavour,
-            offered,
-            connection,
-            events,
-            REQUEST_TIMEOUT,
-        ));
-    }
-
-    /// A child process connected (our own Python debugger in it): its session is opened as
-    /// an offered child's is.
-    fn arrived(&mut self, connection: usize) {
-        let Some((arrivals, attach)) = &self.arrivals else { return };
-        let Ok(client) = arrivals.clients.try_recv() else { return };
-        if connection != self.children.len() + 1 {
-            log::warn(format_args!("child connection {connection} arrived out of order"));
-            return;
-        }
-        self.children.push(Child::open(&self.flavour, client, attach.clone()));
-    }
-
     /// Every breakpoint of every file, as `setBreakpoints` arguments.
     fn breakpoint_lists(&self) -> Vec<Value> {
         let mut files: Vec<&PathBuf> = self.placed.iter().map(|b| &b.path).collect();
@@ -399,78 +377,6 @@ impl<F: Flavour> Dap<F> {
             })
             .collect();
         json!({"source": {"path": file.display().to_string()}, "breakpoints": list})
-    }
-
-    /// An event of a child's session.
-    fn child_event(&mut self, connection: usize, event: Value) -> Option<Happening<Paused>> {
-        if event["event"] == "arrived" {
-            self.arrived(connection);
-            return None;
-        }
-        let lists = self.breakpoint_lists();
-        let filters = self.flavour.exception_filters(&self.pause_on_exceptions);
-        let child = self.children.get_mut(connection - 1)?;
-        if event["type"] == "request" {
-            child.client.refuse(&event);
-            return None;
-        }
-        let body = &event["body"];
-        match event["event"].as_str().unwrap_or_default() {
-            "initialized" => child.configure(lists, filters),
-            "process" => child.said_process(&self.flavour, body),
-            // A child's stdout and stderr reach the program's output through its parent (or
-            // the parent reads them); its session repeats them: only logpoints count here.
-            "output" => {
-                let text = body["output"].as_str().unwrap_or_default().trim_end_matches('\n');
-                let (id, text) = self.flavour.logpoint_owner(text)?;
-                let breakpoint = Some(id.to_string());
-                return Some(Happening::Logpoint { breakpoint, text: text.into() });
-            }
-            "stopped" => return self.stopped(connection, body.clone()),
-            "continued" if self.current == Some(connection) => {
-                self.current = None;
-                return Some(Happening::Resumed);
-            }
-            "terminated" => {
-                child.ended();
-                self.held.retain(
-                    |h| !matches!(h, Happening::Stopped(s) if s.paused.connection == connection),
-                );
-                if self.current == Some(connection) {
-                    self.current = None;
-                }
-            }
-            _ => {}
-        }
-        None
-    }
-
-    /// A thread's id for `debug-threads`: the adapter's for the program's, `pid/id` for a
-    /// child's.
-    fn thread_id(&self, connection: usize, thread: &Value) -> String {
-        match connection.checked_sub(1).and_then(|c| self.children.get(c)).and_then(|c| c.pid) {
-            Some(pid) => format!("{pid}/{thread}"),
-            None => thread.to_string(),
-        }
-    }
-
-    /// An event, as the actor should see it: a stop in another session than the one shown is
-    /// held (it stays stopped) until the shown one goes on.
-    fn take(&mut self, event: Value) -> Option<Happening<Paused>> {
-        let happening = match event["connection"].as_u64() {
-            Some(connection) => self.child_event(connection as usize, event)?,
-            None => self.handle_event(event)?,
-        };
-        if let Happening::Stopped(stop) = &happening {
-            match self.current {
-                Some(current) if current != stop.paused.connection => {
-                    self.held.push_back(happening);
-                    return None;
-                }
-                _ => self.current = Some(stop.paused.connection),
-            }
-        }
-        Some(happening)
     }
 
     fn initialize(&mut self) -> Result<(), Failure> {
@@ -1656,38 +1562,5 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn shutdown(&mut self) {
         self.kill_all();
-    }
-}
-
-/// An exception stop for `pauseOnExceptions: all` (DAP's `raised`): the exception and where.
-/// pydevd stops again in every frame the exception unwinds through, and DAP cannot ask it to
-/// stop at the first raise only.
-struct Raise {
-    thread: Value,
-    exception: Value,
-    /// Each frame's file, function and line, innermost first.
-    frames: Vec<Value>,
-}
-
-impl Raise {
-    fn new(thread: &Value, info: &Value, frames: &[Value]) -> Raise {
-        Raise {
-            thread: thread.clone(),
-            exception: json!([info["exceptionId"], info["description"]]),
-            frames: frames
-                .iter()
-                .map(|f| json!([f.pointer("/source/path"), f["name"], f["line"]]))
-                .collect(),
-        }
-    }
-
-    /// Whether this is `earlier`'s exception, further out: the same exception on the same
-    /// thread, its frames the outer part of `earlier`'s (the stacks may be cut at the bottom).
-    fn unwinds(&self, earlier: &Raise) -> bool {
-        self.thread == earlier.thread
-            && self.exception == earlier.exception
-            && !self.frames.is_empty()
-            && (1..earlier.frames.len())
-                .any(|out| earlier.frames[out..].iter().zip(&self.frames).all(|(a, b)| a == b))
     }
 }
