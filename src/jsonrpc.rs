@@ -114,11 +114,16 @@ impl From<&Value> for Json {
 pub(crate) struct Error {
     pub(crate) code: i64,
     pub(crate) message: String,
+    pub(crate) data: Option<Value>,
 }
 
 impl Error {
     pub(crate) fn new(code: i64, message: impl Into<String>) -> Error {
-        Error { code, message: message.into() }
+        Error { code, message: message.into(), data: None }
+    }
+
+    pub(crate) fn with_data(code: i64, message: impl Into<String>, data: Value) -> Error {
+        Error { code, message: message.into(), data: Some(data) }
     }
 }
 
@@ -167,7 +172,10 @@ impl Message {
                 let body = match &r.result {
                     Ok(result) => format!(r#""result":{}}}"#, result.0),
                     Err(e) => {
-                        let error = json!({"code": e.code, "message": e.message});
+                        let mut error = json!({"code": e.code, "message": e.message});
+                        if let Some(data) = &e.data {
+                            error["data"] = data.clone();
+                        }
                         format!(r#""error":{error}}}"#)
                     }
                 };

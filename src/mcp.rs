@@ -13,8 +13,52 @@ use crate::jsonrpc::{self, Request};
 use crate::sessions::{Sessions, SESSIONS_URI};
 use crate::tools;
 
-/// Protocol versions this server speaks, newest first.
+/// Protocol versions this server speaks through `initialize`, newest first.
 pub(crate) const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The stateless revision: no handshake; each request says its version in `_meta`.
+pub(crate) const MODERN: &str = "2026-07-28";
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// MCP 2026-07-28: the request's protocol version is not one the server speaks.
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// Every version this server speaks, newest first.
+fn supported() -> Vec<&'static str> {
+    std::iter::once(MODERN).chain(VERSIONS).collect()
+}
+
+/// Whether a request speaks the stateless revision (its `_meta` says 2026-07-28); a version
+/// the server does not speak is refused with the ones it does.
+fn modern(params: &Value) -> Result<bool, jsonrpc::Error> {
+    let Some(version) = params.pointer("/_meta").and_then(|m| m.get(VERSION_KEY)) else {
+        return Ok(false);
+    };
+    match version.as_str() {
+        Some(MODERN) => Ok(true),
+        Some(v) if VERSIONS.contains(&v) => Ok(false),
+        _ => Err(jsonrpc::Error::with_data(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            format!(
+                "unsupported protocol version {version}: this server speaks {}",
+                supported().join(", ")
+            ),
+            json!({"supported": supported(), "requested": version}),
+        )),
+    }
+}
+
+/// How long a client may keep a list's answer, and whether anyone may share it (2026-07-28):
+/// the tools and prompts never change while the server runs; sessions do.
+fn cache_hints(method: &str) -> Option<(u64, &'static str)> {
+    match method {
+        "server/discover" | "tools/list" | "prompts/list" | "resources/templates/list" => {
+            Some((3_600_000, "public"))
+        }
+        "resources/list" | "resources/read" => Some((0, "private")),
+        _ => None,
+    }
+}
 
 /// How to use the tools well, said once (MCP `instructions`): what every tool's description
 /// would otherwise repeat. At most 2 KB.
@@ -56,12 +100,22 @@ pub(crate) enum Dispatch {
         name: String,
         arguments: Value,
         progress_token: Option<Value>,
+        /// Its answer says `resultType` (2026-07-28).
+        modern: bool,
+        /// The lowest level of `notifications/message` it sends: the client's `logging/setLevel`,
+        /// or, for a stateless request, the level its `_meta` asks for (none: no log).
+        log_level: Option<u8>,
     },
 }
 
 pub(crate) fn handle_request(state: &State, sessions: &Sessions, request: &Request) -> Dispatch {
     let params = &request.params;
+    let modern = match modern(params) {
+        Ok(modern) => modern,
+        Err(error) => return Dispatch::Reply(Err(error)),
+    };
     let reply = match request.method.as_str() {
+        "server/discover" => Ok(discover()),
         "initialize" => Ok(initialize(params)),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools::list()})),
@@ -77,14 +131,46 @@ pub(crate) fn handle_request(state: &State, sessions: &Sessions, request: &Reque
         }
         "prompts/list" => Ok(prompts_list()),
         "prompts/get" => prompts_get(params),
-        "tools/call" => return tool_call(params),
-        // The 2026 handshake-free revision probes with this; -32601 says "use initialize".
+        "tools/call" => return tool_call(params, modern),
         method => Err(jsonrpc::Error::new(
             jsonrpc::METHOD_NOT_FOUND,
             format!("method not found: {method}"),
         )),
     };
+    let reply = match (reply, modern || request.method == "server/discover") {
+        (Ok(mut result), true) => {
+            result["resultType"] = "complete".into();
+            if let Some((ttl, scope)) = cache_hints(&request.method) {
+                result["ttlMs"] = ttl.into();
+                result["cacheScope"] = scope.into();
+            }
+            Ok(result)
+        }
+        (reply, _) => reply,
+    };
     Dispatch::Reply(reply)
+}
+
+fn capabilities() -> Value {
+    json!({"tools": {"listChanged": false}, "logging": {},
+           "resources": {"subscribe": true, "listChanged": true},
+           "prompts": {"listChanged": false}})
+}
+
+fn server_info() -> Value {
+    json!({"name": "debug-mcp", "title": "debug-mcp: debugger for AI agents",
+           "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// `server/discover` (2026-07-28): the versions, capabilities and instructions, which a
+/// stateless client asks for instead of `initialize`.
+fn discover() -> Value {
+    json!({
+        "supportedVersions": supported(),
+        "capabilities": capabilities(),
+        "instructions": INSTRUCTIONS,
+        "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
+    })
 }
 
 /// Version negotiation (all versions, "Lifecycle"): answer with the client's version when we
@@ -94,10 +180,8 @@ fn initialize(params: &Value) -> Value {
     let version = VERSIONS.iter().find(|v| **v == asked).unwrap_or(&VERSIONS[0]);
     json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": false}, "logging": {},
-                         "resources": {"subscribe": true, "listChanged": true},
-                         "prompts": {"listChanged": false}},
-        "serverInfo": {"name": "debug-mcp", "title": "debug-mcp: debugger for AI agents", "version": env!("CARGO_PKG_VERSION")},
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })
 }
@@ -224,7 +308,7 @@ fn prompts_get(params: &Value) -> Result<Value, jsonrpc::Error> {
               "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}))
 }
 
-fn tool_call(params: &Value) -> Dispatch {
+fn tool_call(params: &Value, modern: bool) -> Dispatch {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Dispatch::Reply(Err(jsonrpc::Error::new(
             jsonrpc::INVALID_PARAMS,
@@ -239,10 +323,18 @@ fn tool_call(params: &Value) -> Dispatch {
     }
     let progress_token =
         params.pointer("/_meta/progressToken").filter(|t| t.is_string() || t.is_number()).cloned();
+    let asked = params.pointer("/_meta").and_then(|m| m.get(LOG_LEVEL_KEY)).and_then(Value::as_str);
+    let asked = asked.and_then(|level| crate::call::LOG_LEVELS.iter().position(|l| *l == level));
     Dispatch::Tool {
         name: name.to_string(),
         arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
         progress_token,
+        modern,
+        // A stateless request opts in to log messages, per request.
+        log_level: match modern {
+            true => asked.map(|level| level as u8),
+            false => None,
+        },
     }
 }
 
@@ -275,13 +367,64 @@ mod tests {
         }
     }
 
+    /// MCP 2026-07-28: `server/discover` instead of `initialize`; a request's version in its
+    /// `_meta`; results tagged `resultType`, lists with cache hints; an unknown version refused
+    /// with the ones spoken; handshake-era requests answered as before.
+    #[test]
+    fn speaks_the_stateless_revision() {
+        let meta = |version: &str| {
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": version,
+                             "io.modelcontextprotocol/clientCapabilities": {}}})
+        };
+        let discovered = reply("server/discover", meta(MODERN)).unwrap();
+        assert_eq!(
+            discovered["supportedVersions"],
+            json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+        );
+        assert_eq!(discovered["capabilities"]["tools"], json!({"listChanged": false}));
+        assert_eq!(discovered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "debug-mcp");
+        assert_eq!(
+            (&discovered["resultType"], &discovered["cacheScope"]),
+            (&json!("complete"), &json!("public"))
+        );
+        assert!(discovered["instructions"].as_str().unwrap().starts_with("debug-mcp runs"));
+        let tools = reply("tools/list", meta(MODERN)).unwrap();
+        assert_eq!(
+            (&tools["resultType"], &tools["ttlMs"]),
+            (&json!("complete"), &json!(3_600_000))
+        );
+        let resources = reply("resources/list", meta(MODERN)).unwrap();
+        assert_eq!((&resources["ttlMs"], &resources["cacheScope"]), (&json!(0), &json!("private")));
+        // Handshake-era requests are answered as they were.
+        let legacy = reply("tools/list", meta("2025-11-25")).unwrap();
+        assert!(legacy.get("resultType").is_none() && legacy.get("ttlMs").is_none());
+        assert!(reply("tools/list", json!({})).unwrap().get("resultType").is_none());
+        let refused = reply("tools/list", meta("2027-01-01")).unwrap_err();
+        assert_eq!(refused.code, UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(refused.data.unwrap()["supported"][0], "2026-07-28");
+        // A stateless call opts in to log messages per request.
+        let call = |meta: Value| {
+            let request = Request {
+                id: RequestId::from_value(json!(1)),
+                method: "tools/call".into(),
+                params: json!({"name": "debug-sessions", "arguments": {}, "_meta": meta}),
+            };
+            match handle_request(&State::new(), &Sessions::default(), &request) {
+                Dispatch::Tool { modern, log_level, .. } => (modern, log_level),
+                Dispatch::Reply(reply) => panic!("{reply:?}"),
+            }
+        };
+        let modern = json!({"io.modelcontextprotocol/protocolVersion": MODERN});
+        assert_eq!(call(modern.clone()), (true, None));
+        let mut logged = modern;
+        logged["io.modelcontextprotocol/logLevel"] = "info".into();
+        assert_eq!(call(logged), (true, Some(1)));
+        assert_eq!(call(json!({})), (false, None));
+    }
+
     #[test]
     fn routes_methods() {
         assert_eq!(reply("ping", Value::Null).unwrap(), json!({}));
-        assert_eq!(
-            reply("server/discover", json!({})).unwrap_err().code,
-            jsonrpc::METHOD_NOT_FOUND
-        );
         assert_eq!(reply("logging/setLevel", json!({"level": "debug"})).unwrap(), json!({}));
         assert_eq!(
             reply("logging/setLevel", json!({"level": "loud"})).unwrap_err().code,

@@ -8,7 +8,7 @@
 //! closes stdout, in that order.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{select, Receiver, Sender};
@@ -70,7 +70,6 @@ pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
     let state = mcp::State::new();
     let sessions = Sessions::default();
-    sessions.notify_to(out.clone());
     let mut workers: HashMap<String, Worker> = HashMap::new();
     // Orphans a debuggee abandoned are re-parented to the server (`sys::become_subreaper`);
     // those that end by themselves are reaped here, whatever else is going on.
@@ -124,14 +123,22 @@ fn handle_request(
     sessions: &Sessions,
     workers: &mut HashMap<String, Worker>,
 ) {
-    let (name, arguments, progress_token) = match mcp::handle_request(state, sessions, &request) {
-        Dispatch::Tool { name, arguments, progress_token } => (name, arguments, progress_token),
-        Dispatch::Reply(result) => {
-            let result = result.map(|value| Json::from(&value));
-            let _ = out.send(Response { id: Some(request.id), result }.into());
-            return;
-        }
-    };
+    // Change notifications go to a client that said `initialize` (a 2026-07-28 client gets
+    // none it did not ask for).
+    if request.method == "initialize" {
+        sessions.notify_to(out.clone());
+    }
+    let (name, arguments, progress_token, modern, log_level) =
+        match mcp::handle_request(state, sessions, &request) {
+            Dispatch::Tool { name, arguments, progress_token, modern, log_level } => {
+                (name, arguments, progress_token, modern, log_level)
+            }
+            Dispatch::Reply(result) => {
+                let result = result.map(|value| Json::from(&value));
+                let _ = out.send(Response { id: Some(request.id), result }.into());
+                return;
+            }
+        };
     let key = request.id.key();
     if workers.contains_key(&key) {
         let message = format!("request id {key} is already in use by a call in progress");
@@ -143,7 +150,13 @@ fn handle_request(
         call: crate::call::Call {
             cancel,
             progress: Progress::new(progress_token, out.clone()),
-            log: ClientLog { level: state.log_level.clone(), out: out.clone() },
+            log: ClientLog {
+                level: match (modern, log_level) {
+                    (false, _) => state.log_level.clone(),
+                    (true, level) => Arc::new(AtomicU8::new(level.unwrap_or(u8::MAX))),
+                },
+                out: out.clone(),
+            },
         },
         sessions: sessions.clone(),
     };
@@ -160,7 +173,7 @@ fn handle_request(
             let result = result.filter(|_| call.cancel.try_recv().is_err());
             match result {
                 Some(result) => {
-                    let _ = out.send(Response::ok_json(id, result.into_json()).into());
+                    let _ = out.send(Response::ok_json(id, result.into_json(modern)).into());
                 }
                 None => log::info(format_args!("call {key} cancelled; no response sent")),
             }

@@ -312,7 +312,7 @@ impl ToolResult {
     ///
     /// Written into one buffer sized for it: a 10,000-hit answer is about a megabyte, and
     /// each intermediate copy would add one to the server's peak memory.
-    pub(crate) fn into_json(self) -> Json {
+    pub(crate) fn into_json(self, modern: bool) -> Json {
         let structured = self.structured.as_str();
         let texts: Vec<&str> = self.notes.iter().map(String::as_str).chain([structured]).collect();
         let escaping = texts.iter().map(|t| t.len() + t.len() / 4 + 32).sum::<usize>();
@@ -330,6 +330,9 @@ impl ToolResult {
         out.extend_from_slice(structured.as_bytes());
         if self.is_error() {
             out.extend_from_slice(br#","isError":true"#);
+        }
+        if modern {
+            out.extend_from_slice(br#","resultType":"complete""#);
         }
         out.push(b'}');
         Json::from_serialized(String::from_utf8(out).expect("JSON text is UTF-8"))

@@ -2,7 +2,8 @@
 """debug-mcp through the official MCP Python SDK, as a real client uses it.
 
 Checks the handshake, tools/list, and that every structuredContent (success and error) validates
-against the tool's outputSchema (the SDK validates too), plus progress and ping. Run by .ci/run
+against the tool's outputSchema (the SDK validates too), plus progress and ping; then the same
+without a handshake, as SDK 2.x's `mcp.Client` speaks MCP 2026-07-28. Run by .ci/run
 in a venv with `mcp` and `jsonschema`; locally:
     python3 -m venv target/venv && target/venv/bin/pip install mcp jsonschema
     cargo build --release && target/venv/bin/python tests/clients/python_sdk.py
@@ -142,8 +143,54 @@ async def main():
                 program.wait()
             await asyncio.wait_for(session.send_ping(), 10)
             check(True, "ping")
+    await modern(check)
     print(f"{passed} passed, {failed} failed")
     return failed
+
+
+async def modern(check):
+    """The stateless revision (2026-07-28) through SDK 2.x's `mcp.Client`: `auto` picks it from
+    `server/discover`; each answer validates against its tool's outputSchema; a long call's
+    progress arrives; a session through debug-mcp's own Python debugger and a Node one."""
+    import mcp
+
+    params = StdioServerParameters(command=BINARY, args=[], cwd=ROOT)
+    for mode in ["auto", "2026-07-28"]:
+        async with mcp.Client(params, mode=mode) as client:
+            check(client.protocol_version == "2026-07-28", f"{mode}: protocol {client.protocol_version}")
+            # The server names itself in `server/discover`'s answer, which `auto` asks for.
+            if mode == "auto":
+                check(client.server_info is not None and client.server_info.name == "debug-mcp",
+                      f"{mode}: server info {client.server_info}")
+            tools = (await asyncio.wait_for(client.list_tools(), 10)).tools
+            schemas = {t.name: t.output_schema for t in tools}
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append(value)
+
+            arguments, _, expected = CASES[0]
+            result = await asyncio.wait_for(
+                client.call_tool("debug-script", arguments, progress_callback=on_progress), 60)
+            jsonschema.validate(result.structured_content, schemas["debug-script"])
+            check(len(result.structured_content["results"]) == expected, f"{mode}: debug-script results")
+            check(len(progress) >= 1 and progress == sorted(set(progress)), f"{mode}: progress {progress}")
+            for command, file in [(f"{sys.executable} fixtures/py/loop.py", "fixtures/py/loop.py"),
+                                  ("node fixtures/loop.js", "fixtures/loop.js")]:
+                for name, arguments, state in [
+                    ("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": 5}]}, "paused"),
+                    ("debug-evaluate", {"expression": "total"}, None),
+                    ("debug-continue", {"step": "over"}, "paused"),
+                    ("debug-variables", {}, None),
+                    ("debug-continue", {}, "paused"),
+                    ("debug-stop", {}, None),
+                ]:
+                    result = await asyncio.wait_for(client.call_tool(name, arguments), 60)
+                    jsonschema.validate(result.structured_content, schemas[name])
+                    check(not result.is_error, f"{mode}: {name}: {result.structured_content}")
+                    if state:
+                        check(result.structured_content.get("state") == state,
+                              f"{mode}: {name}: state {result.structured_content.get('state')}")
 
 
 if __name__ == "__main__":
