@@ -54,9 +54,13 @@ impl RequestId {
         RequestId { value, text }
     }
 
-    #[cfg(test)]
     pub(crate) fn from_value(value: Value) -> RequestId {
         RequestId { text: value.to_string(), value }
+    }
+
+    /// The id when it is a string.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        self.value.as_str()
     }
 }
 
@@ -74,7 +78,7 @@ pub(crate) struct Request {
     pub(crate) params: Value,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Notification {
     pub(crate) method: String,
     pub(crate) params: Value,

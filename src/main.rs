@@ -10,6 +10,7 @@ mod cdp;
 mod dap;
 mod debugger;
 mod deno;
+mod http;
 mod jsonrpc;
 mod log;
 mod mcp;
@@ -41,6 +42,11 @@ debug-mcp.json names.
 
 Usage:
   debug-mcp-server          serve MCP (JSON-RPC, one message per line) on stdin/stdout
+  debug-mcp-server --http ADDR [--token-file FILE]
+                            serve MCP over Streamable HTTP at http://ADDR/mcp (e.g.
+                            127.0.0.1:8765; port 0 picks one, said on stderr). Beyond
+                            loopback, clients must send `Authorization: Bearer TOKEN` with a
+                            token of FILE (one per line, mode 600) or DEBUG_MCP_HTTP_TOKEN
   debug-mcp-server run --break FILE:LINE --eval EXPR [options] -- COMMAND...
   debug-mcp-server run --break FILE:LINE --eval EXPR [options] --url URL
   debug-mcp-server run --probe FILE:LINE[=EXPR]... [options] -- COMMAND...
@@ -78,6 +84,7 @@ Exit status of run: 0 on success, 1 when the tool reports an error, 2 for bad us
 
 Environment:
   DEBUG_MCP_LOG=debug  diagnostics on stderr (off, error, warn, info, debug)
+  DEBUG_MCP_HTTP_TOKEN the bearer token of --http, without --token-file
 
 Example:
   debug-mcp-server run --break fixtures/loop.js:4 --eval 'total' -- node fixtures/loop.js
@@ -110,6 +117,33 @@ fn main() -> ExitCode {
             let (name, version) = (env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
             stdio::print(&format!("{name} {version}\n"));
             ExitCode::SUCCESS
+        }
+        Some("--http") => {
+            let (address, file) = match &args[1..] {
+                [address] => (address, None),
+                [address, flag, file] if flag == "--token-file" => (address, Some(file.as_str())),
+                _ => {
+                    eprintln!("debug-mcp-server --http: give ADDR [--token-file FILE]\n\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            };
+            let tokens = match http::tokens(file) {
+                Ok(tokens) => tokens,
+                Err(problem) => {
+                    eprintln!("debug-mcp-server --http: {problem}");
+                    return ExitCode::from(2);
+                }
+            };
+            scratch::remove_stale();
+            let served = http::run(http::Options { address: address.clone(), tokens });
+            scratch::remove();
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("debug-mcp-server --http {address}: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Some("run") => match run_arguments(&args[1..]) {
             Ok(arguments) => {

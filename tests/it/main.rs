@@ -16,6 +16,7 @@ mod docs;
 mod failures;
 mod faults;
 mod hang;
+mod http;
 mod launchers;
 mod native;
 pub mod need;

@@ -147,8 +147,8 @@ fn errors_use_the_right_codes_and_the_server_keeps_reading() {
         (br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#, json!({"code": -32600, "id": 5})),
         (br#"{"jsonrpc":"2.0","id":6}"#, json!({"code": -32600, "id": 6})),
         (
-            br#"{"jsonrpc":"2.0","id":7,"method":"server/discover"}"#,
-            json!({"code": -32601, "id": 7}),
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2027-01-01"}}}"#,
+            json!({"code": -32022, "id": 7}),
         ),
         (
             br#"{"jsonrpc":"2.0","id":8,"method":"completion/complete"}"#,
