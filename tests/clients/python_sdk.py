@@ -155,42 +155,59 @@ async def modern(check):
     import mcp
 
     params = StdioServerParameters(command=BINARY, args=[], cwd=ROOT)
-    for mode in ["auto", "2026-07-28"]:
-        async with mcp.Client(params, mode=mode) as client:
-            check(client.protocol_version == "2026-07-28", f"{mode}: protocol {client.protocol_version}")
-            # The server names itself in `server/discover`'s answer, which `auto` asks for.
-            if mode == "auto":
-                check(client.server_info is not None and client.server_info.name == "debug-mcp",
-                      f"{mode}: server info {client.server_info}")
-            tools = (await asyncio.wait_for(client.list_tools(), 10)).tools
-            schemas = {t.name: t.output_schema for t in tools}
-            progress = []
+    # The same over Streamable HTTP (`--http`, a free loopback port).
+    http = subprocess.Popen([BINARY, "--http", "127.0.0.1:0"], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = http.stderr.readline().split("serving MCP at ")[-1].strip()
+    try:
+        for mode, target in [("auto", params), ("2026-07-28", params), ("auto", url), ("legacy", url)]:
+            await modern_client(check, mcp, mode, target)
+    finally:
+        http.terminate()
+        http.wait(timeout=30)
 
-            async def on_progress(value, total, message):
-                progress.append(value)
 
-            arguments, _, expected = CASES[0]
-            result = await asyncio.wait_for(
-                client.call_tool("debug-script", arguments, progress_callback=on_progress), 60)
-            jsonschema.validate(result.structured_content, schemas["debug-script"])
-            check(len(result.structured_content["results"]) == expected, f"{mode}: debug-script results")
-            check(len(progress) >= 1 and progress == sorted(set(progress)), f"{mode}: progress {progress}")
-            for command, file in [(f"{sys.executable} fixtures/py/loop.py", "fixtures/py/loop.py"),
-                                  ("node fixtures/loop.js", "fixtures/loop.js")]:
-                for name, arguments, state in [
-                    ("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": 5}]}, "paused"),
-                    ("debug-evaluate", {"expression": "total"}, None),
-                    ("debug-continue", {"step": "over"}, "paused"),
-                    ("debug-variables", {}, None),
-                    ("debug-continue", {}, "paused"),
-                    ("debug-stop", {}, None),
-                ]:
-                    result = await asyncio.wait_for(client.call_tool(name, arguments), 60)
-                    jsonschema.validate(result.structured_content, schemas[name])
-                    check(not result.is_error, f"{mode}: {name}: {result.structured_content}")
-                    if state:
-                        check(result.structured_content.get("state") == state,
-                              f"{mode}: {name}: state {result.structured_content.get('state')}")
+async def modern_client(check, mcp, mode, target):
+    """One `mcp.Client` in `mode` on `target` (stdio parameters, or an HTTP URL)."""
+    over = "http" if isinstance(target, str) else "stdio"
+    mode_label = f"{mode} over {over}"
+    async with mcp.Client(target, mode=mode) as client:
+        mode = mode_label
+        expected = "2025-11-25" if mode.startswith("legacy") else "2026-07-28"
+        check(client.protocol_version == expected, f"{mode}: protocol {client.protocol_version}")
+        # The server names itself in `server/discover`'s answer, which `auto` asks for.
+        if mode.startswith("auto"):
+            check(client.server_info is not None and client.server_info.name == "debug-mcp",
+                  f"{mode}: server info {client.server_info}")
+        tools = (await asyncio.wait_for(client.list_tools(), 10)).tools
+        schemas = {t.name: t.output_schema for t in tools}
+        progress = []
+
+        async def on_progress(value, total, message):
+            progress.append(value)
+
+        arguments, _, expected = CASES[0]
+        result = await asyncio.wait_for(
+            client.call_tool("debug-script", arguments, progress_callback=on_progress), 60)
+        jsonschema.validate(result.structured_content, schemas["debug-script"])
+        check(len(result.structured_content["results"]) == expected, f"{mode}: debug-script results")
+        check(len(progress) >= 1 and progress == sorted(set(progress)), f"{mode}: progress {progress}")
+        for command, file in [(f"{sys.executable} fixtures/py/loop.py", "fixtures/py/loop.py"),
+                              ("node fixtures/loop.js", "fixtures/loop.js")]:
+            for name, arguments, state in [
+                ("debug-launch", {"command": command, "breakpoints": [{"file": file, "line": 5}]}, "paused"),
+                ("debug-evaluate", {"expression": "total"}, None),
+                ("debug-continue", {"step": "over"}, "paused"),
+                ("debug-variables", {}, None),
+                ("debug-continue", {}, "paused"),
+                ("debug-stop", {}, None),
+            ]:
+                result = await asyncio.wait_for(client.call_tool(name, arguments), 60)
+                jsonschema.validate(result.structured_content, schemas[name])
+                check(not result.is_error, f"{mode}: {name}: {result.structured_content}")
+                if state:
+                    check(result.structured_content.get("state") == state,
+                          f"{mode}: {name}: state {result.structured_content.get('state')}")
 
 
 if __name__ == "__main__":

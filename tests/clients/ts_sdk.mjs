@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// debug-mcp through the official MCP TypeScript clients, as a real client uses them: the 2.x
+// debug-mcp through the official MCP TypeScript clients, over stdio and over Streamable HTTP
+// (`--http`), as a real client uses them: the 2.x
 // client (`@modelcontextprotocol/client`) in each of its modes (`auto` and a pin to 2026-07-28
 // speak the stateless revision, `legacy` the handshake), and the 1.x client
 // (`@modelcontextprotocol/sdk`, the handshake). Each runs a debug-script call with progress and a
@@ -76,22 +77,42 @@ async function drive(label, client, v1) {
   }
 }
 
-const { Client } = await load('@modelcontextprotocol/client');
+// The same over Streamable HTTP (`--http`, a free loopback port).
+const { spawn } = await import('node:child_process');
+const http = spawn(binary, ['--http', '127.0.0.1:0'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+const url = await new Promise((resolve) => {
+  let said = '';
+  http.stderr.on('data', (chunk) => {
+    said += chunk;
+    const found = said.match(/serving MCP at (\S+)/);
+    if (found) resolve(new URL(found[1]));
+  });
+});
+
+const { Client, StreamableHTTPClientTransport } = await load('@modelcontextprotocol/client');
 const { StdioClientTransport } = await load('@modelcontextprotocol/client/stdio');
-for (const [mode, era] of [['auto', '2026-07-28'], [{ pin: '2026-07-28' }, '2026-07-28'], ['legacy', '2025-11-25']]) {
-  const label = `2.x ${JSON.stringify(mode)}`;
-  const client = new Client({ name: 'debug-mcp-check', version: '1.0.0' }, { versionNegotiation: { mode } });
-  await client.connect(new StdioClientTransport({ command: binary, args: [], cwd: root }));
-  check(client.getNegotiatedProtocolVersion() === era, `${label}: version ${client.getNegotiatedProtocolVersion()}`);
-  await drive(label, client);
-  await client.close();
+for (const over of ['stdio', 'http']) {
+  for (const [mode, era] of [['auto', '2026-07-28'], [{ pin: '2026-07-28' }, '2026-07-28'], ['legacy', '2025-11-25']]) {
+    const label = `2.x ${JSON.stringify(mode)} over ${over}`;
+    const client = new Client({ name: 'debug-mcp-check', version: '1.0.0' }, { versionNegotiation: { mode } });
+    const transport = over === 'stdio' ? new StdioClientTransport({ command: binary, args: [], cwd: root }) : new StreamableHTTPClientTransport(url);
+    await client.connect(transport);
+    check(client.getNegotiatedProtocolVersion() === era, `${label}: version ${client.getNegotiatedProtocolVersion()}`);
+    await drive(label, client);
+    await client.close();
+  }
 }
 const v1 = await import(pathToFileURL(require.resolve('@modelcontextprotocol/sdk/client/index.js')).href);
 const v1stdio = await import(pathToFileURL(require.resolve('@modelcontextprotocol/sdk/client/stdio.js')).href);
-const client = new v1.Client({ name: 'debug-mcp-check', version: '1.0.0' });
-await client.connect(new v1stdio.StdioClientTransport({ command: binary, args: [], cwd: root }));
-check(client.getServerVersion()?.name === 'debug-mcp', `1.x: server ${JSON.stringify(client.getServerVersion())}`);
-await drive('1.x', client, true);
-await client.close();
+const v1http = await import(pathToFileURL(require.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js')).href);
+for (const over of ['stdio', 'http']) {
+  const client = new v1.Client({ name: 'debug-mcp-check', version: '1.0.0' });
+  const transport = over === 'stdio' ? new v1stdio.StdioClientTransport({ command: binary, args: [], cwd: root }) : new v1http.StreamableHTTPClientTransport(url);
+  await client.connect(transport);
+  check(client.getServerVersion()?.name === 'debug-mcp', `1.x over ${over}: server ${JSON.stringify(client.getServerVersion())}`);
+  await drive(`1.x over ${over}`, client, true);
+  await client.close();
+}
+http.kill('SIGTERM');
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
