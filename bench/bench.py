@@ -23,7 +23,7 @@ Figures:
     debug-mcp) and a bare `Runtime.evaluate` round trip, all in the same run;
   - Python (when target/venv or DEBUG_MCP_TEST_PYTHON has it, and again with a Python 3.12+
     found beside it): debug-script's 3-hit and 2,000-hit calls and a pytest run with a probe,
-    each against the same run alone; through debugpy, a session's median `debug-continue` and
+    each against the same run alone; through debug-mcp's own debugger, a session's median `debug-continue` and
     `debug-step`, debug-launch to the first stop and the last line to `exited`;
   - a breakpoint through a large source map: a generated 5 MB bundle with a ~20 MB map
     (target/bench/), the same call with the breakpoint set in the bundle itself, and the
@@ -336,7 +336,8 @@ def raw_cycles(runs):
 
 
 def session_cycles(server, runs, command, file, line, attach_port=None):
-    """The same cycles through debug-mcp's session tools (Node, or Python through debugpy),
+    """The same cycles through debug-mcp's session tools (Node, or Python: its own debugger,
+    or debugpy when attached),
     launched, or attached on `attach_port` to a program `command` started."""
     def tool(name, arguments):
         result = server.request("tools/call", {"name": name, "arguments": arguments})["result"]
@@ -402,7 +403,7 @@ def other_pythons():
 
 def python_rows(runs):
     """Python's one-shot questions (line probes, no debugger) against the same run alone, and a
-    session's start and end through debugpy."""
+    session's start and end through debug-mcp's own debugger."""
     if not os.path.exists(PYTHON):
         return [("Python", "no target/venv", "python3 -m venv target/venv; pip install debugpy pytest")]
     ms = lambda s: f"{s * 1000:.1f} ms"
@@ -439,9 +440,8 @@ def python_rows(runs):
             rows.append((f"{label}: pytest under debug-script (median of {runs})", ms(traced),
                          f"pytest alone {ms(alone)}: {traced / alone:.2f}x (target <= 1.5x)"))
     launch, ended = python_session_ends(server, runs)
-    rows.append(("Python session: debug-launch to the first stop (debugpy)", ms(launch), ""))
-    rows.append(("Python session: debug-continue from the last line to exited", ms(ended),
-                 "pydevd's shutdown in the program, its wait cut to 50 ms"))
+    rows.append(("Python session: debug-launch to the first stop (debug-mcp's own debugger)", ms(launch), ""))
+    rows.append(("Python session: debug-continue from the last line to exited", ms(ended), ""))
     server.close()
     return rows
 
@@ -650,9 +650,9 @@ def main():
         ("debug-step over (median of 30)", ms(session_step), ""),
         ("bare CDP: stepOver to Debugger.paused", ms(raw_step), f"debug-mcp adds {ms(session_step - raw_step)}"),
         ("bare CDP: Runtime.evaluate round trip", ms(raw_evaluate), ""),
-        ("Python session: debug-continue to the next hit (median of 30)",
+        ("Python session (own debugger): debug-continue to the next hit (median of 30)",
          ms(python_resume) if python_resume else "no debugpy", "target < 50 ms"),
-        ("Python session: debug-step over (median of 30)",
+        ("Python session (own debugger): debug-step over (median of 30)",
          ms(python_step) if python_step else "no debugpy", "target < 50 ms"),
         ("Python attached (debugpy --listen): debug-continue (median of 30)",
          ms(attached_resume) if attached_resume else "no debugpy", "target < 50 ms"),

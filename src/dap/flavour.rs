@@ -74,6 +74,15 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn adapter_failed(&self, adapter: &mut Debuggee, client: &Client, label: &str) -> Failure;
     /// The `attach` request's arguments, for a program that listens for its debugger.
     fn attach_arguments(&self) -> Value;
+    /// Adds to `attach` arguments where the program's files are here (`mappings`), so that
+    /// the adapter translates breakpoints and frames both ways; false when it cannot.
+    fn map_paths(
+        &self,
+        _arguments: &mut Value,
+        _mappings: &[crate::debugger::session::PathMapping],
+    ) -> bool {
+        false
+    }
 
     /// `setExceptionBreakpoints` filters for `none`, `uncaught` or `all`.
     fn exception_filters(&self, state: &str) -> Value;

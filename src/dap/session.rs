@@ -145,7 +145,16 @@ pub(crate) fn attach<F: Flavour>(
     actor::start(id, on_change, cancel, move |_| {
         let mut backend = Dap::new(flavour, client, None, false);
         backend.pause_on_exceptions = start.pause_on_exceptions.clone();
-        let prepared = backend.prepare("attach", backend.flavour.attach_arguments());
+        let mut arguments = backend.flavour.attach_arguments();
+        if !start.path_mappings.is_empty()
+            && !backend.flavour.map_paths(&mut arguments, &start.path_mappings)
+        {
+            return Err(Failure::new(
+                Code::Unsupported,
+                format!("{} cannot map paths: leave out `pathMappings`", backend.flavour.adapter()),
+            ));
+        }
+        let prepared = backend.prepare("attach", arguments);
         backend.ready(prepared)?;
         Ok(Begin {
             backend,

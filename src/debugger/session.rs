@@ -118,6 +118,17 @@ pub(crate) struct AttachSpec {
     pub(crate) pause_on_exceptions: String,
     /// How long the first answer waits for a stop.
     pub(crate) timeout: Duration,
+    /// Where the program's files are on this machine (`local`) for where it runs them
+    /// (`remote`): a program in a container, or run from a copy.
+    pub(crate) path_mappings: Vec<PathMapping>,
+}
+
+/// A folder of the program's (`remote`, as the program names its files) and the same folder
+/// here (`local`, absolute).
+#[derive(Clone, Debug)]
+pub(crate) struct PathMapping {
+    pub(crate) remote: String,
+    pub(crate) local: std::path::PathBuf,
 }
 
 pub(crate) enum Command {

@@ -461,6 +461,21 @@ impl Flavour for Python {
                "subProcess": false, "redirectOutput": true})
     }
 
+    /// debugpy's own `pathMappings`: it places breakpoints at the remote paths and answers
+    /// frames in the local ones.
+    fn map_paths(
+        &self,
+        arguments: &mut Value,
+        mappings: &[crate::debugger::session::PathMapping],
+    ) -> bool {
+        let mappings: Vec<Value> = mappings
+            .iter()
+            .map(|m| json!({"localRoot": m.local.display().to_string(), "remoteRoot": m.remote}))
+            .collect();
+        arguments["pathMappings"] = mappings.into();
+        self.debugpy
+    }
+
     /// debugpy's `rules`: library code (the standard library, installed packages, frozen
     /// modules) is not traced, so pydevd itself never stops at what it raises and catches,
     /// and its exceptions stop where they reach the program's own code; the files that hold

@@ -47,6 +47,7 @@ pub(crate) const TOOLS: &[Tool] = &[
                 "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                 "host": {"type": "string"},
                 "target": {"type": "string"},
+                "pathMappings": path_mappings_schema(),
                 "language": script::language_schema(),
             });
             extend(extend(properties, run_properties(true)), page::properties(false))
@@ -124,12 +125,19 @@ fn attaching(args: &Args) -> Result<bool, ArgError> {
             &["command", "core", "program", "stopOnEntry", "env", "stdin", "browser"][..],
             "a program attached to runs as it was started: leave out",
         ),
-        false => (&["host", "target"][..], "only to attach (with `port`):"),
+        false => (&["host", "target", "pathMappings"][..], "only to attach (with `port`):"),
     };
     match refused.iter().find(|field| args.has(field)) {
         Some(field) => Err(ArgError::new(field, format!("{why} `{field}`"))),
         None => Ok(attaching),
     }
+}
+
+/// Where an attached program's files are here: `[{"remote": "/app", "local": "."}]` (the
+/// fields are checked by `path_mappings_arg`; the schema stays short, as clients send it to
+/// the model with every turn).
+fn path_mappings_schema() -> Value {
+    json!({"type": "array", "items": {"type": "object"}})
 }
 
 fn breakpoints_schema() -> Value {
@@ -291,6 +299,22 @@ fn refuse_host(host: &str) -> Failure {
     )
 }
 
+/// `pathMappings: [{remote, local}]`: where the files of a program attached to (in a
+/// container, or run from a copy) are here; `local` resolves against `cwd`.
+fn path_mappings_arg(
+    args: &Args,
+    cwd: Option<&std::path::Path>,
+) -> Result<Vec<crate::debugger::session::PathMapping>, Failure> {
+    let mut mappings = Vec::new();
+    for mapping in args.objects("pathMappings")? {
+        let local = in_dir(mapping.string("local")?, cwd);
+        let local = local.canonicalize().unwrap_or(local);
+        let remote = mapping.string("remote")?.trim_end_matches('/').to_string();
+        mappings.push(crate::debugger::session::PathMapping { remote, local });
+    }
+    Ok(mappings)
+}
+
 /// How long attaching by pid waits for the inspector SIGUSR1 opens.
 const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
 
@@ -304,11 +328,13 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
     } else {
         Duration::ZERO
     };
+    let path_mappings = path_mappings_arg(args, cwd.as_deref())?;
     let start = AttachSpec {
         breakpoints,
         cwd,
         pause_on_exceptions: pause_on_exceptions_arg(args)?,
         timeout,
+        path_mappings,
     };
     let url = args.optional_string("url")?;
     let port = args.integer("port", 1, 65535, Some(0))?;
@@ -366,6 +392,15 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
                 None => {} // Node's inspector, perhaps: asked below.
             }
         }
+    }
+    if !start.path_mappings.is_empty() {
+        return Err(Failure::new(
+            Code::Unsupported,
+            "`pathMappings` work when attaching to debugpy (`python -m debugpy --listen`) so far; \
+             for Node, Deno and native programs, debug them from the same paths they run from"
+                .to_string(),
+        )
+        .with("field", "pathMappings".into()));
     }
     if pid != 0 && language != Some(Language::Node) {
         // Before any SIGUSR1 (Node's way in), which ends a program that does not handle it.

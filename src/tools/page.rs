@@ -16,7 +16,7 @@ pub(crate) fn properties(until: bool) -> Value {
     let mut properties = json!({
         "url": {"type": "string", "description": "a web page (http://, file://, .html) for headless Chromium"},
         "browser": {"type": "string"},
-        "webRoot": {"type": "string", "description": "the directory the page's server serves as /"}
+        "webRoot": {"type": "string", "description": "the folder served as /"}
     });
     if until {
         properties["until"] =

@@ -63,7 +63,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "description": "node, deno, python (debugpy: debugpy's sessions), c, cpp, rust, zig, go, gdb, or an adapter of debug-mcp.json; guessed from the command"})
+    json!({"type": "string", "description": "node, deno, python, debugpy, c, cpp, rust, zig, go, gdb, or a debug-mcp.json adapter; else guessed"})
 }
 
 pub(crate) const TOOLS: &[Tool] = &[Tool {

@@ -647,6 +647,15 @@ fn python_sessions_run_modules_and_programs_with_children() {
 /// `python -m debugpy --listen` on a free port, running `listening.py`; its stdout lines
 /// arrive on the returned channel.
 fn listening_program(tag: &str, flags: &[&str]) -> (Program, u16, mpsc::Receiver<String>) {
+    listening_program_in(&root().join("fixtures/py"), tag, flags)
+}
+
+/// `listening.py` run from `dir` (a copy elsewhere: as a container sees its files).
+fn listening_program_in(
+    dir: &std::path::Path,
+    tag: &str,
+    flags: &[&str],
+) -> (Program, u16, mpsc::Receiver<String>) {
     use std::io::BufRead;
     let port = free_port();
     let mut program = Program::spawn(
@@ -655,7 +664,7 @@ fn listening_program(tag: &str, flags: &[&str]) -> (Program, u16, mpsc::Receiver
             .args(flags)
             // Relative, in its own directory: the way people start programs.
             .arg("listening.py")
-            .current_dir(root().join("fixtures/py"))
+            .current_dir(dir)
             .env("DMCP_TAG", tag)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null()),
@@ -766,18 +775,43 @@ fn attach_to_debugpy_listen_and_detach() {
 
 #[test]
 fn attach_with_breakpoints_to_a_program_waiting_for_its_client() {
+    attach_waiting(&root().join("fixtures/py"), json!({}));
+}
+
+/// The program runs from a copy of its files elsewhere, as a container sees `/app`; attached
+/// to with `pathMappings`, breakpoints given in the local tree stop there and every location is
+/// a local path. A launch, and runtimes that cannot map paths yet, refuse the field.
+#[test]
+fn attach_with_path_mappings_to_a_program_run_elsewhere() {
+    let app = std::env::temp_dir().join(format!("dmcp-remote-{}", tag())).join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(py("listening.py"), app.join("listening.py")).unwrap();
+    let remote = app.canonicalize().unwrap().display().to_string();
+    attach_waiting(&app, json!({"pathMappings": [{"remote": remote, "local": "fixtures/py"}]}));
+    let mut server = Server::initialized();
+    let refused = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": "node fixtures/loop.js", "pathMappings": [{"remote": "/app", "local": "."}]}),
+    );
+    assert_eq!(refused["field"], "pathMappings", "{refused}");
+    std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
+}
+
+/// Attaches (with `extra` arguments) to listening.py run from `dir` under debugpy's listener,
+/// waiting for its client, with a breakpoint in the local fixture: the first answer is that
+/// stop, in the local file.
+fn attach_waiting(dir: &std::path::Path, extra: Value) {
     let mut server = Server::initialized();
     let tag = tag();
-    let (program, port, lines) = listening_program(&tag, &["--wait-for-client"]);
+    let (program, port, lines) = listening_program_in(dir, &tag, &["--wait-for-client"]);
     let breakpoints = json!([{"file": py("listening.py"), "line": 11}]);
     // Nothing to wait on for the moment debugpy listens but the attempts themselves.
     let deadline = std::time::Instant::now() + DEADLINE;
     let state = loop {
-        let state = tool(
-            &mut server,
-            "debug-launch",
-            json!({"port": port, "language": "python", "breakpoints": breakpoints}),
-        );
+        let mut arguments = json!({"port": port, "language": "python", "breakpoints": breakpoints});
+        arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let state = tool(&mut server, "debug-launch", arguments);
         if state["code"] != "no_inspector" || std::time::Instant::now() > deadline {
             break state;
         }
@@ -787,6 +821,7 @@ fn attach_with_breakpoints_to_a_program_waiting_for_its_client() {
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["hitBreakpoints"], json!(["1"]), "{state}");
     assert_eq!(state["location"]["line"], 11);
+    assert_eq!(state["location"]["file"], py("listening.py"), "a local path: {state}");
     assert!(lines.try_recv().is_err(), "the program waited for its client");
     tool(&mut server, "debug-stop", json!({}));
     assert_eq!(lines.recv_timeout(DEADLINE).unwrap(), "ready");
