@@ -15,6 +15,9 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) enum UrlForm {
     /// `file://` URLs (Node, Deno).
     File,
+    /// `file://` URLs of a program that runs its files from elsewhere (a container's `/app`):
+    /// each mapping's `remote` folder is its `local` one here.
+    Remote(Vec<crate::debugger::session::PathMapping>),
     /// A page's URLs: a served file is the one on disk whose path ends with the URL's path.
     #[allow(dead_code)] // until the browser runtime constructs it
     Web {
@@ -32,6 +35,15 @@ impl UrlForm {
     pub(crate) fn to_path(&self, url: &str) -> String {
         match self {
             UrlForm::File => file_url_to_path(url),
+            UrlForm::Remote(mappings) => {
+                let path = file_url_to_path(url);
+                let local = mappings.iter().find_map(|m| {
+                    let rest = path.strip_prefix(&m.remote)?;
+                    let rest = rest.strip_prefix('/').or(rest.is_empty().then_some(""))?;
+                    Some(m.local.join(rest).display().to_string())
+                });
+                local.unwrap_or(path)
+            }
             UrlForm::Web { root, .. } => match url_path(url) {
                 Some(path) if url.starts_with("file://") => path,
                 Some(path) => {
@@ -54,6 +66,9 @@ impl UrlForm {
             UrlForm::File => {
                 url.starts_with("file://") && file_url_to_path(url) == *file.to_string_lossy()
             }
+            UrlForm::Remote(_) => {
+                url.starts_with("file://") && Path::new(&self.to_path(url)) == file
+            }
             UrlForm::Web { root, strict } => {
                 let Some(path) = url_path(url) else { return false };
                 if url.starts_with("file://") {
@@ -73,6 +88,11 @@ impl UrlForm {
     pub(crate) fn regex(&self, paths: &[&Path]) -> String {
         match self {
             UrlForm::File => file_url_regex(paths),
+            UrlForm::Remote(mappings) => {
+                let remote: Vec<PathBuf> = paths.iter().map(|p| remote_path(mappings, p)).collect();
+                let remote: Vec<&Path> = remote.iter().map(PathBuf::as_path).collect();
+                file_url_regex(&remote)
+            }
             UrlForm::Web { root, strict } => {
                 let alternatives: Vec<String> = paths
                     .iter()
@@ -96,6 +116,14 @@ impl UrlForm {
             }
         }
     }
+}
+
+/// Where the program finds a local file: under a mapping's `remote` folder, or where it is.
+fn remote_path(mappings: &[crate::debugger::session::PathMapping], path: &Path) -> PathBuf {
+    mappings
+        .iter()
+        .find_map(|m| Some(Path::new(&m.remote).join(path.strip_prefix(&m.local).ok()?)))
+        .unwrap_or_else(|| path.to_path_buf())
 }
 
 /// The normal components of a path (`..` and `.` dropped), as text.
@@ -186,6 +214,22 @@ mod tests {
         assert_eq!(file_url_to_path("file:///a%20b/%C3%A9%23.js"), "/a b/é#.js");
         assert_eq!(file_url_to_path("file:///100%"), "/100%");
         assert_eq!(file_url_to_path("node:internal/main"), "node:internal/main");
+    }
+
+    #[test]
+    fn remote_file_urls_name_local_files() {
+        let mapping = crate::debugger::session::PathMapping {
+            remote: "/app".into(),
+            local: PathBuf::from("/home/me/project"),
+        };
+        let remote = UrlForm::Remote(vec![mapping]);
+        assert_eq!(remote.to_path("file:///app/src/a.js"), "/home/me/project/src/a.js");
+        assert_eq!(remote.to_path("file:///application/a.js"), "/application/a.js");
+        assert_eq!(remote.to_path("node:internal/main"), "node:internal/main");
+        let file = Path::new("/home/me/project/src/a.js");
+        assert!(remote.names("file:///app/src/a.js", file));
+        assert!(!remote.names("file:///app/src/b.js", file));
+        assert_eq!(remote.regex(&[file]), file_url_regex(&[Path::new("/app/src/a.js")]));
     }
 
     #[test]

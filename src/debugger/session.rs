@@ -125,7 +125,7 @@ pub(crate) struct AttachSpec {
 
 /// A folder of the program's (`remote`, as the program names its files) and the same folder
 /// here (`local`, absolute).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PathMapping {
     pub(crate) remote: String,
     pub(crate) local: std::path::PathBuf,

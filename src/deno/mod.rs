@@ -124,12 +124,15 @@ fn prepare(command: &CommandLine, flag: &str) -> Result<(process::Spec, Option<P
 }
 
 /// Deno, as a CDP runtime.
-#[derive(Clone, Copy)]
-pub(crate) struct Deno;
+#[derive(Clone, Default)]
+pub(crate) struct Deno {
+    /// Where an attached program's files are here (`pathMappings`).
+    pub(crate) mappings: Vec<crate::debugger::session::PathMapping>,
+}
 
 impl Runtime for Deno {
     fn boxed(&self) -> Box<dyn Runtime> {
-        Box::new(*self)
+        Box::new(self.clone())
     }
 
     fn language(&self) -> &'static str {
@@ -137,7 +140,10 @@ impl Runtime for Deno {
     }
 
     fn urls(&self) -> UrlForm {
-        UrlForm::File
+        match self.mappings.is_empty() {
+            true => UrlForm::File,
+            false => UrlForm::Remote(self.mappings.clone()),
+        }
     }
 
     fn is_end(&mut self, event: &Event) -> bool {

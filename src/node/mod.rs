@@ -502,12 +502,15 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
 }
 
 /// Node, as a CDP runtime.
-#[derive(Clone, Copy)]
-pub(crate) struct Node;
+#[derive(Clone, Default)]
+pub(crate) struct Node {
+    /// Where an attached program's files are here (`pathMappings`).
+    pub(crate) mappings: Vec<crate::debugger::session::PathMapping>,
+}
 
 impl Runtime for Node {
     fn boxed(&self) -> Box<dyn Runtime> {
-        Box::new(*self)
+        Box::new(self.clone())
     }
 
     fn language(&self) -> &'static str {
@@ -515,7 +518,10 @@ impl Runtime for Node {
     }
 
     fn urls(&self) -> UrlForm {
-        UrlForm::File
+        match self.mappings.is_empty() {
+            true => UrlForm::File,
+            false => UrlForm::Remote(self.mappings.clone()),
+        }
     }
 
     fn ready_event(&self) -> Option<&'static str> {

@@ -193,10 +193,10 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
             crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
         }
         (Language::Deno, _) => {
-            crate::cdp::session::launch(Box::new(Deno), id, spec, watch, &call.cancel)
+            crate::cdp::session::launch(Box::new(Deno::default()), id, spec, watch, &call.cancel)
         }
         (Language::Python, _) => crate::dap::session::launch(python, id, spec, watch, &call.cancel),
-        _ => crate::cdp::session::launch(Box::new(Node), id, spec, watch, &call.cancel),
+        _ => crate::cdp::session::launch(Box::new(Node::default()), id, spec, watch, &call.cancel),
     })?;
     Ok(state)
 }
@@ -315,6 +315,21 @@ fn path_mappings_arg(
     Ok(mappings)
 }
 
+/// Refuses `pathMappings` where they cannot apply yet.
+fn unmapped(start: &AttachSpec, what: &str) -> Result<(), Failure> {
+    match start.path_mappings.is_empty() {
+        true => Ok(()),
+        false => Err(Failure::new(
+            Code::Unsupported,
+            format!(
+                "`pathMappings` work when attaching to Node, Deno or debugpy; {what} is debugged \
+                 from the paths it runs from: leave them out"
+            ),
+        )
+        .with("field", "pathMappings".into())),
+    }
+}
+
 /// How long attaching by pid waits for the inspector SIGUSR1 opens.
 const OPEN_INSPECTOR_WAIT: Duration = Duration::from_secs(5);
 
@@ -393,20 +408,12 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
             }
         }
     }
-    if !start.path_mappings.is_empty() {
-        return Err(Failure::new(
-            Code::Unsupported,
-            "`pathMappings` work when attaching to debugpy (`python -m debugpy --listen`) so far; \
-             for Node, Deno and native programs, debug them from the same paths they run from"
-                .to_string(),
-        )
-        .with("field", "pathMappings".into()));
-    }
     if pid != 0 && language != Some(Language::Node) {
         // Before any SIGUSR1 (Node's way in), which ends a program that does not handle it.
         let pid = u32::try_from(pid).expect("bounded by the range check");
         let given = args.optional_string("language")?;
         if let Some(flavour) = Native::for_pid(pid, given)? {
+            unmapped(&start, "a native program attached by pid")?;
             return attach_native(flavour, pid, start, call);
         }
     }
@@ -431,6 +438,7 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         let path = url["ws://".len() + authority.len()..].to_string();
         if path.starts_with("/devtools/page/") {
+            unmapped(&start, "a web page")?;
             return attach_page(args, url.to_string(), start, call);
         }
         if path.starts_with("/devtools/browser/") {
@@ -461,6 +469,7 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
                 let pages = crate::browser::pages(host, port, Duration::from_secs(5))
                     .map_err(|m| Failure::new(Code::NoInspector, m))?;
                 let page = crate::browser::pick_page(&pages, args.optional_string("target")?)?;
+                unmapped(&start, "a web page")?;
                 return attach_page(args, page, start, call);
             }
             Inspector::Deno => return attach_deno(url()?, start, call),
@@ -471,7 +480,14 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         inspector_of(pid, call)?
     };
     let (id, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach(Box::new(Node), id, ws_url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach(
+            Box::new(Node { mappings: start.path_mappings.clone() }),
+            id,
+            ws_url.clone(),
+            start,
+            watch,
+            &call.cancel,
+        )
     })?;
     if pid != 0 {
         // Port 9229 might belong to another process: make sure it is the one asked for.
@@ -533,7 +549,14 @@ fn attach_page(args: &Args, url: String, start: AttachSpec, call: &Call) -> Resu
 /// A Deno program started with `--inspect` (or `--inspect-brk`, `--inspect-wait`).
 fn attach_deno(url: String, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
     let (_, mut state) = open_session(call, |id, watch| {
-        crate::cdp::session::attach(Box::new(Deno), id, url.clone(), start, watch, &call.cancel)
+        crate::cdp::session::attach(
+            Box::new(Deno { mappings: start.path_mappings.clone() }),
+            id,
+            url.clone(),
+            start,
+            watch,
+            &call.cancel,
+        )
     })?;
     state["attached"] = json!({"url": url});
     Ok(state)

@@ -206,8 +206,12 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
             let page = page.expect("a page's plan has its page");
             crate::cdp::script::run(Box::new(page.browser), &plan, call)
         }
-        Language::Node => crate::cdp::script::run(Box::new(crate::node::Node), &plan, call),
-        Language::Deno => crate::cdp::script::run(Box::new(crate::deno::Deno), &plan, call),
+        Language::Node => {
+            crate::cdp::script::run(Box::new(crate::node::Node::default()), &plan, call)
+        }
+        Language::Deno => {
+            crate::cdp::script::run(Box::new(crate::deno::Deno::default()), &plan, call)
+        }
         Language::Python => crate::python::trace::run(&plan, call),
         Language::Native => {
             let watched: Vec<String> =
