@@ -26,6 +26,7 @@ mod shell;
 mod sourcemap;
 mod stdio;
 mod sys;
+mod tasks;
 mod thread;
 mod tools;
 

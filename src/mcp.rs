@@ -105,6 +105,8 @@ pub(crate) enum Dispatch {
         /// The lowest level of `notifications/message` it sends: the client's `logging/setLevel`,
         /// or, for a stateless request, the level its `_meta` asks for (none: no log).
         log_level: Option<u8>,
+        /// Answered at once with a task handle, the answer read with `tasks/get`.
+        task: bool,
     },
 }
 
@@ -157,6 +159,14 @@ fn capabilities() -> Value {
            "prompts": {"listChanged": false}})
 }
 
+/// What `server/discover` says beside the capabilities every revision has: the Tasks
+/// extension (2026-07-28).
+fn discovered_capabilities() -> Value {
+    let mut capabilities = capabilities();
+    capabilities["extensions"] = json!({crate::tasks::EXTENSION: {}});
+    capabilities
+}
+
 fn server_info() -> Value {
     json!({"name": "debug-mcp", "title": "debug-mcp: debugger for AI agents",
            "version": env!("CARGO_PKG_VERSION")})
@@ -167,7 +177,7 @@ fn server_info() -> Value {
 fn discover() -> Value {
     json!({
         "supportedVersions": supported(),
-        "capabilities": capabilities(),
+        "capabilities": discovered_capabilities(),
         "instructions": INSTRUCTIONS,
         "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
     })
@@ -325,10 +335,17 @@ fn tool_call(params: &Value, modern: bool) -> Dispatch {
         params.pointer("/_meta/progressToken").filter(|t| t.is_string() || t.is_number()).cloned();
     let asked = params.pointer("/_meta").and_then(|m| m.get(LOG_LEVEL_KEY)).and_then(Value::as_str);
     let asked = asked.and_then(|level| crate::call::LOG_LEVELS.iter().position(|l| *l == level));
+    // A run of a whole program may be long: as a task when the client takes tasks.
+    let takes_tasks = params
+        .pointer("/_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/clientCapabilities"))
+        .and_then(|c| c.pointer("/extensions"))
+        .is_some_and(|e| e.get(crate::tasks::EXTENSION).is_some());
     Dispatch::Tool {
         name: name.to_string(),
         arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
         progress_token,
+        task: modern && takes_tasks && name == "debug-script",
         modern,
         // A stateless request opts in to log messages, per request.
         log_level: match modern {

@@ -16,6 +16,7 @@ use crossbeam_channel::{select, Receiver, Sender};
 use crate::jsonrpc::{self, Json, Message, Notification, Request, RequestId, Response};
 use crate::mcp::{self, Dispatch};
 use crate::sessions::Sessions;
+use crate::tasks::Tasks;
 use crate::thread::JoinOnDrop;
 use crate::tools::{self, Call, ClientLog, Progress};
 use crate::{log, process, stdio, sys};
@@ -70,6 +71,7 @@ pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
     let state = mcp::State::new();
     let sessions = Sessions::default();
+    let tasks = Tasks::default();
     let mut workers: HashMap<String, Worker> = HashMap::new();
     // Orphans a debuggee abandoned are re-parented to the server (`sys::become_subreaper`);
     // those that end by themselves are reaped here, whatever else is going on.
@@ -79,7 +81,8 @@ pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
         select! {
             recv(incoming) -> message => match message {
                 Ok(Ok(Message::Request(request))) => {
-                    handle_request(&state, request, &out, &done_tx, &sessions, &mut workers);
+                    let context = Context { state: &state, out: &out, done: &done_tx, sessions: &sessions, tasks: &tasks };
+                    handle_request(&context, request, &mut workers);
                 }
                 Ok(Ok(Message::Notification(notification))) => handle_notification(&notification, &workers),
                 // We send no requests, so a response is unexpected; it needs no answer.
@@ -115,23 +118,30 @@ pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
 #[cfg(test)]
 mod tests;
 
-fn handle_request(
-    state: &mcp::State,
-    request: Request,
-    out: &Sender<Message>,
-    done: &Sender<String>,
-    sessions: &Sessions,
-    workers: &mut HashMap<String, Worker>,
-) {
+/// What a request is handled with.
+struct Context<'a> {
+    state: &'a mcp::State,
+    out: &'a Sender<Message>,
+    done: &'a Sender<String>,
+    sessions: &'a Sessions,
+    tasks: &'a Tasks,
+}
+
+fn handle_request(context: &Context, request: Request, workers: &mut HashMap<String, Worker>) {
+    let Context { state, out, done, sessions, tasks } = *context;
     // Change notifications go to a client that said `initialize` (a 2026-07-28 client gets
     // none it did not ask for).
     if request.method == "initialize" {
         sessions.notify_to(out.clone());
     }
-    let (name, arguments, progress_token, modern, log_level) =
+    if let Some(result) = task_request(tasks, &request, workers) {
+        let _ = out.send(Response { id: Some(request.id), result }.into());
+        return;
+    }
+    let (name, arguments, progress_token, modern, log_level, task) =
         match mcp::handle_request(state, sessions, &request) {
-            Dispatch::Tool { name, arguments, progress_token, modern, log_level } => {
-                (name, arguments, progress_token, modern, log_level)
+            Dispatch::Tool { name, arguments, progress_token, modern, log_level, task } => {
+                (name, arguments, progress_token, modern, log_level, task)
             }
             Dispatch::Reply(result) => {
                 let result = result.map(|value| Json::from(&value));
@@ -139,7 +149,12 @@ fn handle_request(
                 return;
             }
         };
-    let key = request.id.key();
+    // A task's call runs as any other; its answer waits for `tasks/get`.
+    let task = task.then(|| tasks.create());
+    let key = match &task {
+        Some((id, _)) => format!("task:{id}"),
+        None => request.id.key(),
+    };
     if workers.contains_key(&key) {
         let message = format!("request id {key} is already in use by a call in progress");
         let _ = out.send(Response::err(Some(request.id), jsonrpc::INVALID_REQUEST, message).into());
@@ -163,6 +178,10 @@ fn handle_request(
     let out = out.clone();
     let done = done.clone();
     let id: RequestId = request.id;
+    if let Some((_, created)) = &task {
+        let _ = out.send(Response::ok_json(id.clone(), Json::from(created)).into());
+    }
+    let tasks = tasks.clone();
     let thread = JoinOnDrop::spawn(&format!("call-{key}"), {
         let key = key.clone();
         move || {
@@ -171,6 +190,11 @@ fn handle_request(
             // cancellation does not answer the request), even one that had not begun to wait
             // when the cancellation came.
             let result = result.filter(|_| call.cancel.try_recv().is_err());
+            if let Some((task, _)) = &task {
+                tasks.finish(task, result.map(|r| r.into_json(true)));
+                let _ = done.send(key);
+                return;
+            }
             match result {
                 Some(result) => {
                     let _ = out.send(Response::ok_json(id, result.into_json(modern)).into());
@@ -181,6 +205,26 @@ fn handle_request(
         }
     });
     workers.insert(key, Worker { cancel: cancel_tx, _thread: thread });
+}
+
+/// `tasks/get` and `tasks/cancel` (the Tasks extension); `None` for any other request.
+fn task_request(
+    tasks: &Tasks,
+    request: &Request,
+    workers: &HashMap<String, Worker>,
+) -> Option<Result<Json, jsonrpc::Error>> {
+    match request.method.as_str() {
+        "tasks/get" => Some(tasks.get(&request.params)),
+        "tasks/cancel" => Some(tasks.status(&request.params).map(|(id, status)| {
+            if status == crate::tasks::Status::Working {
+                if let Some(worker) = workers.get(&format!("task:{id}")) {
+                    let _ = worker.cancel.try_send(());
+                }
+            }
+            Json::from(&serde_json::json!({"resultType": "complete"}))
+        })),
+        _ => None,
+    }
 }
 
 fn handle_notification(notification: &Notification, workers: &HashMap<String, Worker>) {

@@ -413,3 +413,75 @@ fn sigkill_of_the_server_takes_its_debuggees_along() {
     server.wait_exit();
     assert_no_debuggee(&tag);
 }
+
+/// MCP 2026-07-28's Tasks extension: a client that declares it gets a `debug-script` call back
+/// at once as a task handle, polls it with `tasks/get` to its answer, and `tasks/cancel` ends a
+/// long run (its program killed); `server/discover` offers the extension; a client without it
+/// gets the plain answer.
+#[test]
+fn long_runs_as_tasks_for_clients_that_take_them() {
+    let mut server = Server::start();
+    let discovered = server.request("server/discover", json!({}));
+    let extensions = &discovered["result"]["capabilities"]["extensions"];
+    assert_eq!(extensions["io.modelcontextprotocol/tasks"], json!({}), "{discovered}");
+    let meta = |tasks: bool| {
+        let mut capabilities = json!({});
+        if tasks {
+            capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+        }
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": capabilities})
+    };
+    let script = |arguments: Value, tasks: bool| json!({"name": "debug-script", "arguments": arguments, "_meta": meta(tasks)});
+    let loop_js = json!({"command": format!("node {}", fixture("loop.js")),
+        "breakpoint": {"file": fixture("loop.js"), "line": 5}, "expression": "total"});
+    let plain = server.request("tools/call", script(loop_js.clone(), false));
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert_eq!(plain["result"]["structuredContent"]["results"].as_array().unwrap().len(), 3);
+
+    let created = server.request("tools/call", script(loop_js, true));
+    let task = &created["result"];
+    assert_eq!(
+        (&task["resultType"], &task["status"]),
+        (&json!("task"), &json!("working")),
+        "{created}"
+    );
+    assert!(task["createdAt"].as_str().unwrap().ends_with('Z'), "{task}");
+    let id = task["taskId"].clone();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let done = loop {
+        let got = server.request("tasks/get", json!({"taskId": id, "_meta": meta(true)}));
+        assert_eq!(got["result"]["resultType"], "complete", "{got}");
+        if got["result"]["status"] != "working" || Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    crate::check_result_shape(&done["result"]["result"]);
+    crate::schema::check("debug-script", &done["result"]["result"]["structuredContent"]);
+    let results = &done["result"]["result"]["structuredContent"]["results"];
+    assert_eq!(
+        values(&done["result"]["result"]["structuredContent"]),
+        [json!(0), json!(10), json!(25)],
+        "{results}"
+    );
+
+    let tag = tag();
+    let long = json!({"command": format!("DMCP_TAG={tag} node {} 100000000", fixture("count.js")),
+        "breakpoint": {"file": fixture("count.js"), "line": 6, "condition": "i < 0"},
+        "expression": "i", "timeout": 60000});
+    let created = server.request("tools/call", script(long, true));
+    let id = created["result"]["taskId"].clone();
+    eventually(Duration::from_secs(20), "the long program runs", || {
+        !processes_with_tag(&tag).is_empty()
+    });
+    let cancelled = server.request("tasks/cancel", json!({"taskId": id, "_meta": meta(true)}));
+    assert_eq!(cancelled["result"], json!({"resultType": "complete"}), "{cancelled}");
+    eventually(Duration::from_secs(10), "the task is cancelled", || {
+        server.request("tasks/get", json!({"taskId": id}))["result"]["status"] == "cancelled"
+    });
+    assert_no_debuggee(&tag);
+    let unknown = server.request("tasks/get", json!({"taskId": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
