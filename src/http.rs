@@ -98,6 +98,8 @@ pub(crate) fn run(options: Options) -> io::Result<()> {
         contexts: Mutex::new(HashMap::new()),
         next: AtomicU64::new(1),
         connections: AtomicUsize::new(0),
+        open: Mutex::new(HashMap::new()),
+        stopping: stopping.clone(),
     });
     let mut handlers: Vec<JoinOnDrop> = Vec::new();
     for stream in listener.incoming() {
@@ -113,14 +115,23 @@ pub(crate) fn run(options: Options) -> io::Result<()> {
         }
         let shared = shared.clone();
         handlers.push(JoinOnDrop::spawn("http", move || {
+            let number = shared.next.fetch_add(1, Ordering::Relaxed);
+            if let Ok(clone) = stream.try_clone() {
+                shared.open.lock().unwrap_or_else(|e| e.into_inner()).insert(number, clone);
+            }
             serve_connection(&shared, stream);
+            shared.open.lock().unwrap_or_else(|e| e.into_inner()).remove(&number);
             shared.connections.fetch_sub(1, Ordering::SeqCst);
         }));
     }
-    // Every context ends (its calls cancelled, its sessions ended), then the connections.
+    // Every connection is shut (a request waiting for its answer cancels its call), then the
+    // contexts end (their calls cancelled, their sessions ended).
+    for stream in shared.open.lock().unwrap_or_else(|e| e.into_inner()).values() {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
+    drop(handlers);
     let contexts = std::mem::take(&mut *shared.contexts.lock().unwrap_or_else(|e| e.into_inner()));
     drop(contexts);
-    drop(handlers);
     signals.wake();
     drop(signal_thread);
     Ok(())
@@ -132,6 +143,9 @@ struct Shared {
     contexts: Mutex<HashMap<String, Arc<Context>>>,
     next: AtomicU64,
     connections: AtomicUsize,
+    /// The connections being served, to shut them at the end.
+    open: Mutex<HashMap<u64, TcpStream>>,
+    stopping: Arc<AtomicBool>,
 }
 
 /// One client's server: the stdio loop over channels, and the POSTs waiting for its answers.
@@ -295,6 +309,9 @@ fn serve_connection(shared: &Shared, stream: TcpStream) {
     let Ok(reading) = stream.try_clone() else { return };
     let mut reader = BufReader::new(reading);
     loop {
+        if shared.stopping.load(Ordering::Relaxed) {
+            return;
+        }
         let request = match read_request(&mut reader) {
             Ok(request) => request,
             Err(Refused::Status(status, why)) => {
@@ -343,7 +360,11 @@ fn handle(shared: &Shared, request: &Request, stream: &TcpStream) -> io::Result<
         )?;
         return Ok(true);
     }
-    let presented = request.header("authorization").and_then(|a| a.strip_prefix("Bearer "));
+    let presented = request
+        .header("authorization")
+        .and_then(|a| a.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token);
     let token = match (shared.tokens.is_empty(), presented) {
         (true, _) => String::new(),
         (false, Some(p)) if shared.tokens.iter().any(|t| same(t, p.trim())) => p.trim().to_string(),
@@ -488,7 +509,7 @@ fn post(shared: &Shared, request: &Request, stream: &TcpStream, token: &str) -> 
     // answers are one JSON object.
     let sse = method == "tools/call"
         && request.header("accept").is_some_and(|a| a.contains("text/event-stream"));
-    let answered = answer(stream, &answers, sse, &headers);
+    let answered = answer(stream, &answers, sse, &headers, &shared.stopping);
     context.waiting.lock().unwrap_or_else(|e| e.into_inner()).remove(&internal);
     match answered {
         Ok(keep) => Ok(keep),
@@ -521,6 +542,7 @@ fn answer(
     answers: &Receiver<Message>,
     sse: bool,
     headers: &[(&str, &str)],
+    stopping: &AtomicBool,
 ) -> io::Result<bool> {
     let mut writer = stream;
     let mut started = false;
@@ -528,7 +550,7 @@ fn answer(
         let message = match answers.recv_timeout(CLIENT_CHECK) {
             Ok(message) => message,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                if gone(stream) {
+                if gone(stream) || stopping.load(Ordering::Relaxed) {
                     return Err(io::Error::other("the client closed its connection"));
                 }
                 continue;

@@ -96,7 +96,9 @@ impl Http {
 impl Drop for Http {
     fn drop(&mut self) {
         // SIGTERM: the server ends every call and session, then exits.
-        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        }
         let _ = self.child.wait();
     }
 }
@@ -244,4 +246,30 @@ fn http_sessions_belong_to_their_client() {
         crate::processes_with_tag(&tag).is_empty()
     });
     std::fs::remove_file(&file).unwrap();
+}
+
+/// SIGTERM while a call runs: the call is cancelled (its program killed), the server exits.
+#[test]
+fn http_sigterm_mid_call_ends_the_call_and_the_server() {
+    let mut server = Http::start(&["127.0.0.1:0"]);
+    let tag = tag();
+    let long = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "debug-script", "arguments": {
+            "command": format!("DMCP_TAG={tag} {} {} 100000000", python(), py("count.py")),
+            "breakpoint": {"file": py("count.py"), "line": 7, "condition": "i < 0"},
+            "expression": "i", "timeout": 60000}}});
+    let mut stream = server.connect();
+    let body = long.to_string();
+    let request =
+        format!("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    stream.write_all(request.as_bytes()).unwrap();
+    eventually(Duration::from_secs(20), "the long program runs", || {
+        !crate::processes_with_tag(&tag).is_empty()
+    });
+    let _ = Command::new("kill").arg(server.child.id().to_string()).status();
+    eventually(Duration::from_secs(10), "the server exits", || {
+        server.child.try_wait().unwrap().is_some()
+    });
+    assert!(crate::processes_with_tag(&tag).is_empty(), "the call's program was killed");
+    drop(stream);
 }
