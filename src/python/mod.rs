@@ -1,8 +1,9 @@
-//! Python programs under debugpy, as a DAP flavour ([`Debugpy`]): recognising a Python command
-//! line, the files debug-mcp puts first on the debuggee's `PYTHONPATH` (the value probe and a
-//! `sitecustomize.py` that turns on TCP_NODELAY), the `launch` arguments debugpy's adapter
-//! takes, and debugpy's ways (scope names, runpy's frames, `repr` values, logpoint messages
-//! that do not say whose they are).
+//! Python sessions as a DAP flavour ([`Python`]): debug-mcp's own debugger in the program
+//! (`own.rs`, `session.py`, `stops.py`), or debugpy. Recognising a Python command line, the
+//! files debug-mcp puts first on the debuggee's `PYTHONPATH` (the value probe, the tracer and
+//! the debugger, and a `sitecustomize.py` that starts them), the `launch` arguments debugpy's
+//! adapter takes, and the ways both share (scope names, runpy's frames, `repr` values,
+//! logpoint messages that do not say whose they are).
 
 mod own;
 pub(crate) mod trace;
