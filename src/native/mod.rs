@@ -169,6 +169,15 @@ impl Native {
         Ok(Native(Arc::new(profile)))
     }
 
+    /// Delve already listening (`dlv --headless --listen … --accept-multiclient exec ./app`, in
+    /// a container or on this machine), attached to as a remote target: it runs the program, we
+    /// only connect.
+    pub(crate) fn delve_remote() -> Native {
+        let arguments = json!({"name": "debug-mcp", "type": "go", "request": "attach",
+                               "mode": "remote"});
+        Native(Arc::new(Profile { request: "attach", ..Profile::delve(arguments) }))
+    }
+
     /// The adapter to attach to process `pid` with, by what its executable is: Delve for a Go
     /// program, lldb-dap for another native one; `None` for Node (its own inspector) or when
     /// `language` names Node or Python.
@@ -710,8 +719,30 @@ impl Flavour for Native {
         )
     }
 
+    /// A profile made to attach (a remote Delve) says its own arguments.
     fn attach_arguments(&self) -> Value {
-        json!({"name": "debug-mcp", "request": "attach"})
+        match self.0.request {
+            "attach" => self.0.arguments.clone(),
+            _ => json!({"name": "debug-mcp", "request": "attach"}),
+        }
+    }
+
+    /// Delve's `substitutePath`: breakpoints given in local paths are placed at the paths the
+    /// program was built with, and frames come back local.
+    fn map_paths(
+        &self,
+        arguments: &mut Value,
+        mappings: &[crate::debugger::session::PathMapping],
+    ) -> bool {
+        if self.0.name != "delve" {
+            return false;
+        }
+        let rules: Vec<Value> = mappings
+            .iter()
+            .map(|m| json!({"from": m.local.display().to_string(), "to": m.remote}))
+            .collect();
+        arguments["substitutePath"] = rules.into();
+        true
     }
 
     /// C++ `throw` for lldb-dap when every exception stops; crashes (signals) and Go panics

@@ -315,6 +315,28 @@ fn path_mappings_arg(
     Ok(mappings)
 }
 
+/// Attaches to a Delve that listens (`dlv --headless --listen … --accept-multiclient exec
+/// ./app`): a remote target, its paths mapped when `pathMappings` says where they are here.
+fn attach_delve(host: &str, port: u16, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
+    let address =
+        crate::net::socket_address(host, port).map_err(|m| Failure::new(Code::NoInspector, m))?;
+    let flavour = Native::delve_remote();
+    let Some(client) = crate::dap::session::connect(&flavour, address, &call.cancel)? else {
+        return Err(Failure::new(
+            Code::NoInspector,
+            format!(
+                "Delve does not answer on {address}: start the program with `dlv --headless \
+                 --listen 127.0.0.1:{port} --accept-multiclient exec ./app`"
+            ),
+        ));
+    };
+    let (_, mut state) = open_session(call, |id, watch| {
+        crate::dap::session::attach(flavour, id, client, address, start, watch, &call.cancel)
+    })?;
+    state["attached"] = json!({"url": format!("tcp://{address}")});
+    Ok(state)
+}
+
 /// Refuses `pathMappings` where they cannot apply yet.
 fn unmapped(start: &AttachSpec, what: &str) -> Result<(), Failure> {
     match start.path_mappings.is_empty() {
@@ -322,7 +344,7 @@ fn unmapped(start: &AttachSpec, what: &str) -> Result<(), Failure> {
         false => Err(Failure::new(
             Code::Unsupported,
             format!(
-                "`pathMappings` work when attaching to Node, Deno or debugpy; {what} is debugged \
+                "`pathMappings` work when attaching to Node, Deno, debugpy or Delve; {what} is debugged \
                  from the paths it runs from: leave them out"
             ),
         )
@@ -375,6 +397,9 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
     if port != 0 {
         if !host_allowed(host) {
             return Err(refuse_host(host));
+        }
+        if args.optional_string("language")? == Some("go") {
+            return attach_delve(host, port as u16, start, call);
         }
         if language != Some(Language::Node) {
             let address = crate::net::socket_address(host, port as u16)

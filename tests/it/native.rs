@@ -180,6 +180,58 @@ fn go_run_values_and_goroutines() {
     assert_eq!(values(s), vec![json!(2), json!(2)], "{s}");
 }
 
+/// A Go program built and run elsewhere (as a container builds `/app`) under a headless Delve,
+/// attached to by its port with `pathMappings`: the breakpoint given in the local tree stops
+/// it, and the stop is the local file's; debug-stop detaches.
+#[test]
+fn a_remote_delve_is_attached_with_path_mappings() {
+    if !need(Tool::Delve) {
+        return;
+    }
+    let app = std::env::temp_dir().join(format!("dmcp-remote-{}", crate::tag())).join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    for file in ["go.mod", "main.go"] {
+        std::fs::copy(fixture(&format!("native/go/{file}")), app.join(file)).unwrap();
+    }
+    let built = Command::new("go")
+        .args(["build", "-gcflags=all=-N -l", "-o", "app", "."])
+        .current_dir(&app)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let port = crate::free_port();
+    let mut delve = crate::Program::spawn(
+        Command::new("dlv")
+            .args(["--headless", &format!("--listen=127.0.0.1:{port}"), "--accept-multiclient"])
+            .args(["--api-version=2", "exec", "./app"])
+            .current_dir(&app)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null()),
+    );
+    let mut said = String::new();
+    let stdout = delve.0.stdout.take().unwrap();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut said).unwrap();
+    assert!(said.contains("listening"), "{said}");
+    let mut server = Server::initialized();
+    let remote = app.canonicalize().unwrap().display().to_string();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"port": port, "language": "go",
+               "pathMappings": [{"remote": remote, "local": "fixtures/native/go"}],
+               "breakpoints": [{"file": fixture("native/go/main.go"), "line": 16}]}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], fixture("native/go/main.go"), "{state}");
+    assert_eq!(state["location"]["function"], "main.add", "{state}");
+    let total = tool(&mut server, "debug-evaluate", json!({"expression": "o.Total"}));
+    assert_eq!(total["value"], 9.5, "{total}");
+    let stopped = tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    drop(delve);
+    std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
+}
+
 #[test]
 fn a_c_session_from_breakpoint_to_exit() {
     if !need(Tool::Lldb) {
