@@ -12,6 +12,7 @@ mod cargo;
 mod config;
 pub(crate) mod functions;
 mod go;
+mod remote;
 mod suite;
 mod values;
 
@@ -167,15 +168,6 @@ impl Native {
         let cwd = program.parent().filter(|d| d.is_dir()).map(Path::to_path_buf);
         let profile = Profile { language, cwd, request: "attach", stop_on_entry: None, ..adapter };
         Ok(Native(Arc::new(profile)))
-    }
-
-    /// Delve already listening (`dlv --headless --listen … --accept-multiclient exec ./app`, in
-    /// a container or on this machine), attached to as a remote target: it runs the program, we
-    /// only connect.
-    pub(crate) fn delve_remote() -> Native {
-        let arguments = json!({"name": "debug-mcp", "type": "go", "request": "attach",
-                               "mode": "remote"});
-        Native(Arc::new(Profile { request: "attach", ..Profile::delve(arguments) }))
     }
 
     /// The adapter to attach to process `pid` with, by what its executable is: Delve for a Go

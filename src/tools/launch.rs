@@ -122,7 +122,7 @@ fn attaching(args: &Args) -> Result<bool, ArgError> {
     let attaching = ws || args.has("pid") || args.has("port");
     let (refused, why) = match attaching {
         true => (
-            &["command", "core", "program", "stopOnEntry", "env", "stdin", "browser"][..],
+            &["command", "core", "stopOnEntry", "env", "stdin", "browser"][..],
             "a program attached to runs as it was started: leave out",
         ),
         false => (&["host", "target", "pathMappings"][..], "only to attach (with `port`):"),
@@ -337,6 +337,32 @@ fn attach_delve(host: &str, port: u16, start: AttachSpec, call: &Call) -> Result
     Ok(state)
 }
 
+/// Attaches through lldb-dap to a gdb-remote server (`lldb-server gdbserver HOST:PORT ./app`,
+/// `gdbserver :PORT ./app`) at `host:port`; `program` is the executable with its debug
+/// information, read here.
+fn attach_gdb_remote(
+    host: &str,
+    port: u16,
+    program: &std::path::Path,
+    language: &str,
+    start: AttachSpec,
+    call: &Call,
+) -> Result<Value, Failure> {
+    if !program.is_file() {
+        return Err(Failure::new(
+            Code::FileNotFound,
+            format!(
+                "`program`: {} is not a file (the executable the server runs, or a copy)",
+                program.display()
+            ),
+        )
+        .with("field", "program".into()));
+    }
+    let flavour = Native::lldb_remote(host, port, program, language, &start.path_mappings)?;
+    let attached = json!({"url": format!("gdb-remote://{host}:{port}")});
+    through_adapter(flavour, program, start, attached, call)
+}
+
 /// Refuses `pathMappings` where they cannot apply yet.
 fn unmapped(start: &AttachSpec, what: &str) -> Result<(), Failure> {
     match start.path_mappings.is_empty() {
@@ -344,7 +370,7 @@ fn unmapped(start: &AttachSpec, what: &str) -> Result<(), Failure> {
         false => Err(Failure::new(
             Code::Unsupported,
             format!(
-                "`pathMappings` work when attaching to Node, Deno, debugpy or Delve; {what} is debugged \
+                "`pathMappings` work when attaching to Node, Deno, debugpy, Delve or a gdb-remote server; {what} is debugged \
                  from the paths it runs from: leave them out"
             ),
         )
@@ -398,39 +424,52 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         if !host_allowed(host) {
             return Err(refuse_host(host));
         }
-        if args.optional_string("language")? == Some("go") {
-            return attach_delve(host, port as u16, start, call);
-        }
-        if language != Some(Language::Node) {
-            let address = crate::net::socket_address(host, port as u16)
-                .map_err(|m| Failure::new(Code::NoInspector, m))?;
-            match crate::dap::session::connect(&Python::DEBUGPY, address, &call.cancel)? {
-                Some(client) => {
-                    let (_, mut state) = open_session(call, |id, watch| {
-                        crate::dap::session::attach(
-                            Python::DEBUGPY,
-                            id,
-                            client,
-                            address,
-                            start,
-                            watch,
-                            &call.cancel,
-                        )
-                    })?;
-                    state["attached"] = json!({"url": format!("tcp://{address}")});
-                    return Ok(state);
-                }
-                None if language.is_some() => {
-                    return Err(Failure::new(
-                        Code::NoInspector,
-                        format!(
-                            "debugpy does not answer on {address}: start the program with \
-                             `python -m debugpy --listen {port} app.py`"
-                        ),
-                    ))
-                }
-                None => {} // Node's inspector, perhaps: asked below.
+        match args.optional_string("language")? {
+            Some("go") => return attach_delve(host, port as u16, start, call),
+            Some(language @ ("c" | "cpp" | "rust" | "zig" | "lldb")) => {
+                let program = in_dir(args.string("program")?, start.cwd.as_deref());
+                return attach_gdb_remote(host, port as u16, &program, language, start, call);
             }
+            _ => {}
+        }
+    }
+    if args.has("program") {
+        return Err(ArgError::new(
+            "program",
+            "`program` goes with `core`, or with the `port` of a gdb-remote server and a native \
+             `language` (c, cpp, rust, zig)",
+        )
+        .into());
+    }
+    if port != 0 && language != Some(Language::Node) {
+        let address = crate::net::socket_address(host, port as u16)
+            .map_err(|m| Failure::new(Code::NoInspector, m))?;
+        match crate::dap::session::connect(&Python::DEBUGPY, address, &call.cancel)? {
+            Some(client) => {
+                let (_, mut state) = open_session(call, |id, watch| {
+                    crate::dap::session::attach(
+                        Python::DEBUGPY,
+                        id,
+                        client,
+                        address,
+                        start,
+                        watch,
+                        &call.cancel,
+                    )
+                })?;
+                state["attached"] = json!({"url": format!("tcp://{address}")});
+                return Ok(state);
+            }
+            None if language.is_some() => {
+                return Err(Failure::new(
+                    Code::NoInspector,
+                    format!(
+                        "debugpy does not answer on {address}: start the program with \
+                             `python -m debugpy --listen {port} app.py`"
+                    ),
+                ))
+            }
+            None => {} // Node's inspector, perhaps: asked below.
         }
     }
     if pid != 0 && language != Some(Language::Node) {
@@ -596,6 +635,18 @@ fn attach_native(
     call: &Call,
 ) -> Result<Value, Failure> {
     let program = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    through_adapter(flavour, &program, start, json!({"pid": pid}), call)
+}
+
+/// A session through an adapter we start that attaches (the flavour's profile says to what):
+/// `program` is the executable it reads; `attached` says to what, in the answer.
+fn through_adapter(
+    flavour: Native,
+    program: &std::path::Path,
+    start: AttachSpec,
+    attached: Value,
+    call: &Call,
+) -> Result<Value, Failure> {
     let spec = LaunchSpec {
         command: crate::shell::CommandLine {
             words: vec![program.display().to_string()],
@@ -610,7 +661,7 @@ fn attach_native(
     let (_, mut state) = open_session(call, |id, watch| {
         crate::dap::session::launch(flavour, id, spec, watch, &call.cancel)
     })?;
-    state["attached"] = json!({"pid": pid});
+    state["attached"] = attached;
     Ok(state)
 }
 

@@ -232,6 +232,60 @@ fn a_remote_delve_is_attached_with_path_mappings() {
     std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
 }
 
+/// A C program built and run elsewhere under `lldb-server gdbserver`, attached to by its port
+/// with its executable and `pathMappings`: the breakpoint in the local source stops it there.
+#[test]
+fn a_gdb_remote_server_is_attached_with_path_mappings() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let Some(lldb_server) = ["lldb-server-19", "lldb-server"]
+        .into_iter()
+        .find(|name| Command::new(name).arg("version").output().is_ok_and(|o| o.status.success()))
+    else {
+        panic!("lldb-server is part of lldb-19 and should be there with lldb-dap");
+    };
+    let app = std::env::temp_dir().join(format!("dmcp-remote-{}", crate::tag())).join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(fixture("native/c/loop.c"), app.join("loop.c")).unwrap();
+    let built = Command::new("cc")
+        .args(["-g", "-O0", "-o", "loop", "loop.c"])
+        .current_dir(&app)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let port = crate::free_port();
+    let server_process = crate::Program::spawn(
+        Command::new(lldb_server)
+            .args(["gdbserver", &format!("127.0.0.1:{port}"), "./loop", "3"])
+            .current_dir(&app)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    let remote = app.canonicalize().unwrap().display().to_string();
+    let mut server = Server::initialized();
+    let arguments = json!({"port": port, "language": "c",
+        "program": app.join("loop").display().to_string(),
+        "pathMappings": [{"remote": remote, "local": "fixtures/native/c"}],
+        "breakpoints": [{"file": fixture("native/c/loop.c"), "line": 15}]});
+    // Until the server listens.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let state = loop {
+        let state = tool(&mut server, "debug-launch", arguments.clone());
+        if state["state"] == "paused" || std::time::Instant::now() > deadline {
+            break state;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], fixture("native/c/loop.c"), "{state}");
+    let total = tool(&mut server, "debug-evaluate", json!({"expression": "o->total"}));
+    assert_eq!(total["value"], 9.5, "{total}");
+    tool(&mut server, "debug-stop", json!({}));
+    drop(server_process);
+    std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
+}
+
 #[test]
 fn a_c_session_from_breakpoint_to_exit() {
     if !need(Tool::Lldb) {
