@@ -297,6 +297,8 @@ class _Session(object):
 
     @staticmethod
     def stop(frame, reason, hits=None, exception=None, frames=None):
+        if stops._detached:  # debug-mcp went away: nothing would resume it
+            return "continue"
         stopped = _hold(frames or _frames_from(frame), exception, False)
         body = {"reason": reason, "threadId": stopped.thread, "allThreadsStopped": True}
         if hits:
@@ -309,7 +311,8 @@ class _Session(object):
     @staticmethod
     def park(frame):
         """Another thread stopped: this one waits, its frames inspectable, until it goes on."""
-        _wait(_hold(_frames_from(frame), None, True))
+        if not stops._detached:
+            _wait(_hold(_frames_from(frame), None, True))
 
     @staticmethod
     def log(message, frame):
