@@ -72,7 +72,12 @@ pub(crate) fn tokens(file: Option<&str>) -> Result<Vec<String>, String> {
 
 /// Serves until SIGTERM or SIGINT.
 pub(crate) fn run(options: Options) -> io::Result<()> {
-    let listener = TcpListener::bind(&options.address)?;
+    let listener = TcpListener::bind(&options.address).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("{e}: give HOST:PORT, e.g. 127.0.0.1:8765 (port 0 picks a free one)"),
+        )
+    })?;
     let address = listener.local_addr()?;
     if !address.ip().is_loopback() && options.tokens.is_empty() {
         return Err(io::Error::other(format!(

@@ -219,6 +219,12 @@ def set_breakpoints(path, specs):
             answers.append({"verified": False, "line": 0})
             continue
         breakpoint = Breakpoint(line, spec.get("condition"), spec.get("logMessage"))
+        if isinstance(breakpoint.condition, SyntaxError):
+            # It could never be true: said, rather than never stopping without a word.
+            error = breakpoint.condition
+            answers.append({"verified": False, "line": line, "id": breakpoint.id,
+                            "message": "the condition does not compile: SyntaxError: %s" % error.msg})
+            continue
         placed[line] = breakpoint
         answers.append({"verified": True, "line": line, "id": breakpoint.id})
     with _lock:

@@ -199,6 +199,14 @@ fn a_fresh_virtualenv_with_nothing_installed_is_debugged() {
     assert_eq!(prefix["value"], venv.display().to_string(), "{prefix}");
     let item = tool(&mut server, "debug-evaluate", json!({"expression": "item"}));
     assert_eq!(item, json!({"type": "dict", "value": {"price": 5, "qty": 3}}));
+    // A condition that does not compile is said at once (it could never stop).
+    let broken = tool(
+        &mut server,
+        "debug-breakpoint",
+        json!({"file": file, "line": 6, "condition": "total >"}),
+    );
+    assert_eq!(broken["verified"], false, "{broken}");
+    assert!(broken["reason"].as_str().unwrap().contains("SyntaxError"), "{broken}");
     let state = tool(&mut server, "debug-continue", json!({"step": "over"}));
     assert_eq!(local(&state, "total")["value"], 25, "{state}");
     let state = tool(&mut server, "debug-continue", json!({}));
