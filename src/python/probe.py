@@ -55,6 +55,14 @@ def _cut(text, limit):
     return text[:limit] + "… [truncated: %d chars]" % len(text), True
 
 
+def safe_repr(value):
+    """`repr(value)`, or what its broken `__repr__` raised."""
+    try:
+        return repr(value)
+    except BaseException as e:
+        return "<unrepresentable: %s: %s>" % (type(e).__name__, e)
+
+
 def encode(value, limit=MAX_CHARS):
     """`T` or `F` (was the value cut?) and the JSON of {type, value}, within `limit`."""
     kind = type(value).__name__
@@ -64,11 +72,7 @@ def encode(value, limit=MAX_CHARS):
             return "F" + '{"type": %s, "value": %s}' % (dumps(kind), text)
     except (TypeError, ValueError, RecursionError):
         text = None
-    try:
-        shown = repr(value)
-    except BaseException as e:  # a broken __repr__
-        shown = "<unrepresentable: %s: %s>" % (type(e).__name__, e)
-    shown, cut = _cut(shown if text is None else text, limit)
+    shown, cut = _cut(safe_repr(value) if text is None else text, limit)
     return ("T" if cut else "F") + dumps({"type": kind, "value": shown}, ensure_ascii=False)
 
 
@@ -101,6 +105,19 @@ def code_lines(code):
     for const in code.co_consts:
         if isinstance(const, type(code)) and const.co_filename == code.co_filename:
             yield from code_lines(const)
+
+
+def lines_with_code(path):
+    """The lines of a source file that hold code, or None when it cannot be read or compiled."""
+    try:
+        import tokenize
+
+        with tokenize.open(path) as f:
+            source = f.read()
+        code = compile(source, path, "exec", 0, True)
+    except Exception:
+        return None
+    return set(code_lines(code))
 
 
 LOGPOINT = "\x1elp:"

@@ -472,10 +472,7 @@ def _scopes(arguments):
 
 
 def _safe_repr(value):
-    try:
-        text = repr(value)
-    except BaseException as error:
-        text = "<unrepresentable: %s>" % _message(error)
+    text = debug_mcp_probe.safe_repr(value)
     if len(text) > REPR_MAX:
         text = text[:REPR_MAX] + "..."
     return text
@@ -560,7 +557,7 @@ def _evaluate(arguments):
         stopped = next(iter(_stopped.values()), None)
         if stopped is None:
             raise LookupError("the program runs: pause it or stop it at a breakpoint first")
-        stopped, frame, _ = stopped, stopped.frames[0][0], None
+        frame = stopped.frames[0][0]
     else:
         stopped, frame, _ = found
 

@@ -203,7 +203,7 @@ def forked():
 def set_breakpoints(path, specs):
     """A file's whole list of breakpoints (DAP's `setBreakpoints`): how each was placed."""
     path = real(path)
-    lines = _lines_with_code(path)
+    lines = debug_mcp_probe.lines_with_code(path)
     placed = {}
     answers = []
     for spec in specs:
@@ -642,16 +642,3 @@ def _refresh():
                 else:
                     frame.f_trace = _trace_local
             frame = frame.f_back
-
-
-def _lines_with_code(path):
-    """The lines of a file that hold code, or None when it cannot be read or compiled."""
-    try:
-        import tokenize
-
-        with tokenize.open(path) as f:
-            source = f.read()
-        code = compile(source, path, "exec", 0, True)
-    except Exception:
-        return None
-    return set(debug_mcp_probe.code_lines(code))

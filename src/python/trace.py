@@ -206,15 +206,10 @@ def _resolve(entry):
     probe, line = entry
     if line is not None:
         return line
-    try:
-        import tokenize
-
-        with tokenize.open(probe["real"]) as f:
-            source = f.read()
-        code = compile(source, probe["real"], "exec", 0, True)
-    except Exception:
+    lines = debug_mcp_probe.lines_with_code(probe["real"])
+    if lines is None:
         return None
-    lines = sorted(set(debug_mcp_probe.code_lines(code)))
+    lines = sorted(lines)
     line = probe["line"]
     if line not in lines:
         index = bisect.bisect_left(lines, line)
