@@ -23,15 +23,13 @@ use crate::cdp::runtime::{
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
-use crate::debugger::model::{logpoint_parts, Part};
+use crate::debugger::model::{logpoint_parts, AttachSpec, LaunchSpec, Part};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, TraceFrame,
     Variable, VariablesQuery,
 };
 use crate::debugger::script::{self, Debugged, Undebugged, VALUE_CHARS};
-use crate::debugger::session::{
-    self as actor, clip, AttachSpec, Begin, Handle, LaunchSpec, OnChange,
-};
+use crate::debugger::session::{self as actor, clip, Begin, Handle, OnChange};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};

@@ -17,7 +17,7 @@ pub(crate) enum UrlForm {
     File,
     /// `file://` URLs of a program that runs its files from elsewhere (a container's `/app`):
     /// each mapping's `remote` folder is its `local` one here.
-    Remote(Vec<crate::debugger::session::PathMapping>),
+    Remote(Vec<crate::debugger::model::PathMapping>),
     /// A page's URLs: a served file is the one on disk whose path ends with the URL's path.
     #[allow(dead_code)] // until the browser runtime constructs it
     Web {
@@ -119,7 +119,7 @@ impl UrlForm {
 }
 
 /// Where the program finds a local file: under a mapping's `remote` folder, or where it is.
-fn remote_path(mappings: &[crate::debugger::session::PathMapping], path: &Path) -> PathBuf {
+fn remote_path(mappings: &[crate::debugger::model::PathMapping], path: &Path) -> PathBuf {
     mappings
         .iter()
         .find_map(|m| Some(Path::new(&m.remote).join(path.strip_prefix(&m.local).ok()?)))
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn remote_file_urls_name_local_files() {
-        let mapping = crate::debugger::session::PathMapping {
+        let mapping = crate::debugger::model::PathMapping {
             remote: "/app".into(),
             local: PathBuf::from("/home/me/project"),
         };

@@ -79,7 +79,7 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn map_paths(
         &self,
         _arguments: &mut Value,
-        _mappings: &[crate::debugger::session::PathMapping],
+        _mappings: &[crate::debugger::model::PathMapping],
     ) -> bool {
         false
     }

@@ -24,13 +24,11 @@ use crate::dap::values::{preview, SHOWN};
 use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Frame, Location, Reason, Resolution, Source, Stop, Thread,
-    TraceFrame, Variable, VariablesQuery,
+    Action, AttachSpec, BreakpointSpec, Exception, Frame, LaunchSpec, Location, Reason, Resolution,
+    Source, Stop, Thread, TraceFrame, Variable, VariablesQuery,
 };
 use crate::debugger::script::{Debugged, Undebugged, VALUE_CHARS};
-use crate::debugger::session::{
-    self as actor, AttachSpec, Begin, Handle, LaunchSpec, OnChange, Setup,
-};
+use crate::debugger::session::{self as actor, Begin, Handle, OnChange, Setup};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};

@@ -317,6 +317,36 @@ pub(crate) fn logpoint_parts(message: &str) -> Vec<Part<'_>> {
     parts
 }
 
+/// What `debug-launch` starts.
+pub(crate) struct LaunchSpec {
+    pub(crate) command: crate::shell::CommandLine,
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    pub(crate) stop_on_entry: bool,
+    pub(crate) pause_on_exceptions: String,
+    pub(crate) timeout: std::time::Duration,
+}
+
+/// What `debug-attach` sets up before it lets the program go on.
+pub(crate) struct AttachSpec {
+    pub(crate) breakpoints: Vec<BreakpointSpec>,
+    /// Where relative breakpoint paths resolve.
+    pub(crate) cwd: Option<std::path::PathBuf>,
+    pub(crate) pause_on_exceptions: String,
+    /// How long the first answer waits for a stop.
+    pub(crate) timeout: std::time::Duration,
+    /// Where the program's files are on this machine (`local`) for where it runs them
+    /// (`remote`): a program in a container, or run from a copy.
+    pub(crate) path_mappings: Vec<PathMapping>,
+}
+
+/// A folder of the program's (`remote`, as the program names its files) and the same folder
+/// here (`local`, absolute).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PathMapping {
+    pub(crate) remote: String,
+    pub(crate) local: std::path::PathBuf,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,10 +16,10 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::debugger::backend::{Backend, Happening, Input};
-use crate::debugger::model::VALUE_PREVIEW;
 use crate::debugger::model::{
     trace_text, Action, BreakpointSpec, Exception, Reason, Resolution, Stop, VariablesQuery,
 };
+use crate::debugger::model::{LaunchSpec, VALUE_PREVIEW};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Exit, Output};
@@ -100,36 +100,6 @@ pub(crate) type OnChange = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A tool call's answer: the structured content, or a failure.
 pub(crate) type Reply = Result<Value, Failure>;
-
-/// What `debug-launch` starts.
-pub(crate) struct LaunchSpec {
-    pub(crate) command: CommandLine,
-    pub(crate) breakpoints: Vec<BreakpointSpec>,
-    pub(crate) stop_on_entry: bool,
-    pub(crate) pause_on_exceptions: String,
-    pub(crate) timeout: Duration,
-}
-
-/// What `debug-attach` sets up before it lets the program go on.
-pub(crate) struct AttachSpec {
-    pub(crate) breakpoints: Vec<BreakpointSpec>,
-    /// Where relative breakpoint paths resolve.
-    pub(crate) cwd: Option<std::path::PathBuf>,
-    pub(crate) pause_on_exceptions: String,
-    /// How long the first answer waits for a stop.
-    pub(crate) timeout: Duration,
-    /// Where the program's files are on this machine (`local`) for where it runs them
-    /// (`remote`): a program in a container, or run from a copy.
-    pub(crate) path_mappings: Vec<PathMapping>,
-}
-
-/// A folder of the program's (`remote`, as the program names its files) and the same folder
-/// here (`local`, absolute).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct PathMapping {
-    pub(crate) remote: String,
-    pub(crate) local: std::path::PathBuf,
-}
 
 pub(crate) enum Command {
     Resume {

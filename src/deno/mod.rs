@@ -127,7 +127,7 @@ fn prepare(command: &CommandLine, flag: &str) -> Result<(process::Spec, Option<P
 #[derive(Clone, Default)]
 pub(crate) struct Deno {
     /// Where an attached program's files are here (`pathMappings`).
-    pub(crate) mappings: Vec<crate::debugger::session::PathMapping>,
+    pub(crate) mappings: Vec<crate::debugger::model::PathMapping>,
 }
 
 impl Runtime for Deno {

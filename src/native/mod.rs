@@ -724,7 +724,7 @@ impl Flavour for Native {
     fn map_paths(
         &self,
         arguments: &mut Value,
-        mappings: &[crate::debugger::session::PathMapping],
+        mappings: &[crate::debugger::model::PathMapping],
     ) -> bool {
         if self.0.name != "delve" {
             return false;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::{binary_kind, lldb_dap, not_installed, rust_formatters, Binary, Native, Profile};
-use crate::debugger::session::PathMapping;
+use crate::debugger::model::PathMapping;
 use crate::debugger::Failure;
 
 impl Native {

@@ -505,7 +505,7 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
 #[derive(Clone, Default)]
 pub(crate) struct Node {
     /// Where an attached program's files are here (`pathMappings`).
-    pub(crate) mappings: Vec<crate::debugger::session::PathMapping>,
+    pub(crate) mappings: Vec<crate::debugger::model::PathMapping>,
 }
 
 impl Runtime for Node {

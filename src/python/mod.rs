@@ -467,7 +467,7 @@ impl Flavour for Python {
     fn map_paths(
         &self,
         arguments: &mut Value,
-        mappings: &[crate::debugger::session::PathMapping],
+        mappings: &[crate::debugger::model::PathMapping],
     ) -> bool {
         let mappings: Vec<Value> = mappings
             .iter()

@@ -8,8 +8,9 @@ use std::time::Duration;
 use crossbeam_channel::select;
 use serde_json::{json, Value};
 
+use crate::debugger::model::{AttachSpec, LaunchSpec};
 use crate::debugger::script::Language;
-use crate::debugger::session::{AttachSpec, Command, LaunchSpec};
+use crate::debugger::session::Command;
 use crate::debugger::{Code, Failure};
 use crate::deno::Deno;
 use crate::jsonrpc::Json;
@@ -304,13 +305,13 @@ fn refuse_host(host: &str) -> Failure {
 fn path_mappings_arg(
     args: &Args,
     cwd: Option<&std::path::Path>,
-) -> Result<Vec<crate::debugger::session::PathMapping>, Failure> {
+) -> Result<Vec<crate::debugger::model::PathMapping>, Failure> {
     let mut mappings = Vec::new();
     for mapping in args.objects("pathMappings")? {
         let local = in_dir(mapping.string("local")?, cwd);
         let local = local.canonicalize().unwrap_or(local);
         let remote = mapping.string("remote")?.trim_end_matches('/').to_string();
-        mappings.push(crate::debugger::session::PathMapping { remote, local });
+        mappings.push(crate::debugger::model::PathMapping { remote, local });
     }
     Ok(mappings)
 }
