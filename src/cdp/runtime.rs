@@ -147,6 +147,8 @@ pub(crate) trait Runtime: Send + 'static {
     fn language(&self) -> &'static str;
     /// How its script URLs name files.
     fn urls(&self) -> UrlForm;
+    /// Adds where an attached program's files are here, found once attached (guessed).
+    fn map_paths(&mut self, _mapping: crate::debugger::model::PathMapping) {}
     /// The event that says the program waits for the debugger to let it run, when the runtime
     /// has one (Node's `NodeRuntime.waitingForDebugger`).
     fn ready_event(&self) -> Option<&'static str> {

@@ -42,6 +42,11 @@ impl Scripts {
         Scripts { urls, parsed: HashMap::new(), maps: HashMap::new(), known: Vec::new() }
     }
 
+    /// How the runtime's script URLs name files, from now on (a mapping was found).
+    pub(crate) fn set_urls(&mut self, urls: UrlForm) {
+        self.urls = urls;
+    }
+
     /// Remembers a file the user named, to show the URLs that name it as it.
     pub(crate) fn add_known(&mut self, file: &std::path::Path) {
         if !self.known.iter().any(|k| k == file) {

@@ -23,17 +23,21 @@ use crate::cdp::runtime::{
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
-use crate::debugger::model::{logpoint_parts, AttachSpec, LaunchSpec, Part};
+use crate::debugger::model::{logpoint_parts, AttachSpec, LaunchSpec, Part, PathMapping};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, TraceFrame,
     Variable, VariablesQuery,
 };
+use crate::debugger::paths::Whereabouts;
 use crate::debugger::script::{self, Debugged, Undebugged, VALUE_CHARS};
 use crate::debugger::session::{self as actor, clip, Begin, Handle, OnChange};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
 use crate::shell::CommandLine;
+
+mod guess;
+mod processes;
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -113,6 +117,8 @@ pub(crate) fn attach(
             .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
         let mut backend = Cdp::new(runtime, client, None, binding, false);
         backend.prepare(&start.pause_on_exceptions)?;
+        backend.files = Whereabouts::attached(&start);
+        backend.guess_paths();
         Ok(Begin {
             backend,
             command_line: format!("attached to {url}"),
@@ -223,6 +229,8 @@ pub(crate) struct Cdp {
     stepping: bool,
     /// The program's own thread paused once already (its start pause is behind it).
     began: bool,
+    /// Where an attached program's files are here, when guessed.
+    files: Whereabouts,
 }
 
 impl Cdp {
@@ -259,6 +267,7 @@ impl Cdp {
             held: VecDeque::new(),
             stepping: false,
             began: false,
+            files: Whereabouts::default(),
         }
     }
 
@@ -328,62 +337,6 @@ impl Cdp {
     fn prepare(&mut self, pause_on_exceptions: &str) -> Result<(), Failure> {
         self.pause_state = pause_on_exceptions.to_string();
         self.prepare_target(&Origin::default(), self.debuggee.is_some())
-    }
-
-    /// Sets up a thread that started and waits (a followed process, a worker): the domains,
-    /// the probe, every session breakpoint; then lets it run. One that cannot be set up is let
-    /// go undebugged.
-    fn adopt(&mut self, at: Origin, pid: u32, worker: Option<String>) {
-        self.targets.insert(at.clone(), Target::new(pid, worker, self.runtime.urls()));
-        let mut placed = self.prepare_target(&at, false);
-        for (id, spec) in self.specs.clone() {
-            placed = placed.and_then(|()| self.place(&at, &id, &spec));
-        }
-        if let Err(failure) = placed {
-            log::warn(format_args!("{at:?} (pid {pid}) not followed: {failure:?}"));
-            self.targets.remove(&at);
-        }
-        drop(self.send(&at, "Runtime.runIfWaitingForDebugger", json!({})));
-    }
-
-    /// A process reported its inspector: connect, set it up, let it run.
-    fn follow_process(&mut self, report: Report) {
-        let Some(events) = &self.events_tx else { return };
-        if self.conns.iter().any(|c| c.pid == report.pid) {
-            return;
-        }
-        let connection = self.conns.len();
-        let client = match Client::connect_shared(&report.url, REQUEST_TIMEOUT, connection, events)
-        {
-            Ok(client) => client,
-            Err(message) => {
-                log::warn(format_args!("cannot follow pid {}: {message}", report.pid));
-                return;
-            }
-        };
-        self.conns.push(Conn {
-            client,
-            pid: report.pid,
-            parent: Some(report.parent),
-            command: report.command,
-            open: true,
-        });
-        self.adopt(Origin { connection, session: None }, report.pid, None);
-    }
-
-    /// A followed process ended: disconnecting lets it exit; its threads are forgotten.
-    fn disconnect(&mut self, connection: usize) {
-        let conn = &mut self.conns[connection];
-        conn.open = false;
-        conn.client.close();
-        self.targets.retain(|origin, _| origin.connection != connection);
-        if self.current.as_ref().is_some_and(|at| at.connection == connection) {
-            self.current = None;
-            self.stepping = false;
-        }
-        self.held.retain(
-            |h| !matches!(h, Happening::Stopped(s) if s.paused.at.connection == connection),
-        );
     }
 
     /// Places session breakpoint `id` in one thread.
@@ -550,6 +503,9 @@ impl Cdp {
         let target = self.targets.get_mut(&at)?;
         match event.method.as_str() {
             "Debugger.paused" => {
+                if top && !self.began && self.files.pending.is_some() {
+                    self.guess_paths();
+                }
                 if top {
                     name_start_pause(self.runtime.as_ref(), &mut self.began, &mut event.params);
                 }
@@ -1478,6 +1434,10 @@ impl Backend for Cdp {
 
     fn stopped(&self) -> Vec<crate::process::Stopped> {
         self.debuggee.as_ref().map(|d| d.stopped()).unwrap_or_default()
+    }
+
+    fn guessed_paths(&self) -> Option<&PathMapping> {
+        self.files.guessed.as_ref()
     }
 
     fn attached_note(&self) -> Option<String> {

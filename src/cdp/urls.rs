@@ -8,16 +8,44 @@
 //! does not); with one, only the path under it. This module knows no runtime and does no I/O
 //! beyond asking whether a file exists.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use crate::debugger::model::PathMapping;
+use crate::debugger::paths::{self, components};
+
+/// Where a program's files are: `None` for one started here, the mappings (given or guessed)
+/// for one attached to. Node and Deno keep one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Files(Option<Vec<PathMapping>>);
+
+impl Files {
+    /// An attached program's, with the mappings the call gave.
+    pub(crate) fn attached(mappings: Vec<PathMapping>) -> Files {
+        Files(Some(mappings))
+    }
+
+    pub(crate) fn form(&self) -> UrlForm {
+        match &self.0 {
+            None => UrlForm::File,
+            Some(mappings) => UrlForm::Remote(mappings.clone()),
+        }
+    }
+
+    /// Adds a mapping found once attached (guessed).
+    pub(crate) fn map(&mut self, mapping: PathMapping) {
+        self.0.get_or_insert_with(Vec::new).push(mapping);
+    }
+}
 
 /// How a runtime's script URLs name files.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum UrlForm {
     /// `file://` URLs (Node, Deno).
     File,
-    /// `file://` URLs of a program that runs its files from elsewhere (a container's `/app`):
-    /// each mapping's `remote` folder is its `local` one here.
-    Remote(Vec<crate::debugger::model::PathMapping>),
+    /// `file://` URLs of a program attached to, which may run its files from elsewhere (a
+    /// container's `/app`): each mapping's `remote` folder is its `local` one here; a file
+    /// outside them that is not here is shown marked remote.
+    Remote(Vec<PathMapping>),
     /// A page's URLs: a served file is the one on disk whose path ends with the URL's path.
     #[allow(dead_code)] // until the browser runtime constructs it
     Web {
@@ -42,7 +70,11 @@ impl UrlForm {
                     let rest = rest.strip_prefix('/').or(rest.is_empty().then_some(""))?;
                     Some(m.local.join(rest).display().to_string())
                 });
-                local.unwrap_or(path)
+                match local {
+                    Some(local) => local,
+                    None if url.starts_with("file://") => paths::shown(path),
+                    None => path,
+                }
             }
             UrlForm::Web { root, .. } => match url_path(url) {
                 Some(path) if url.starts_with("file://") => path,
@@ -119,21 +151,14 @@ impl UrlForm {
 }
 
 /// Where the program finds a local file: under a mapping's `remote` folder, or where it is.
-fn remote_path(mappings: &[crate::debugger::model::PathMapping], path: &Path) -> PathBuf {
+fn remote_path(mappings: &[PathMapping], path: &Path) -> PathBuf {
+    if let Some(remote) = path.to_str().and_then(paths::unmarked) {
+        return PathBuf::from(remote);
+    }
     mappings
         .iter()
         .find_map(|m| Some(Path::new(&m.remote).join(path.strip_prefix(&m.local).ok()?)))
         .unwrap_or_else(|| path.to_path_buf())
-}
-
-/// The normal components of a path (`..` and `.` dropped), as text.
-fn components(path: &Path) -> Vec<String> {
-    path.components()
-        .filter_map(|c| match c {
-            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// `a/b/c.js` as a pattern matching `c.js`, `b/c.js` and `a/b/c.js`: any tail of the path
@@ -218,18 +243,21 @@ mod tests {
 
     #[test]
     fn remote_file_urls_name_local_files() {
-        let mapping = crate::debugger::model::PathMapping {
-            remote: "/app".into(),
-            local: PathBuf::from("/home/me/project"),
-        };
+        let mapping =
+            PathMapping { remote: "/app".into(), local: PathBuf::from("/home/me/project") };
         let remote = UrlForm::Remote(vec![mapping]);
         assert_eq!(remote.to_path("file:///app/src/a.js"), "/home/me/project/src/a.js");
-        assert_eq!(remote.to_path("file:///application/a.js"), "/application/a.js");
+        assert_eq!(remote.to_path("file:///application/a.js"), "remote:/application/a.js");
+        assert_eq!(remote.to_path("file:///"), "/");
         assert_eq!(remote.to_path("node:internal/main"), "node:internal/main");
         let file = Path::new("/home/me/project/src/a.js");
         assert!(remote.names("file:///app/src/a.js", file));
         assert!(!remote.names("file:///app/src/b.js", file));
         assert_eq!(remote.regex(&[file]), file_url_regex(&[Path::new("/app/src/a.js")]));
+        // A breakpoint given as an answer showed a file that is not here: the program's path.
+        let marked = Path::new("remote:/usr/lib/x.js");
+        assert!(remote.names("file:///usr/lib/x.js", marked));
+        assert_eq!(remote.regex(&[marked]), file_url_regex(&[Path::new("/usr/lib/x.js")]));
     }
 
     #[test]

@@ -84,6 +84,26 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
         false
     }
 
+    /// Whether the program runs elsewhere (a gdb-remote server's): a path that is not here is
+    /// shown marked remote. Any program attached to by its port is taken as such too.
+    fn runs_elsewhere(&self) -> bool {
+        false
+    }
+    /// The `evaluate` arguments that list the program's source files before it runs (Delve's
+    /// `dlv sources`; lldb's line tables of the files `named`, the breakpoints' file names), to
+    /// guess where they are here when no `pathMappings` were given.
+    fn sources_request(&self, _named: &[&str]) -> Option<Value> {
+        None
+    }
+    /// The files in [`Flavour::sources_request`]'s answer.
+    fn sources(&self, _answer: &Value) -> Vec<String> {
+        Vec::new()
+    }
+    /// The `evaluate` arguments that make the adapter map paths by `mapping` once attached.
+    fn map_paths_request(&self, _mapping: &crate::debugger::model::PathMapping) -> Option<Value> {
+        None
+    }
+
     /// `setExceptionBreakpoints` filters for `none`, `uncaught` or `all`.
     fn exception_filters(&self, state: &str) -> Value;
     /// For a launch whose `pauseOnExceptions` is `all` and passes over libraries: makes the

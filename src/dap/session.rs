@@ -9,7 +9,9 @@
 //! Values go through the flavour's probe, as in `debug-script`.
 
 mod children;
+mod guess;
 mod raise;
+mod watch;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -24,9 +26,10 @@ use crate::dap::values::{preview, SHOWN};
 use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{
-    Action, AttachSpec, BreakpointSpec, Exception, Frame, LaunchSpec, Location, Reason, Resolution,
-    Source, Stop, Thread, TraceFrame, Variable, VariablesQuery,
+    Action, AttachSpec, BreakpointSpec, Exception, Frame, LaunchSpec, Location, PathMapping,
+    Reason, Resolution, Source, Stop, Thread, TraceFrame, Variable, VariablesQuery,
 };
+use crate::debugger::paths::{self, Whereabouts};
 use crate::debugger::script::{Debugged, Undebugged, VALUE_CHARS};
 use crate::debugger::session::{self as actor, Begin, Handle, OnChange, Setup};
 use crate::debugger::{Code, Failure};
@@ -92,6 +95,11 @@ fn start<F: Flavour>(
     backend.owns_program = request == "launch" || backend.flavour.adapter_is_program();
     let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
     backend.ready(prepared)?;
+    if backend.files.elsewhere {
+        let root = command.cwd.clone().or_else(|| std::env::current_dir().ok());
+        backend.files.pending = Some((setup.breakpoint_files.clone(), root.unwrap_or_default()));
+        backend.guess_paths();
+    }
     Ok(backend)
 }
 
@@ -154,6 +162,8 @@ pub(crate) fn attach<F: Flavour>(
         }
         let prepared = backend.prepare("attach", arguments);
         backend.ready(prepared)?;
+        backend.files = Whereabouts::attached(&start);
+        backend.guess_paths();
         Ok(Begin {
             backend,
             command_line: format!("attached to {address}"),
@@ -279,10 +289,13 @@ pub(crate) struct Dap<F> {
     configured: bool,
     /// Children that connect by themselves, and the `attach` arguments each is given.
     arrivals: Option<(dap::flavour::Arrivals, Value)>,
+    /// Where an attached program's files are here (`elsewhere` for a gdb-remote server's too).
+    files: Whereabouts,
 }
 
 impl<F: Flavour> Dap<F> {
     fn new(flavour: F, client: Client, adapter: Option<OwnAdapter>, prepared: bool) -> Dap<F> {
+        let files = Whereabouts { elsewhere: flavour.runs_elsewhere(), ..Whereabouts::default() };
         Dap {
             flavour,
             events: client.events().clone(),
@@ -316,6 +329,7 @@ impl<F: Flavour> Dap<F> {
             data_breakpoints: false,
             owns_program: false,
             watching: Vec::new(),
+            files,
         }
     }
 
@@ -681,7 +695,7 @@ impl<F: Flavour> Dap<F> {
         Some(Happening::Stopped(Stop {
             reason,
             hits,
-            location: location(&top),
+            location: location(&top, &self.files),
             exception,
             frames: frames.len(),
             paused: Paused { thread, frames, connection },
@@ -788,38 +802,6 @@ impl<F: Flavour> Dap<F> {
         }
         let answer = self.request("variables", json!({"variablesReference": reference}))?;
         Ok(answer["variables"].as_array().cloned().unwrap_or_default())
-    }
-
-    /// Sends every armed watchpoint; an adapter that refuses one (the hardware has a few
-    /// watch registers) says why.
-    fn sync_watchpoints(&mut self) -> Result<(), Failure> {
-        self.on = 0;
-        let breakpoints: Vec<Value> = self
-            .watching
-            .iter()
-            .map(|(_, data_id, access)| json!({"dataId": data_id, "accessType": access}))
-            .collect();
-        let answer = self.request("setDataBreakpoints", json!({"breakpoints": breakpoints}))?;
-        let refused = answer["breakpoints"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .position(|b| b["verified"] != true);
-        match refused {
-            Some(at) => {
-                let why =
-                    answer["breakpoints"][at]["message"].as_str().unwrap_or("no reason given");
-                Err(Failure::new(
-                    Code::Unsupported,
-                    format!(
-                        "{} could not arm watchpoint {}: {why}",
-                        self.flavour.adapter(),
-                        self.watching[at].0
-                    ),
-                ))
-            }
-            None => Ok(()),
-        }
     }
 
     /// The adapter's `loadedSources`, when it answers them.
@@ -944,11 +926,12 @@ impl<F: Flavour> Dap<F> {
     }
 }
 
-/// A DAP stack frame as a location.
-fn location(frame: &Value) -> Location {
+/// A DAP stack frame as a location, its file as `files` shows it.
+fn location(frame: &Value, files: &Whereabouts) -> Location {
+    let file = frame.pointer("/source/path").and_then(Value::as_str).map(String::from);
     Location {
         function: frame["name"].as_str().unwrap_or_default().into(),
-        file: frame.pointer("/source/path").and_then(Value::as_str).map(String::from),
+        file: file.map(|f| files.show(f)),
         line: frame["line"].as_u64().unwrap_or(0),
         column: frame["column"].as_u64(),
         generated: None,
@@ -1062,7 +1045,10 @@ impl<F: Flavour> Backend for Dap<F> {
                 ),
             ));
         }
-        let path = self.flavour.breakpoint_path(&spec.file, &spec.real_file).to_path_buf();
+        let path = self.flavour.breakpoint_path(&spec.file, &spec.real_file);
+        // A file of the program's that is not here, as an answer showed it (`remote:/x.go`).
+        let path =
+            path.to_str().and_then(paths::unmarked).map_or(path.to_path_buf(), PathBuf::from);
         self.placed.push(Placed {
             id: id.to_string(),
             spec: spec.clone(),
@@ -1108,9 +1094,6 @@ impl<F: Flavour> Backend for Dap<F> {
         }
     }
 
-    /// `dataBreakpointInfo` on the expression's address (lldb-dap reads a bare name as an
-    /// address), then every armed watchpoint in one `setDataBreakpoints`. The value is read
-    /// back through the address, typed: `*((double *)0x7ffc…)`.
     fn set_watchpoint(
         &mut self,
         id: &str,
@@ -1118,57 +1101,7 @@ impl<F: Flavour> Backend for Dap<F> {
         access: &str,
         paused: &Paused,
     ) -> Result<String, Failure> {
-        if !self.data_breakpoints {
-            return Err(Failure::new(
-                Code::Unsupported,
-                format!(
-                    "{} has no data breakpoints (`supportsDataBreakpoints`): it cannot watch \
-                     `{expression}`; set a breakpoint with a condition on the lines that change \
-                     it, or debug-watch the expression",
-                    self.flavour.adapter()
-                ),
-            ));
-        }
-        self.on = paused.connection;
-        let frame = paused.frame_id(0);
-        let address = format!("&({expression})");
-        let pointer = self.request(
-            "evaluate",
-            json!({"expression": address, "frameId": frame, "context": "watch"}),
-        );
-        let pointer = pointer.map_err(|f| {
-            Failure::new(
-                Code::InvalidExpression,
-                format!("`{expression}` has no address: {}", f.message()),
-            )
-            .with("field", "data".into())
-        })?;
-        let kind = pointer["type"].as_str().unwrap_or_default();
-        let at =
-            pointer["result"].as_str().unwrap_or_default().split(' ').next().unwrap_or_default();
-        if kind.is_empty() || !at.starts_with("0x") {
-            return Err(Failure::new(
-                Code::InvalidExpression,
-                format!("`{expression}` is not a variable or field with an address ({kind} {at})"),
-            )
-            .with("field", "data".into()));
-        }
-        let info =
-            self.request("dataBreakpointInfo", json!({"name": address, "frameId": frame}))?;
-        let Some(data_id) = info.get("dataId").filter(|d| !d.is_null()).cloned() else {
-            let why = info["description"].as_str().unwrap_or("no reason given");
-            return Err(Failure::new(
-                Code::InvalidExpression,
-                format!("{} cannot watch `{expression}`: {why}", self.flavour.adapter()),
-            )
-            .with("field", "data".into()));
-        };
-        self.watching.push((id.to_string(), data_id, access.to_string()));
-        if let Err(failure) = self.sync_watchpoints() {
-            self.watching.pop();
-            return Err(failure);
-        }
-        Ok(format!("*(({kind}){at})"))
+        self.watch(id, expression, access, paused)
     }
 
     fn remove_watchpoint(&mut self, id: &str) -> Result<(), Failure> {
@@ -1202,7 +1135,7 @@ impl<F: Flavour> Backend for Dap<F> {
         // DAP has no awaited-caller chain apart from the frames: `includeAsync` changes
         // nothing (documented in docs/limits.md).
         let frames = paused.frames.iter().take(max);
-        frames.map(|f| Frame { location: location(f), async_reason: None }).collect()
+        frames.map(|f| Frame { location: location(f, &self.files), async_reason: None }).collect()
     }
 
     fn locals(&mut self, paused: &Paused, max: usize) -> Vec<Variable> {
@@ -1416,7 +1349,7 @@ impl<F: Flavour> Backend for Dap<F> {
             self.held.push_front(Happening::Stopped(Stop {
                 reason: Reason::Pause,
                 hits: Vec::new(),
-                location: location(&top),
+                location: location(&top, &self.files),
                 exception: None,
                 frames,
                 paused: shown,
@@ -1437,7 +1370,7 @@ impl<F: Flavour> Backend for Dap<F> {
         Ok(Stop {
             reason: Reason::Pause,
             hits: Vec::new(),
-            location: location(&top),
+            location: location(&top, &self.files),
             exception: None,
             frames: frames.len(),
             paused: Paused { thread, frames, connection },
@@ -1555,6 +1488,10 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn debugger_ended(&self) -> Option<(String, Value)> {
         self.ended_under.clone()
+    }
+
+    fn guessed_paths(&self) -> Option<&PathMapping> {
+        self.files.guessed.as_ref()
     }
 
     fn attached_note(&self) -> Option<String> {

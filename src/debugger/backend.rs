@@ -191,6 +191,10 @@ pub(crate) trait Backend: Send + 'static {
     fn end(&mut self, code: Option<i32>, forced: bool) -> Exit;
     /// Said in the exited state of an attached program: what the debugger could not tell.
     fn attached_note(&self) -> Option<String>;
+    /// Where an attached program's files are here, when guessed (no `pathMappings` given).
+    fn guessed_paths(&self) -> Option<&crate::debugger::model::PathMapping> {
+        None
+    }
     /// Said in the exited state when the debugger itself ended under the program (killed,
     /// crashed): the message, and `{adapter, pid, exitCode | signal, stderr, program}`.
     fn debugger_ended(&self) -> Option<(String, Value)> {

@@ -8,6 +8,7 @@ pub(crate) mod calls;
 mod error;
 pub(crate) mod hang;
 pub(crate) mod model;
+pub(crate) mod paths;
 pub(crate) mod runs;
 pub(crate) mod script;
 pub(crate) mod session;

@@ -301,8 +301,15 @@ fn start_with<B: Backend>(
             Err(Failure::Cancelled)
         },
     };
-    // On failure, dropping the handle ends the session and joins its thread.
-    first.map(|state| (handle, state))
+    // On failure, dropping the handle ends the session and joins its thread. A guessed
+    // mapping is said in the first answer too: the paths in it depend on it.
+    first.map(|mut state| {
+        let guessed = handle.summary.lock().ok().and_then(|s| s.get("pathMappings").cloned());
+        if let (Some(guessed), Some(answer)) = (guessed, state.as_object_mut()) {
+            answer.insert("pathMappings".into(), guessed);
+        }
+        (handle, state)
+    })
 }
 
 /// The call waiting for the next stop, and until when.
@@ -1110,6 +1117,9 @@ impl<B: Backend> Actor<B> {
                                  "command": self.command_line, "language": self.backend.language()});
         if let Some(cwd) = &self.cwd {
             summary["cwd"] = cwd.display().to_string().into();
+        }
+        if let Some(mapping) = self.backend.guessed_paths() {
+            summary["pathMappings"] = crate::debugger::paths::guessed_json(mapping);
         }
         if self.restarts > 0 {
             summary["restarts"] = self.restarts.into();

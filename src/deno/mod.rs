@@ -126,8 +126,8 @@ fn prepare(command: &CommandLine, flag: &str) -> Result<(process::Spec, Option<P
 /// Deno, as a CDP runtime.
 #[derive(Clone, Default)]
 pub(crate) struct Deno {
-    /// Where an attached program's files are here (`pathMappings`).
-    pub(crate) mappings: Vec<crate::debugger::model::PathMapping>,
+    /// Where an attached program's files are here (`pathMappings`, given or guessed).
+    pub(crate) files: crate::cdp::urls::Files,
 }
 
 impl Runtime for Deno {
@@ -140,10 +140,11 @@ impl Runtime for Deno {
     }
 
     fn urls(&self) -> UrlForm {
-        match self.mappings.is_empty() {
-            true => UrlForm::File,
-            false => UrlForm::Remote(self.mappings.clone()),
-        }
+        self.files.form()
+    }
+
+    fn map_paths(&mut self, mapping: crate::debugger::model::PathMapping) {
+        self.files.map(mapping);
     }
 
     fn is_end(&mut self, event: &Event) -> bool {

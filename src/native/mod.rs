@@ -737,6 +737,22 @@ impl Flavour for Native {
         true
     }
 
+    fn runs_elsewhere(&self) -> bool {
+        self.0.arguments.get("gdb-remote-port").is_some()
+    }
+
+    fn sources_request(&self, named: &[&str]) -> Option<Value> {
+        remote::sources_request(&self.0.name, &self.0.arguments, named)
+    }
+
+    fn sources(&self, answer: &Value) -> Vec<String> {
+        remote::sources(answer)
+    }
+
+    fn map_paths_request(&self, mapping: &crate::debugger::model::PathMapping) -> Option<Value> {
+        remote::map_paths_request(&self.0.name, mapping)
+    }
+
     /// C++ `throw` for lldb-dap when every exception stops; crashes (signals) and Go panics
     /// stop without a filter.
     fn exception_filters(&self, state: &str) -> Value {

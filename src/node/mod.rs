@@ -504,8 +504,8 @@ fn exited_before_hit(how: String, hint: Option<String>) -> Failure {
 /// Node, as a CDP runtime.
 #[derive(Clone, Default)]
 pub(crate) struct Node {
-    /// Where an attached program's files are here (`pathMappings`).
-    pub(crate) mappings: Vec<crate::debugger::model::PathMapping>,
+    /// Where an attached program's files are here (`pathMappings`, given or guessed).
+    pub(crate) files: crate::cdp::urls::Files,
 }
 
 impl Runtime for Node {
@@ -518,10 +518,11 @@ impl Runtime for Node {
     }
 
     fn urls(&self) -> UrlForm {
-        match self.mappings.is_empty() {
-            true => UrlForm::File,
-            false => UrlForm::Remote(self.mappings.clone()),
-        }
+        self.files.form()
+    }
+
+    fn map_paths(&mut self, mapping: crate::debugger::model::PathMapping) {
+        self.files.map(mapping);
     }
 
     fn ready_event(&self) -> Option<&'static str> {

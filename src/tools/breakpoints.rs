@@ -1,7 +1,7 @@
 //! `debug-breakpoint`: setting, removing and listing breakpoints and watchpoints, and which
 //! exceptions stop the program; and the breakpoint fields `debug-launch` takes too.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -160,8 +160,10 @@ pub(crate) fn breakpoint_spec(bp: &Args, cwd: Option<&Path>) -> Result<Breakpoin
     let text = |name| -> Result<Option<String>, Failure> {
         Ok(bp.optional_string(name)?.filter(|c| !c.trim().is_empty()).map(String::from))
     };
-    let (file, real_file) = match crate::tools::page::served_path(file, cwd) {
-        // A page's source named by its URL: not on disk, perhaps only in a map.
+    let remote = crate::debugger::paths::unmarked(file).map(|_| PathBuf::from(file));
+    let (file, real_file) = match remote.or_else(|| crate::tools::page::served_path(file, cwd)) {
+        // A page's source named by its URL: not on disk, perhaps only in a map. A file of a
+        // program attached to that is not here (`remote:/usr/lib/x.js`, as answers show it).
         Some(path) => (path.clone(), path),
         None => check_file(&in_dir(file, cwd), line)?,
     };

@@ -255,8 +255,13 @@ fn source(args: &Args, call: &Call) -> Reply {
     let file = args.string("file")?;
     let line = args.integer("line", 1, u64::from(u32::MAX), Some(0))? as usize;
     let context = args.integer("context", 0, 200, Some(5))? as usize;
-    let mut path =
-        std::path::absolute(Path::new(file)).unwrap_or_else(|_| Path::new(file).to_path_buf());
+    // A file of an attached program's that is not here (`remote:/…`) is the program's to show.
+    let mut path = match crate::debugger::paths::unmarked(file) {
+        Some(_) => Path::new(file).to_path_buf(),
+        None => {
+            std::path::absolute(Path::new(file)).unwrap_or_else(|_| Path::new(file).to_path_buf())
+        }
+    };
     let mut line = line;
     let mut mapped_from = None;
     // A generated file with a source map: show the original source around the mapped line.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crossbeam_channel::select;
 use serde_json::{json, Value};
 
+use crate::cdp::urls::Files;
 use crate::debugger::model::{AttachSpec, LaunchSpec};
 use crate::debugger::script::Language;
 use crate::debugger::session::Command;
@@ -546,7 +547,7 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
     };
     let (id, mut state) = open_session(call, |id, watch| {
         crate::cdp::session::attach(
-            Box::new(Node { mappings: start.path_mappings.clone() }),
+            Box::new(Node { files: Files::attached(start.path_mappings.clone()) }),
             id,
             ws_url.clone(),
             start,
@@ -615,7 +616,7 @@ fn attach_page(args: &Args, url: String, start: AttachSpec, call: &Call) -> Resu
 fn attach_deno(url: String, start: AttachSpec, call: &Call) -> Result<Value, Failure> {
     let (_, mut state) = open_session(call, |id, watch| {
         crate::cdp::session::attach(
-            Box::new(Deno { mappings: start.path_mappings.clone() }),
+            Box::new(Deno { files: Files::attached(start.path_mappings.clone()) }),
             id,
             url.clone(),
             start,

@@ -13,6 +13,7 @@ mod cli;
 mod defects;
 mod deno;
 mod docs;
+mod elsewhere;
 mod failures;
 mod faults;
 mod hang;

@@ -181,8 +181,9 @@ fn go_run_values_and_goroutines() {
 }
 
 /// A Go program built and run elsewhere (as a container builds `/app`) under a headless Delve,
-/// attached to by its port with `pathMappings`: the breakpoint given in the local tree stops
-/// it, and the stop is the local file's; debug-stop detaches.
+/// attached to by its port with `pathMappings`, then without (the mapping guessed and said):
+/// the breakpoint given in the local tree stops it, and the stop is the local file's;
+/// debug-stop detaches.
 #[test]
 fn a_remote_delve_is_attached_with_path_mappings() {
     if !need(Tool::Delve) {
@@ -199,41 +200,46 @@ fn a_remote_delve_is_attached_with_path_mappings() {
         .status()
         .unwrap();
     assert!(built.success());
-    let port = crate::free_port();
-    let mut delve = crate::Program::spawn(
-        Command::new("dlv")
-            .args(["--headless", &format!("--listen=127.0.0.1:{port}"), "--accept-multiclient"])
-            .args(["--api-version=2", "exec", "./app"])
-            .current_dir(&app)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null()),
-    );
-    let mut said = String::new();
-    let stdout = delve.0.stdout.take().unwrap();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut said).unwrap();
-    assert!(said.contains("listening"), "{said}");
-    let mut server = Server::initialized();
     let remote = app.canonicalize().unwrap().display().to_string();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"port": port, "language": "go",
-               "pathMappings": [{"remote": remote, "local": "fixtures/native/go"}],
-               "breakpoints": [{"file": fixture("native/go/main.go"), "line": 16}]}),
-    );
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("native/go/main.go"), "{state}");
-    assert_eq!(state["location"]["function"], "main.add", "{state}");
-    let total = tool(&mut server, "debug-evaluate", json!({"expression": "o.Total"}));
-    assert_eq!(total["value"], 9.5, "{total}");
-    let stopped = tool(&mut server, "debug-stop", json!({}));
-    assert_eq!(stopped["stopped"], true, "{stopped}");
-    drop(delve);
+    // With the mapping, then without: guessed from `dlv sources` and the breakpoint's file.
+    for given in [true, false] {
+        let port = crate::free_port();
+        let mut delve = crate::Program::spawn(
+            Command::new("dlv")
+                .args(["--headless", &format!("--listen=127.0.0.1:{port}"), "--accept-multiclient"])
+                .args(["--api-version=2", "exec", "./app"])
+                .current_dir(&app)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null()),
+        );
+        let mut said = String::new();
+        let stdout = delve.0.stdout.take().unwrap();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut said).unwrap();
+        assert!(said.contains("listening"), "{said}");
+        let mut server = Server::initialized();
+        let mut call = json!({"port": port, "language": "go",
+                              "breakpoints": [{"file": fixture("native/go/main.go"), "line": 16}]});
+        if given {
+            call["pathMappings"] = json!([{"remote": remote, "local": "fixtures/native/go"}]);
+        }
+        let state = tool(&mut server, "debug-launch", call);
+        assert_eq!(state["state"], "paused", "{state}");
+        assert_eq!(state["location"]["file"], fixture("native/go/main.go"), "{state}");
+        assert_eq!(state["location"]["function"], "main.add", "{state}");
+        let guessed = json!([{"remote": remote, "local": fixture("native/go"), "guessed": true}]);
+        assert_eq!(state.get("pathMappings"), (!given).then_some(&guessed), "{state}");
+        let total = tool(&mut server, "debug-evaluate", json!({"expression": "o.Total"}));
+        assert_eq!(total["value"], 9.5, "{total}");
+        let stopped = tool(&mut server, "debug-stop", json!({}));
+        assert_eq!(stopped["stopped"], true, "{stopped}");
+        drop(delve);
+    }
     std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
 }
 
 /// A C program built and run elsewhere under `lldb-server gdbserver`, attached to by its port
-/// with its executable and `pathMappings`: the breakpoint in the local source stops it there.
+/// with its executable and `pathMappings`, then without (guessed and said): the breakpoint in
+/// the local source stops it there.
 #[test]
 fn a_gdb_remote_server_is_attached_with_path_mappings() {
     if !need(Tool::Lldb) {
@@ -254,35 +260,42 @@ fn a_gdb_remote_server_is_attached_with_path_mappings() {
         .status()
         .unwrap();
     assert!(built.success());
-    let port = crate::free_port();
-    let server_process = crate::Program::spawn(
-        Command::new(lldb_server)
-            .args(["gdbserver", &format!("127.0.0.1:{port}"), "./loop", "3"])
-            .current_dir(&app)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null()),
-    );
     let remote = app.canonicalize().unwrap().display().to_string();
-    let mut server = Server::initialized();
-    let arguments = json!({"port": port, "language": "c",
-        "program": app.join("loop").display().to_string(),
-        "pathMappings": [{"remote": remote, "local": "fixtures/native/c"}],
-        "breakpoints": [{"file": fixture("native/c/loop.c"), "line": 15}]});
-    // Until the server listens.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let state = loop {
-        let state = tool(&mut server, "debug-launch", arguments.clone());
-        if state["state"] == "paused" || std::time::Instant::now() > deadline {
-            break state;
+    // With the mapping, then without: guessed from lldb's line table of the breakpoint's file.
+    for given in [true, false] {
+        let port = crate::free_port();
+        let server_process = crate::Program::spawn(
+            Command::new(lldb_server)
+                .args(["gdbserver", &format!("127.0.0.1:{port}"), "./loop", "3"])
+                .current_dir(&app)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        );
+        let mut server = Server::initialized();
+        let mut arguments = json!({"port": port, "language": "c",
+            "program": app.join("loop").display().to_string(),
+            "breakpoints": [{"file": fixture("native/c/loop.c"), "line": 15}]});
+        if given {
+            arguments["pathMappings"] = json!([{"remote": remote, "local": "fixtures/native/c"}]);
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("native/c/loop.c"), "{state}");
-    let total = tool(&mut server, "debug-evaluate", json!({"expression": "o->total"}));
-    assert_eq!(total["value"], 9.5, "{total}");
-    tool(&mut server, "debug-stop", json!({}));
-    drop(server_process);
+        // Until the server listens.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let state = loop {
+            let state = tool(&mut server, "debug-launch", arguments.clone());
+            if state["state"] == "paused" || std::time::Instant::now() > deadline {
+                break state;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        assert_eq!(state["state"], "paused", "{state}");
+        assert_eq!(state["location"]["file"], fixture("native/c/loop.c"), "{state}");
+        let guessed = json!([{"remote": remote, "local": fixture("native/c"), "guessed": true}]);
+        assert_eq!(state.get("pathMappings"), (!given).then_some(&guessed), "{state}");
+        let total = tool(&mut server, "debug-evaluate", json!({"expression": "o->total"}));
+        assert_eq!(total["value"], 9.5, "{total}");
+        tool(&mut server, "debug-stop", json!({}));
+        drop(server_process);
+    }
     std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
 }
 

@@ -587,36 +587,6 @@ fn attached_with_a_breakpoint(server: &mut Server, tag: &str) -> (Program, Value
     (program, state)
 }
 
-/// A Node program run from a copy of its files elsewhere (as a container sees `/app`),
-/// attached to with `pathMappings`: a breakpoint in the local file stops it, and the stop, its
-/// stack and its source are the local file's.
-#[test]
-fn attach_with_path_mappings_to_a_node_program_run_elsewhere() {
-    let mut server = Server::initialized();
-    let tag = tag();
-    let app = std::env::temp_dir().join(format!("dmcp-remote-{tag}")).join("app");
-    std::fs::create_dir_all(&app).unwrap();
-    std::fs::copy(fixture("hang.js"), app.join("hang.js")).unwrap();
-    let remote = app.canonicalize().unwrap().display().to_string();
-    let mut command = std::process::Command::new("node");
-    command.arg("--inspect-brk=127.0.0.1:0").arg(app.join("hang.js")).env("DMCP_TAG", &tag);
-    let (program, url) = running(&mut command);
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"url": url, "breakpoints": [{"file": fixture("hang.js"), "line": 5}],
-               "pathMappings": [{"remote": remote, "local": "fixtures"}]}),
-    );
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("hang.js"), "{state}");
-    let stack = tool(&mut server, "debug-stack", json!({}));
-    assert_eq!(stack["frames"][0]["file"], fixture("hang.js"), "{stack}");
-    tool(&mut server, "debug-stop", json!({}));
-    drop(program);
-    assert_no_debuggee(&tag);
-    std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
-}
-
 #[test]
 fn attach_with_breakpoints_answers_with_the_first_stop() {
     let mut server = Server::initialized();
