@@ -144,6 +144,13 @@ impl SourceMap {
         Ok(SourceMap { sources, segments, lines, by_original })
     }
 
+    /// Gives every source's path as `local` says it (a program's files elsewhere, mapped here).
+    pub(crate) fn map_paths(&mut self, local: impl Fn(&Path) -> PathBuf) {
+        for source in &mut self.sources {
+            source.path = source.path.as_deref().map(&local);
+        }
+    }
+
     pub(crate) fn sources(&self) -> &[Source] {
         &self.sources
     }

@@ -5,12 +5,14 @@
 //! Maps are loaded the first time a location in their script needs translating, once each.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use crate::cdp::maps;
 use crate::cdp::runtime::UrlForm;
+use crate::cdp::urls::local_path;
 use crate::debugger::model::{Location, Source};
 use crate::sourcemap::{Position, SourceMap};
 
@@ -42,9 +44,11 @@ impl Scripts {
         Scripts { urls, parsed: HashMap::new(), maps: HashMap::new(), known: Vec::new() }
     }
 
-    /// How the runtime's script URLs name files, from now on (a mapping was found).
+    /// How the runtime's script URLs name files, from now on (a mapping was found): maps read
+    /// before are read again by it.
     pub(crate) fn set_urls(&mut self, urls: UrlForm) {
         self.urls = urls;
+        self.maps.clear();
     }
 
     /// Remembers a file the user named, to show the URLs that name it as it.
@@ -101,10 +105,17 @@ impl Scripts {
         if map_url.is_empty() {
             return None;
         }
-        let loaded = self
-            .maps
-            .entry(script_id.to_string())
-            .or_insert_with(|| maps::load_for_script(&url, &map_url).map(Arc::new));
+        let urls = &self.urls;
+        let loaded = self.maps.entry(script_id.to_string()).or_insert_with(|| {
+            let mut map = maps::load_for_script(&url, &map_url)?;
+            // An attached program elsewhere names its sources where it runs them.
+            if let UrlForm::Remote(mappings) = urls {
+                let local =
+                    |path: &Path| PathBuf::from(local_path(mappings, path.display().to_string()));
+                map.map_paths(local);
+            }
+            Ok(Arc::new(map))
+        });
         Some(loaded.clone())
     }
 

@@ -63,19 +63,10 @@ impl UrlForm {
     pub(crate) fn to_path(&self, url: &str) -> String {
         match self {
             UrlForm::File => file_url_to_path(url),
-            UrlForm::Remote(mappings) => {
-                let path = file_url_to_path(url);
-                let local = mappings.iter().find_map(|m| {
-                    let rest = path.strip_prefix(&m.remote)?;
-                    let rest = rest.strip_prefix('/').or(rest.is_empty().then_some(""))?;
-                    Some(m.local.join(rest).display().to_string())
-                });
-                match local {
-                    Some(local) => local,
-                    None if url.starts_with("file://") => paths::shown(path),
-                    None => path,
-                }
+            UrlForm::Remote(mappings) if url.starts_with("file://") => {
+                local_path(mappings, file_url_to_path(url))
             }
+            UrlForm::Remote(_) => url.to_string(),
             UrlForm::Web { root, .. } => match url_path(url) {
                 Some(path) if url.starts_with("file://") => path,
                 Some(path) => {
@@ -148,6 +139,17 @@ impl UrlForm {
             }
         }
     }
+}
+
+/// Where a file of an attached program's is here: under a mapping's `local` folder, else where
+/// it is, marked remote when it is not here. (A source map's sources too.)
+pub(crate) fn local_path(mappings: &[PathMapping], path: String) -> String {
+    let local = mappings.iter().find_map(|m| {
+        let rest = path.strip_prefix(&m.remote)?;
+        let rest = rest.strip_prefix('/').or(rest.is_empty().then_some(""))?;
+        Some(m.local.join(rest).display().to_string())
+    });
+    local.unwrap_or_else(|| paths::shown(path))
 }
 
 /// Where the program finds a local file: under a mapping's `remote` folder, or where it is.

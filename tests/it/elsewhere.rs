@@ -2,13 +2,15 @@
 //! attached to by their port: `pathMappings` given or guessed, and a file the program has and
 //! this machine has not shown `remote:`.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
 
+use crate::need::npm_packages;
 use crate::session::running;
-use crate::{assert_no_debuggee, eventually, fixture, tag, tool, Server};
+use crate::{assert_no_debuggee, eventually, fixture, tag, tool, Program, Server};
 
 /// A Node program run from a copy of its files elsewhere (as a container sees `/app`),
 /// attached to with `pathMappings`: a breakpoint in the local file stops it, and the stop, its
@@ -156,40 +158,54 @@ fn a_node_program_in_a_container_is_debugged_from_here() {
     tool(&mut server, "debug-stop", json!({}));
 }
 
-/// A program in a mount namespace of its own (what a container is to paths; `unshare`, as
-/// root): its files in a folder that exists only there. Attached without `pathMappings`, the
-/// mapping is guessed from its main script's path and the tree under `cwd` (no file of it is
-/// here), a breakpoint given in the local tree stops it, and its module outside the mapping is
-/// `remote:`. Skipped with a line where a mount namespace cannot be made (not root).
-#[test]
-fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
-    let tag = tag();
-    let root = std::env::temp_dir().join(format!("dmcp-ns-{tag}"));
-    std::fs::create_dir_all(&root).unwrap();
+/// Runs the shell `command` in a mount namespace of its own (what a container is to paths;
+/// `unshare`, as root) where `root` is a tmpfs that `setup` fills: its files are there only.
+/// The program and its inspector's URL; `None` (the test skipped with a line) where a mount
+/// namespace cannot be made.
+fn in_namespace(root: &Path, setup: &str, command: &str, tag: &str) -> Option<(Program, String)> {
+    std::fs::create_dir_all(root).unwrap();
     let made = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "true"])
         .output()
         .is_ok_and(|o| o.status.success());
     if !made {
-        std::fs::remove_dir_all(&root).unwrap();
-        crate::need::skip_without("a mount namespace of its own (`unshare --mount`, as root)");
-        return;
+        std::fs::remove_dir_all(root).unwrap();
+        crate::need::skip_unless_root("a mount namespace of its own (`unshare --mount`)");
+        return None;
     }
-    // Inside: a tmpfs over the folder, the program and its module copied there; here the
-    // folder stays empty.
-    let inside = format!(
-        "mount -t tmpfs none {root} && mkdir {root}/app {root}/vendor && cp {program} {root}/app/ \
-         && printf 'module.exports = function tick(n) {{\\n  return n + 1;\\n}};\\n' > {root}/vendor/tick.js \
-         && cd {root}/app && exec node --inspect-brk=127.0.0.1:0 remote.js",
+    let inside =
+        format!("mount -t tmpfs none {root} && {setup} && exec {command}", root = root.display());
+    let mut unshare = Command::new("unshare");
+    unshare.args(["--mount", "--propagation", "private", "sh", "-c", &inside]).env("DMCP_TAG", tag);
+    let started = running(&mut unshare);
+    assert!(std::fs::read_dir(root).unwrap().next().is_none(), "the namespace's files are here");
+    Some(started)
+}
+
+/// The folder a namespace's tmpfs was mounted over, let go once its program ended.
+fn remove_namespace_root(root: &Path) {
+    eventually(Duration::from_secs(5), "the namespace's folder is let go", || {
+        std::fs::remove_dir(root).is_ok()
+    });
+}
+
+/// A Node program in a mount namespace of its own, its files in a folder that exists only
+/// there. Attached without `pathMappings`, the mapping is guessed from its main script's path
+/// and the tree under `cwd` (no file of it is here), a breakpoint given in the local tree stops
+/// it, and its module outside the mapping is `remote:`.
+#[test]
+fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
+    let tag = tag();
+    let root = std::env::temp_dir().join(format!("dmcp-ns-{tag}"));
+    let setup = format!(
+        "mkdir {root}/app {root}/vendor && cp {program} {root}/app/ && printf \
+         'module.exports = function tick(n) {{\\n  return n + 1;\\n}};\\n' > {root}/vendor/tick.js \
+         && cd {root}/app",
         root = root.display(),
         program = fixture("remote.js"),
     );
-    let mut command = Command::new("unshare");
-    command
-        .args(["--mount", "--propagation", "private", "sh", "-c", &inside])
-        .env("DMCP_TAG", &tag);
-    let (program, url) = running(&mut command);
-    assert!(!root.join("app").exists());
+    let command = "node --inspect-brk=127.0.0.1:0 remote.js";
+    let Some((program, url)) = in_namespace(&root, &setup, command, &tag) else { return };
     let mut server = Server::initialized();
     let state = tool(
         &mut server,
@@ -198,8 +214,7 @@ fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
     );
     assert_eq!(state["state"], "paused", "{state}");
     assert_eq!(state["location"]["file"], fixture("remote.js"), "{state}");
-    let fixtures =
-        std::path::Path::new(&fixture("remote.js")).parent().unwrap().display().to_string();
+    let fixtures = Path::new(&fixture("remote.js")).parent().unwrap().display().to_string();
     let remote = format!("{}/app", root.display());
     assert_eq!(
         state["pathMappings"],
@@ -208,10 +223,44 @@ fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
     let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     let tick = format!("remote:{}/vendor/tick.js", root.display());
     assert_eq!(state["location"]["file"], tick.as_str(), "{state}");
+    let source = tool(&mut server, "debug-source", json!({"file": tick, "line": 2}));
+    assert_eq!(source["lines"][1]["text"], "  return n + 1;", "{source}");
     tool(&mut server, "debug-stop", json!({}));
     drop(program);
     assert_no_debuggee(&tag);
-    eventually(Duration::from_secs(5), "the namespace's folder is let go", || {
-        std::fs::remove_dir(&root).is_ok()
-    });
+    remove_namespace_root(&root);
+}
+
+/// The same for Deno and TypeScript: the sources its inline maps name are where it runs them,
+/// mapped here by the guess like its scripts.
+#[test]
+fn a_deno_program_in_its_own_mount_namespace_is_debugged_from_here() {
+    npm_packages();
+    let tag = tag();
+    let root = std::env::temp_dir().join(format!("dmcp-ns-{tag}"));
+    let setup = format!(
+        "mkdir {root}/app && cp {orders} {pricing} {root}/app/ && cd {root}/app",
+        root = root.display(),
+        orders = fixture("deno/orders.ts"),
+        pricing = fixture("deno/pricing.ts"),
+    );
+    let command =
+        format!("'{}' run --inspect-brk=127.0.0.1:0 orders.ts", fixture("node_modules/.bin/deno"));
+    let Some((program, url)) = in_namespace(&root, &setup, &command, &tag) else { return };
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"url": url, "breakpoints": [{"file": fixture("deno/orders.ts"), "line": 13}]}),
+    );
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], fixture("deno/orders.ts"), "{state}");
+    assert_eq!(state["location"]["line"], 13, "{state}");
+    assert_eq!(state["pathMappings"][0]["remote"], format!("{}/app", root.display()), "{state}");
+    let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
+    assert_eq!(state["location"]["file"], fixture("deno/pricing.ts"), "{state}");
+    tool(&mut server, "debug-stop", json!({}));
+    drop(program);
+    assert_no_debuggee(&tag);
+    remove_namespace_root(&root);
 }

@@ -89,6 +89,16 @@ fn skip(why: &str) {
     skipped(&test, why);
 }
 
+/// Skips the calling test for want of what root may do here (a mount namespace): a failure
+/// under `DEBUG_MCP_TEST_ALL=1` when running as root (CI does), else a line.
+pub fn skip_unless_root(why: &str) {
+    // SAFETY: geteuid has no preconditions.
+    match unsafe { libc::geteuid() } {
+        0 => skip(why),
+        _ => skip_without(why),
+    }
+}
+
 /// Skips the calling test for want of what no machine of CI's has (a container engine), even
 /// under `DEBUG_MCP_TEST_ALL=1`: a line says so now, and again at the end of the run.
 pub fn skip_without(why: &str) {
