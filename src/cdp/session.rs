@@ -118,7 +118,7 @@ pub(crate) fn attach(
         let mut backend = Cdp::new(runtime, client, None, binding, false);
         backend.prepare(&start.pause_on_exceptions)?;
         backend.files = Whereabouts::attached(&start);
-        backend.guess_paths();
+        backend.guess_on_attach();
         Ok(Begin {
             backend,
             command_line: format!("attached to {url}"),

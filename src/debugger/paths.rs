@@ -109,14 +109,19 @@ fn best_suffix(
     let beside_anchor = anchors.iter().filter_map(|(anchor, names)| {
         let shared = parts.iter().rev().zip(names.iter().rev()).take_while(|(a, b)| a == b).count();
         let fits = shared >= 1 && shared < parts.len() && shared < names.len();
-        let copy = || {
-            std::fs::read(path).ok().is_some_and(|bytes| std::fs::read(anchor).ok() == Some(bytes))
-        };
+        let copy = || same_bytes(Path::new(path), anchor);
         (fits && (!here || copy())).then(|| {
             (shared, PathBuf::from(format!("/{}", names[..names.len() - shared].join("/"))))
         })
     });
     under_root.into_iter().chain(beside_anchor).max_by_key(|(shared, _)| *shared)
+}
+
+/// Whether two files hold the same bytes (sizes first: a path the program names may be any
+/// file here).
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let size = |p: &Path| std::fs::metadata(p).ok().map(|m| m.len());
+    size(a).is_some() && size(a) == size(b) && std::fs::read(a).ok() == std::fs::read(b).ok()
 }
 
 /// A guessed mapping as answers say it.

@@ -21,20 +21,25 @@ const NAMED: &str = "(() => { const files = []; \
     return files.filter((f) => typeof f === 'string'); })()";
 
 impl Cdp {
-    /// Guesses where the program's files are here from the files it names (`NAMED`) and the
-    /// `file://` scripts it loaded (their `scriptParsed` events came before `Debugger.enable`'s
-    /// answer), with the pending guess's anchors (the breakpoints' files) and root (the session's
-    /// working directory) as the local tree. Called on attaching, and again at the program's
-    /// start pause (`--inspect-brk`: its main script has been parsed by then) while nothing was
-    /// found: breakpoints placed before are placed again by the mapping.
-    pub(super) fn guess_paths(&mut self) {
-        // Taken while guessing: the events drained here may hold the start pause.
-        let Some((anchors, root)) = self.files.pending.take() else { return };
+    /// On attaching: the scripts the program had loaded are told by `scriptParsed` events that
+    /// came before `Debugger.enable`'s answer, still unread (what else they say is kept for the
+    /// actor); then the guess.
+    pub(super) fn guess_on_attach(&mut self) {
         while let Ok(event) = self.events.try_recv() {
             if let Some(happening) = self.take(event) {
                 self.early.push(happening);
             }
         }
+        self.guess_paths();
+    }
+
+    /// Guesses where the program's files are here from the files it names (`NAMED`) and the
+    /// `file://` scripts it loaded, with the pending guess's anchors (the breakpoints' files)
+    /// and root (the session's working directory) as the local tree. Called on attaching, and
+    /// again at the program's start pause (`--inspect-brk`: its main script has been parsed by
+    /// then) while nothing was found: breakpoints placed before are placed again by the mapping.
+    pub(super) fn guess_paths(&mut self) {
+        let Some((anchors, root)) = self.files.pending.take() else { return };
         let asked =
             json!({"expression": NAMED, "returnByValue": true, "includeCommandLineAPI": true});
         let named = self.request_at(&Origin::default(), "Runtime.evaluate", asked);
