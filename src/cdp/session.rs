@@ -652,6 +652,11 @@ impl Cdp {
             Some(target) => target.scripts.location(&paused.params["callFrames"][0]),
             None => Scripts::new(self.runtime.urls()).location(&paused.params["callFrames"][0]),
         };
+        // A stop in a file only the program has: its lines come from the runtime.
+        if let Some(file) = self.files.unread(location.file.as_deref()) {
+            let text = self.source_text(&file).ok().and_then(|t| t.as_str().map(String::from));
+            self.files.keep(file, text);
+        }
         let frames = paused.params["callFrames"].as_array().map_or(0, Vec::len);
         Stop { reason, hits: paused.hits.clone(), location, exception, frames, paused }
     }
@@ -1357,7 +1362,8 @@ impl Backend for Cdp {
     }
 
     fn original_text(&self, file: &str) -> Option<String> {
-        crate::cdp::maps::original_text(std::path::Path::new(file)).map(|text| text.to_string())
+        let text = crate::cdp::maps::original_text(std::path::Path::new(file));
+        text.map(|text| text.to_string()).or_else(|| self.files.text(file))
     }
 
     fn output(&self) -> Output {

@@ -295,7 +295,7 @@ pub(crate) struct Dap<F> {
 
 impl<F: Flavour> Dap<F> {
     fn new(flavour: F, client: Client, adapter: Option<OwnAdapter>, prepared: bool) -> Dap<F> {
-        let files = Whereabouts { elsewhere: flavour.runs_elsewhere(), ..Whereabouts::default() };
+        let files = Whereabouts::elsewhere(flavour.runs_elsewhere());
         Dap {
             flavour,
             events: client.events().clone(),

@@ -3,7 +3,7 @@
 //! names when the call gave none, and how a path with no file here is shown. Every runtime that
 //! attaches asks the same two questions here; each lists the program's paths its own way.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -21,6 +21,9 @@ pub(crate) struct Whereabouts {
     /// While nothing is guessed yet, what to guess from: the breakpoints' files, and the
     /// working directory.
     pub(crate) pending: Option<(Vec<PathBuf>, PathBuf)>,
+    /// The text of `remote:` files the program stopped in, as its runtime gave it (once
+    /// each; `None`: it could not), for the lines around a stop.
+    texts: HashMap<String, Option<String>>,
 }
 
 impl Whereabouts {
@@ -31,7 +34,27 @@ impl Whereabouts {
             let root = start.cwd.clone().or_else(|| std::env::current_dir().ok());
             (anchors, root.unwrap_or_default())
         });
-        Whereabouts { elsewhere: true, guessed: None, pending }
+        Whereabouts { elsewhere: true, pending, ..Whereabouts::default() }
+    }
+
+    /// A program's that runs elsewhere by what its debugger is (a gdb-remote server's).
+    pub(crate) fn elsewhere(elsewhere: bool) -> Whereabouts {
+        Whereabouts { elsewhere, ..Whereabouts::default() }
+    }
+
+    /// `file`, when it is `remote:` and its text has not been asked for yet.
+    pub(crate) fn unread(&self, file: Option<&str>) -> Option<String> {
+        file.filter(|f| unmarked(f).is_some() && !self.texts.contains_key(*f)).map(String::from)
+    }
+
+    /// Keeps the text of a `remote:` file (`None`: the runtime could not give it).
+    pub(crate) fn keep(&mut self, file: String, text: Option<String>) {
+        self.texts.insert(file, text);
+    }
+
+    /// The kept text of a `remote:` file.
+    pub(crate) fn text(&self, file: &str) -> Option<String> {
+        self.texts.get(file).cloned().flatten()
     }
 
     /// A path of the program's as answers show it: marked when it runs elsewhere and the file

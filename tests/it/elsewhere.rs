@@ -192,7 +192,7 @@ fn remove_namespace_root(root: &Path) {
 /// A Node program in a mount namespace of its own, its files in a folder that exists only
 /// there. Attached without `pathMappings`, the mapping is guessed from its main script's path
 /// and the tree under `cwd` (no file of it is here), a breakpoint given in the local tree stops
-/// it, and its module outside the mapping is `remote:`.
+/// it, and its module outside the mapping is `remote:`, its lines read from the runtime.
 #[test]
 fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
     let tag = tag();
@@ -223,6 +223,8 @@ fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
     let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
     let tick = format!("remote:{}/vendor/tick.js", root.display());
     assert_eq!(state["location"]["file"], tick.as_str(), "{state}");
+    // Its lines, from the runtime: the file is not here.
+    assert_eq!(state["source"][1], json!({"line": 2, "text": "  return n + 1;", "current": true}));
     let source = tool(&mut server, "debug-source", json!({"file": tick, "line": 2}));
     assert_eq!(source["lines"][1]["text"], "  return n + 1;", "{source}");
     tool(&mut server, "debug-stop", json!({}));
