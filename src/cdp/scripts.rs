@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::cdp::maps;
 use crate::cdp::runtime::UrlForm;
-use crate::cdp::urls::local_path;
+use crate::cdp::urls::mapped;
 use crate::debugger::model::{Location, Source};
 use crate::sourcemap::{Position, SourceMap};
 
@@ -110,9 +110,10 @@ impl Scripts {
             let mut map = maps::load_for_script(&url, &map_url)?;
             // An attached program elsewhere names its sources where it runs them.
             if let UrlForm::Remote(mappings) = urls {
-                let local =
-                    |path: &Path| PathBuf::from(local_path(mappings, path.display().to_string()));
-                map.map_paths(local);
+                let text = |path: &Path| path.display().to_string();
+                map.map_paths(|path| {
+                    mapped(mappings, &text(path)).map_or(path.into(), PathBuf::from)
+                });
             }
             Ok(Arc::new(map))
         });

@@ -24,10 +24,12 @@ impl Files {
         Files(Some(mappings))
     }
 
+    /// `file://` URLs as they are until a mapping says the program runs elsewhere (a program
+    /// attached on this machine keeps its paths, a missing file among them unmarked).
     pub(crate) fn form(&self) -> UrlForm {
         match &self.0 {
-            None => UrlForm::File,
-            Some(mappings) => UrlForm::Remote(mappings.clone()),
+            Some(mappings) if !mappings.is_empty() => UrlForm::Remote(mappings.clone()),
+            _ => UrlForm::File,
         }
     }
 
@@ -142,14 +144,19 @@ impl UrlForm {
 }
 
 /// Where a file of an attached program's is here: under a mapping's `local` folder, else where
-/// it is, marked remote when it is not here. (A source map's sources too.)
-pub(crate) fn local_path(mappings: &[PathMapping], path: String) -> String {
-    let local = mappings.iter().find_map(|m| {
+/// it is, marked remote when it is not here.
+fn local_path(mappings: &[PathMapping], path: String) -> String {
+    mapped(mappings, &path).unwrap_or_else(|| paths::shown(path))
+}
+
+/// A path of an attached program's under one of `mappings`, as the local file (a source map's
+/// sources too: one outside them keeps its path, its text being the map's).
+pub(crate) fn mapped(mappings: &[PathMapping], path: &str) -> Option<String> {
+    mappings.iter().find_map(|m| {
         let rest = path.strip_prefix(&m.remote)?;
         let rest = rest.strip_prefix('/').or(rest.is_empty().then_some(""))?;
         Some(m.local.join(rest).display().to_string())
-    });
-    local.unwrap_or_else(|| paths::shown(path))
+    })
 }
 
 /// Where the program finds a local file: under a mapping's `remote` folder, or where it is.
@@ -250,6 +257,12 @@ mod tests {
         let remote = UrlForm::Remote(vec![mapping]);
         assert_eq!(remote.to_path("file:///app/src/a.js"), "/home/me/project/src/a.js");
         assert_eq!(remote.to_path("file:///application/a.js"), "remote:/application/a.js");
+        // Attached on this machine (no mapping given or guessed): paths as they are.
+        let mut here = Files::attached(Vec::new());
+        assert_eq!(here.form(), UrlForm::File);
+        assert_eq!(here.form().to_path("file:///application/a.js"), "/application/a.js");
+        here.map(PathMapping { remote: "/app".into(), local: PathBuf::from("/home/me/project") });
+        assert_eq!(here.form(), remote);
         assert_eq!(remote.to_path("file:///"), "/");
         assert_eq!(remote.to_path("node:internal/main"), "node:internal/main");
         let file = Path::new("/home/me/project/src/a.js");

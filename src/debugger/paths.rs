@@ -13,8 +13,8 @@ use crate::debugger::model::{AttachSpec, PathMapping};
 /// What a session knows of where an attached program's files are.
 #[derive(Default)]
 pub(crate) struct Whereabouts {
-    /// The program runs elsewhere (attached to by its port): its paths that are not here are
-    /// shown marked [`REMOTE`].
+    /// The program runs elsewhere (mappings given or guessed, a gdb-remote server's): its paths
+    /// that are not here are shown marked [`REMOTE`].
     pub(crate) elsewhere: bool,
     /// The mapping guessed (none was given).
     pub(crate) guessed: Option<PathMapping>,
@@ -27,14 +27,21 @@ pub(crate) struct Whereabouts {
 }
 
 impl Whereabouts {
-    /// An attached program's: a guess is pending when the call gave no `pathMappings`.
+    /// An attached program's: elsewhere when the call gave `pathMappings`, else a guess is
+    /// pending (a program attached on this machine keeps its paths as they are).
     pub(crate) fn attached(start: &AttachSpec) -> Whereabouts {
-        let pending = start.path_mappings.is_empty().then(|| {
+        let given = !start.path_mappings.is_empty();
+        let pending = (!given).then(|| {
             let anchors = start.breakpoints.iter().map(|b| b.file.clone()).collect();
             let root = start.cwd.clone().or_else(|| std::env::current_dir().ok());
             (anchors, root.unwrap_or_default())
         });
-        Whereabouts { elsewhere: true, pending, ..Whereabouts::default() }
+        Whereabouts { elsewhere: given, pending, ..Whereabouts::default() }
+    }
+
+    /// A mapping was guessed: the program runs elsewhere.
+    pub(crate) fn found(&mut self, mapping: PathMapping) {
+        (self.elsewhere, self.guessed) = (true, Some(mapping));
     }
 
     /// A program's that runs elsewhere by what its debugger is (a gdb-remote server's).

@@ -58,7 +58,7 @@ impl Cdp {
         for target in self.targets.values_mut() {
             target.scripts.set_urls(self.runtime.urls());
         }
-        self.files.guessed = Some(mapping);
+        self.files.found(mapping);
         for (id, spec) in self.specs.clone() {
             let placed = self.remove_breakpoint(&id).and_then(|()| self.set_breakpoint(&id, &spec));
             if let Err(failure) = placed {

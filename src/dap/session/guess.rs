@@ -21,7 +21,7 @@ impl<F: Flavour> Dap<F> {
         let Some(mapping) = paths::guess(&files, &anchors, &root) else { return };
         let Some(request) = self.flavour.map_paths_request(&mapping) else { return };
         match self.request("evaluate", request) {
-            Ok(_) => self.files.guessed = Some(mapping),
+            Ok(_) => self.files.found(mapping),
             Err(failure) => crate::log::warn(format_args!("guessed {mapping:?}: {failure:?}")),
         }
     }
