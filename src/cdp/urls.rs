@@ -13,29 +13,29 @@ use std::path::{Path, PathBuf};
 use crate::debugger::model::PathMapping;
 use crate::debugger::paths::{self, components};
 
-/// Where a program's files are: `None` for one started here, the mappings (given or guessed)
-/// for one attached to. Node and Deno keep one.
+/// Where a program's files are here: the mappings (given or guessed) of one attached to that
+/// runs them from elsewhere; none for one that runs them here. Node and Deno keep one.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Files(Option<Vec<PathMapping>>);
+pub(crate) struct Files(Vec<PathMapping>);
 
 impl Files {
     /// An attached program's, with the mappings the call gave.
     pub(crate) fn attached(mappings: Vec<PathMapping>) -> Files {
-        Files(Some(mappings))
+        Files(mappings)
     }
 
     /// `file://` URLs as they are until a mapping says the program runs elsewhere (a program
     /// attached on this machine keeps its paths, a missing file among them unmarked).
     pub(crate) fn form(&self) -> UrlForm {
-        match &self.0 {
-            Some(mappings) if !mappings.is_empty() => UrlForm::Remote(mappings.clone()),
-            _ => UrlForm::File,
+        match self.0.is_empty() {
+            true => UrlForm::File,
+            false => UrlForm::Remote(self.0.clone()),
         }
     }
 
     /// Adds a mapping found once attached (guessed).
     pub(crate) fn map(&mut self, mapping: PathMapping) {
-        self.0.get_or_insert_with(Vec::new).push(mapping);
+        self.0.push(mapping);
     }
 }
 
