@@ -41,7 +41,19 @@ pub(crate) fn split(line: &str) -> Result<CommandLine, String> {
     Ok(CommandLine { env, words, ..CommandLine::default() })
 }
 
+/// Where a program runs: `cwd` when given, else the server's working directory.
+pub(crate) fn working_dir(cwd: Option<&std::path::Path>) -> std::path::PathBuf {
+    cwd.map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
+}
+
 impl CommandLine {
+    /// The directory the command runs in ([`working_dir`]).
+    pub(crate) fn dir(&self) -> std::path::PathBuf {
+        working_dir(self.cwd.as_deref())
+    }
+
     /// The interpreter a script-like program names on its `#!` line (`#!/usr/bin/env python3`
     /// gives `["python3"]`, `#!/usr/bin/env -S node --x` gives `["node", "--x"]`), and the
     /// script's path: found the way `execvp` finds it (a word with a `/` as it is, else through
@@ -256,7 +268,7 @@ struct PackageScript {
 fn read_package_script(command: &CommandLine) -> Result<Option<PackageScript>, String> {
     let manager = base_name(&command.words[0]);
     let npm = manager == "npm";
-    let mut dir = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let mut dir = command.dir();
     let mut workspace = None;
     let mut name: Option<String> = None;
     // `run` was read: the next word that is not an option names the script.

@@ -96,8 +96,7 @@ fn start<F: Flavour>(
     let prepared = backend.initialize().and_then(|()| backend.prepare(request, arguments));
     backend.ready(prepared)?;
     if backend.files.elsewhere {
-        let root = command.cwd.clone().or_else(|| std::env::current_dir().ok());
-        backend.files.pending = Some((setup.breakpoint_files.clone(), root.unwrap_or_default()));
+        backend.files.pending = Some((setup.breakpoint_files.clone(), command.dir()));
         backend.guess_paths();
     }
     Ok(backend)

@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::debugger::model::{AttachSpec, PathMapping};
+use crate::shell::working_dir;
 
 /// What a session knows of where an attached program's files are.
 #[derive(Default)]
@@ -31,11 +32,8 @@ impl Whereabouts {
     /// pending (a program attached on this machine keeps its paths as they are).
     pub(crate) fn attached(start: &AttachSpec) -> Whereabouts {
         let given = !start.path_mappings.is_empty();
-        let pending = (!given).then(|| {
-            let anchors = start.breakpoints.iter().map(|b| b.file.clone()).collect();
-            let root = start.cwd.clone().or_else(|| std::env::current_dir().ok());
-            (anchors, root.unwrap_or_default())
-        });
+        let anchors = || start.breakpoints.iter().map(|b| b.file.clone()).collect();
+        let pending = (!given).then(|| (anchors(), working_dir(start.cwd.as_deref())));
         Whereabouts { elsewhere: given, pending, ..Whereabouts::default() }
     }
 

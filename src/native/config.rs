@@ -132,7 +132,7 @@ impl Adapter<'_> {
             true if words.len() > 1 => (words[1].clone(), words[2..].to_vec()),
             _ => (words[0].clone(), words[1..].to_vec()),
         };
-        let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+        let cwd = command.dir();
         let port = match connect {
             Connect::Tcp(port) => port.to_string(),
             _ => String::new(),

@@ -379,7 +379,7 @@ fn env_list(command: &CommandLine) -> Vec<String> {
 }
 
 fn cwd_of(command: &CommandLine) -> String {
-    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let cwd = command.dir();
     cwd.display().to_string()
 }
 
@@ -509,7 +509,7 @@ fn delve(command: &CommandLine, package: Option<&Path>) -> Result<Profile, Failu
         return Err(not_installed("delve", "apt-get install delve golang-go"));
     }
     let words = &command.words;
-    let mut cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let mut cwd = command.dir();
     let (mode, program, args, build_flags) = if is_go(command) {
         let go = go::read(&words[1..]).map_err(|why| Failure::new(Code::InvalidCommand, why))?;
         let flags = go::join_build_flags(&go.build_flags);

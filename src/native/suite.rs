@@ -58,7 +58,7 @@ impl Native {
 
 /// The files as absolute paths, against the command's directory.
 fn absolute(command: &CommandLine, files: &[&str]) -> Vec<PathBuf> {
-    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let cwd = command.dir();
     files.iter().map(|f| cwd.join(f)).collect()
 }
 
@@ -81,7 +81,7 @@ fn go_packages(
     go: &go::GoCommand,
     files: &[&str],
 ) -> Result<Suite, Failure> {
-    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let cwd = command.dir();
     let packages = go::list(&go.packages, &go.build_flags, &cwd, &command.env)
         .map_err(|why| Failure::new(Code::InvalidCommand, why))?;
     let files = absolute(command, files);
