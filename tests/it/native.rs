@@ -223,18 +223,34 @@ fn a_remote_delve_is_attached_with_path_mappings() {
             call["pathMappings"] = json!([{"remote": remote, "local": "fixtures/native/go"}]);
         }
         let state = tool(&mut server, "debug-launch", call);
-        assert_eq!(state["state"], "paused", "{state}");
-        assert_eq!(state["location"]["file"], fixture("native/go/main.go"), "{state}");
         assert_eq!(state["location"]["function"], "main.add", "{state}");
-        let guessed = json!([{"remote": remote, "local": fixture("native/go"), "guessed": true}]);
-        assert_eq!(state.get("pathMappings"), (!given).then_some(&guessed), "{state}");
-        let total = tool(&mut server, "debug-evaluate", json!({"expression": "o.Total"}));
-        assert_eq!(total["value"], 9.5, "{total}");
-        let stopped = tool(&mut server, "debug-stop", json!({}));
-        assert_eq!(stopped["stopped"], true, "{stopped}");
+        let file = fixture("native/go/main.go");
+        stopped_in_the_local_file(&mut server, &state, &file, &remote, given, "o.Total");
         drop(delve);
     }
     std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
+}
+
+/// A program run from `remote` (a copy of `file`'s folder), attached to: its first `state` is
+/// paused in the local `file`, says the mapping only when it was guessed (not `given`), and
+/// reads `expression` (the first order's total) there; debug-stop detaches.
+fn stopped_in_the_local_file(
+    server: &mut Server,
+    state: &Value,
+    file: &str,
+    remote: &str,
+    given: bool,
+    expression: &str,
+) {
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], file, "{state}");
+    let local = std::path::Path::new(file).parent().unwrap().display().to_string();
+    let guessed = json!([{"remote": remote, "local": local, "guessed": true}]);
+    assert_eq!(state.get("pathMappings"), (!given).then_some(&guessed), "{state}");
+    let total = tool(server, "debug-evaluate", json!({"expression": expression}));
+    assert_eq!(total["value"], 9.5, "{total}");
+    let stopped = tool(server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
 }
 
 /// A C program built and run elsewhere under `lldb-server gdbserver`, attached to by its port
@@ -287,13 +303,8 @@ fn a_gdb_remote_server_is_attached_with_path_mappings() {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         };
-        assert_eq!(state["state"], "paused", "{state}");
-        assert_eq!(state["location"]["file"], fixture("native/c/loop.c"), "{state}");
-        let guessed = json!([{"remote": remote, "local": fixture("native/c"), "guessed": true}]);
-        assert_eq!(state.get("pathMappings"), (!given).then_some(&guessed), "{state}");
-        let total = tool(&mut server, "debug-evaluate", json!({"expression": "o->total"}));
-        assert_eq!(total["value"], 9.5, "{total}");
-        tool(&mut server, "debug-stop", json!({}));
+        let file = fixture("native/c/loop.c");
+        stopped_in_the_local_file(&mut server, &state, &file, &remote, given, "o->total");
         drop(server_process);
     }
     std::fs::remove_dir_all(app.parent().unwrap()).unwrap();
