@@ -3,8 +3,10 @@
 
 Checks the handshake, tools/list, and that every structuredContent (success and error) validates
 against the tool's outputSchema (the SDK validates too), plus progress and ping; then the same
-without a handshake, as SDK 2.x's `mcp.Client` speaks MCP 2026-07-28. Run by .ci/run
-in a venv with `mcp` and `jsonschema`; locally:
+without a handshake, as SDK 2.x's `mcp.Client` speaks MCP 2026-07-28. With SDK 1.x (no
+`mcp.Client`), what a 1.x client does: the handshake over stdio and Streamable HTTP
+(`streamablehttp_client`), a run and a session on each. Run by .ci/run in a venv with `mcp`
+and `jsonschema`, and in one with `mcp<2`; locally:
     python3 -m venv target/venv && target/venv/bin/pip install mcp jsonschema
     cargo build --release && target/venv/bin/python tests/clients/python_sdk.py
 Prints `N passed, 0 failed` and exits 1 on any failure.
@@ -210,5 +212,64 @@ async def modern_client(check, mcp, mode, target):
                           f"{mode}: {name}: state {result.structured_content.get('state')}")
 
 
+async def one_x():
+    """SDK 1.x's `ClientSession`, as clients built on it connect: stdio, then Streamable HTTP
+    (`--http`, a handshake session with `Mcp-Session-Id`); on each the handshake, tools/list,
+    a run and a Node session, every answer validated against its tool's outputSchema."""
+    from mcp.client.streamable_http import streamablehttp_client
+
+    passed, failed = 0, 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        passed, failed = passed + bool(ok), failed + (not ok)
+        if not ok:
+            print(f"FAILED: {what}", file=sys.stderr)
+
+    async def session_checks(session, over):
+        init = await asyncio.wait_for(session.initialize(), 10)
+        check(init.serverInfo.name == "debug-mcp", f"{over}: server name {init.serverInfo}")
+        check(init.protocolVersion.startswith("2025-"), f"{over}: protocol {init.protocolVersion}")
+        tools = (await asyncio.wait_for(session.list_tools(), 10)).tools
+        schemas = {t.name: t.outputSchema for t in tools}
+        for arguments, expect_error, expected in [CASES[0], CASES[2]]:
+            result = await asyncio.wait_for(session.call_tool("debug-script", arguments), 60)
+            jsonschema.validate(result.structuredContent, schemas["debug-script"])
+            check(bool(result.isError) == expect_error, f"{over}: {arguments}: isError={result.isError}")
+        for name, arguments, state in [
+            ("debug-launch", {"command": "node fixtures/loop.js",
+                              "breakpoints": [{"file": "fixtures/loop.js", "line": 5}]}, "paused"),
+            ("debug-evaluate", {"expression": "total"}, None),
+            ("debug-continue", {"step": "over"}, "paused"),
+            ("debug-stack", {}, None),
+            ("debug-stop", {}, None),
+        ]:
+            result = await asyncio.wait_for(session.call_tool(name, arguments), 60)
+            jsonschema.validate(result.structuredContent, schemas[name])
+            check(not result.isError, f"{over}: {name}: {result.structuredContent}")
+            if state:
+                check(result.structuredContent.get("state") == state, f"{over}: {name}: {state}")
+
+    params = StdioServerParameters(command=BINARY, args=[], cwd=ROOT)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session_checks(session, "stdio")
+    http = subprocess.Popen([BINARY, "--http", "127.0.0.1:0"], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = http.stderr.readline().split("serving MCP at ")[-1].strip()
+    try:
+        async with streamablehttp_client(url) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await session_checks(session, "http")
+    finally:
+        http.terminate()
+        http.wait(timeout=30)
+    print(f"SDK 1.x: {passed} passed, {failed} failed")
+    return failed
+
+
 if __name__ == "__main__":
-    sys.exit(1 if asyncio.run(main()) else 0)
+    import mcp
+
+    run = main if hasattr(mcp, "Client") else one_x
+    sys.exit(1 if asyncio.run(run()) else 0)
