@@ -330,6 +330,28 @@ pub(crate) fn effective_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// This user's home directory as the user database has it (`getpwuid_r`), which is where Go's
+/// `os/user` looks, whatever `$HOME` says.
+pub(crate) fn user_home() -> Option<std::path::PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value of the struct; getpwuid_r fills it in.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live local of the size given; the strings it sets point
+    // into `buffer`, read before it is dropped.
+    let status = unsafe {
+        libc::getpwuid_r(libc::geteuid(), &mut entry, buffer.as_mut_ptr(), buffer.len(), &mut found)
+    };
+    if status != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir is a NUL-terminated string in `buffer` (checked not null above).
+    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
+    Some(std::ffi::OsStr::from_bytes(dir.to_bytes()).into())
+}
+
 /// Whether a process with this pid exists (it may belong to another user: `kill` then
 /// answers EPERM, which still says it runs).
 pub(crate) fn pid_exists(pid: u32) -> bool {

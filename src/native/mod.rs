@@ -10,6 +10,7 @@
 
 mod cargo;
 mod config;
+mod delve;
 pub(crate) mod functions;
 mod go;
 mod remote;
@@ -203,7 +204,7 @@ impl Native {
             }
             let arguments = json!({"name": "debug-mcp", "type": "go", "request": "attach",
                 "mode": "local", "processId": pid});
-            Profile::delve(arguments)
+            Profile::delve_here(arguments, &[])
         } else {
             let Some(adapter) = lldb_dap() else {
                 return Err(not_installed("lldb-dap", "apt-get install lldb-19"));
@@ -477,6 +478,14 @@ impl Profile {
             ..Profile::adapter("delve", "dlv", &args, Connect::TcpSaid, arguments)
         }
     }
+
+    /// Delve started here, with `env` (the command's), reading no system debug information
+    /// (see `delve.rs`).
+    fn delve_here(mut arguments: Value, env: &[(String, String)]) -> Profile {
+        let mut env = env.to_vec();
+        delve::without_system_debug_info(&mut env, &mut arguments);
+        Profile { env, ..Profile::delve(arguments) }
+    }
 }
 
 fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failure> {
@@ -544,9 +553,8 @@ fn delve(command: &CommandLine, package: Option<&Path>) -> Result<Profile, Failu
     }
     Ok(Profile {
         cwd: Some(module),
-        env: command.env.clone(),
         output_is_adapters: true,
-        ..Profile::delve(arguments)
+        ..Profile::delve_here(arguments, &command.env)
     })
 }
 

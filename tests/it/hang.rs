@@ -114,7 +114,8 @@ fn c_deadlock() {
     assert_eq!(s["signal"], 9, "{s}");
 }
 
-/// Go (Delve): only the goroutines in the program's own code, each with what it waits on.
+/// Go (Delve): only the goroutines in the program's own code, each with what it waits on, in a
+/// program linked to libc (where Delve would read libc's separate debug information first).
 #[test]
 fn go_goroutines_and_what_they_wait_on() {
     if !need(Tool::Delve) {
@@ -133,6 +134,9 @@ fn go_goroutines_and_what_they_wait_on() {
     assert_eq!(s["hang"]["threads"].as_array().unwrap().len(), 3, "{s}");
     let main = thread_in(s, "main.main");
     assert_eq!(main["frames"][0]["locals"]["jobs"], "chan int 0/0", "{s}");
+    // Delve reads a config of ours (XDG_CONFIG_HOME); the program has the environment it
+    // would have had: none, as the server has none.
+    assert_eq!(s["output"]["stdout"], "config home \"\", 4\n", "{s}");
 }
 
 /// The command line prints it, and a `failures` run that hangs has it too.
