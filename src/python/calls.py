@@ -40,13 +40,11 @@ _live = {}  # id(frame) -> record: started, not ended (a suspended generator too
 _done = []  # ended records not sent yet
 _sent_at = 0.0
 _local = _thread._local()
-# Before 3.11 a frame suspended at `yield from` / `await` points at the instruction before it.
-if not hasattr(sys, "monitoring"):  # (opcode costs a 3.12+ program's start ~1 ms, for nothing)
-    import opcode
-
-    _YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
-    _YIELD_FROM = opcode.opmap.get("YIELD_FROM")
-    _RETURN = opcode.opmap.get("RETURN_VALUE")
+# Before 3.12, each return event's instruction is read: RETURN_VALUE is the last of
+# `lambda: None` (2 bytes an instruction from 3.6); the yields are read from opcode when a
+# generator's first return event comes (importing opcode costs a start ~0.9 ms).
+_RETURN = (lambda: None).__code__.co_code[-2]
+_YIELDS = None
 _SUSPENDABLE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
 _ARGS = 0x04 | 0x08  # *args, **kwargs
 _NOT_FUNCTIONS = ("<module>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
@@ -445,7 +443,14 @@ _pending = {}  # id(frame) -> the exception last raised in it, until it returns
 
 def _suspended(code, at):
     """Whether a generator's or coroutine's `return` event at instruction offset `at` of
-    `code` (its bytes) is a yield (before 3.12)."""
+    `code` (its bytes) is a yield (before 3.12). Before 3.11 a frame suspended at
+    `yield from` / `await` points at the instruction before it."""
+    global _YIELDS, _YIELD_FROM
+    if _YIELDS is None:
+        import opcode
+
+        _YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
+        _YIELD_FROM = opcode.opmap.get("YIELD_FROM")
     if at < 0 or at >= len(code):
         return False
     if code[at] in _YIELDS:

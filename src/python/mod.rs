@@ -25,6 +25,7 @@ use crate::shell::CommandLine;
 
 const PROBE: &str = include_str!("probe.py");
 const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
+const SITE: &str = include_str!("site.py");
 const TRACE: &str = include_str!("trace.py");
 const RUN: &str = include_str!("run.py");
 const PYTEST_PLUGIN: &str = include_str!("pytest_plugin.py");
@@ -241,6 +242,7 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
         .and_then(|dir| {
             fs::write(dir.join("debug_mcp_probe.py"), PROBE)?;
             fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE)?;
+            fs::write(dir.join("debug_mcp_site.py"), SITE)?;
             fs::write(dir.join("debug_mcp_trace.py"), TRACE)?;
             fs::write(dir.join("debug_mcp_run.py"), RUN)?;
             fs::write(dir.join("debug_mcp_pytest.py"), PYTEST_PLUGIN)?;
@@ -786,6 +788,25 @@ fn template_fits(template: &str, text: &str) -> bool {
     text.len() - at >= last.len()
 }
 
+/// `value` as JSON in ASCII (`\u00e9` for `é`), which any Python reads from its environment
+/// whatever its locale (3.6 in the C locale decodes it as ASCII), without base64's module.
+pub(crate) fn ascii_json(value: &Value) -> String {
+    let text = value.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            // Outside JSON's strings there is only ASCII: each is inside one.
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
 /// Standard Base64, so that an expression reaches the probe without `{` or `}`.
 pub(crate) fn base64(bytes: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -948,6 +969,14 @@ mod value_tests {
 
 #[cfg(test)]
 mod base64_tests {
+    #[test]
+    fn json_in_ascii() {
+        let value = serde_json::json!({"file": "/tmp/é/😀.py", "n": 1});
+        let text = super::ascii_json(&value);
+        assert_eq!(text, r#"{"file":"/tmp/\u00e9/\ud83d\ude00.py","n":1}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
+    }
+
     use super::*;
 
     #[test]

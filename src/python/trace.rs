@@ -136,7 +136,7 @@ fn spec(plan: &Plan, reports: &Reports) -> Result<process::Spec, Failure> {
                                   "preview": script::LOCAL_PREVIEW}});
     let mut env = command.env.clone();
     env.push(("PYTHONPATH".into(), python::python_path(&command.env, &helpers)));
-    env.push(("DEBUG_MCP_TRACE".into(), python::base64(trace.to_string().as_bytes())));
+    env.push(("DEBUG_MCP_TRACE".into(), python::ascii_json(&trace)));
     env.push(("DEBUG_MCP_TRACE_RESOLVE".into(), "1".into()));
     let (program, args) = words.split_first().expect("a command has a program");
     Ok(process::Spec {
