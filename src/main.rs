@@ -91,6 +91,13 @@ Example:
   debug-mcp-server run --break fixtures/loop.js:4 --eval 'total' -- node fixtures/loop.js
 ";
 
+/// What the server leaves when it ends: our Python modules' compiled code kept for the next
+/// server (`python/kept.rs`), and no scratch directory.
+fn end_scratch() {
+    python::keep_compiled();
+    scratch::remove();
+}
+
 fn main() -> ExitCode {
     sys::limit_malloc_arenas();
     // Before any debuggee starts: what they abandon comes back to us to be killed and reaped.
@@ -101,7 +108,7 @@ fn main() -> ExitCode {
         None => {
             scratch::remove_stale();
             let served = server::run();
-            scratch::remove();
+            end_scratch();
             match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -137,7 +144,7 @@ fn main() -> ExitCode {
             };
             scratch::remove_stale();
             let served = http::run(http::Options { address: address.clone(), tokens });
-            scratch::remove();
+            end_scratch();
             match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -150,7 +157,7 @@ fn main() -> ExitCode {
             Ok(arguments) => {
                 scratch::remove_stale();
                 let code = run_once(&arguments);
-                scratch::remove();
+                end_scratch();
                 code
             }
             Err(problem) => {

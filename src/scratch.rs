@@ -1,7 +1,8 @@
 //! The one directory the server writes files in: the Python helpers that go first on a
 //! debuggee's `PYTHONPATH`, the bootloader and named pipe child processes report on, a
-//! browser's throwaway profile, Delve's build output. Nothing else in the crate picks a path
-//! to write to.
+//! browser's throwaway profile, Delve's build output and config. Nothing else in the crate
+//! picks a path to write to, but for what one server keeps for the next ([`kept_dir`]: our
+//! Python modules compiled), in the user's own cache directory.
 //!
 //! The temporary directory is shared with every user of the machine, so a predictable name
 //! there is a path another user may have made first (and filled with a `json.py` that a
@@ -62,6 +63,57 @@ pub(crate) fn remove() {
     if let Some(dir) = made {
         if let Err(e) = std::fs::remove_dir_all(&dir) {
             log::warn(format_args!("cannot remove {}: {e}", dir.display()));
+        }
+    }
+}
+
+/// This user's folder `name` in debug-mcp's cache directory (`$XDG_CACHE_HOME/debug-mcp/NAME`,
+/// else `~/.cache/debug-mcp/NAME`; absolute paths only, as the XDG rules say), for what one
+/// server keeps for the next; `make`: made where missing (mode 0700). None unless it and every
+/// folder on the way from the cache directory is a real directory of this user's (not a
+/// symlink) that no one else may write.
+pub(crate) fn kept_dir(name: &str, make: bool) -> Option<PathBuf> {
+    let absolute = |var: &str| std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute());
+    let cache =
+        absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    let ours = cache.join("debug-mcp");
+    let kept = ours.join(name);
+    for dir in [&cache, &ours, &kept] {
+        if make && !dir.exists() {
+            if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(dir) {
+                log::debug(format_args!("cannot keep anything in {}: {e}", dir.display()));
+                return None;
+            }
+        }
+        if !only_ours(dir) {
+            return None;
+        }
+    }
+    Some(kept)
+}
+
+/// A real directory of this user's that only this user may write.
+fn only_ours(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == sys::effective_uid() && m.mode() & 0o022 == 0)
+}
+
+/// Marks `kept` (a [`kept_dir`]) used now, and removes its siblings named `prefix…` (other
+/// versions') unused for `unused`.
+pub(crate) fn prune_kept(kept: &Path, prefix: &str, unused: std::time::Duration) {
+    let now = std::time::SystemTime::now();
+    let _ = std::fs::File::open(kept).and_then(|dir| dir.set_modified(now));
+    let Some(ours) = kept.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(ours) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let stale = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            m.is_dir()
+                && m.uid() == sys::effective_uid()
+                && m.modified().is_ok_and(|t| now.duration_since(t).unwrap_or_default() > unused)
+        });
+        if path != kept && stale && entry.file_name().to_string_lossy().starts_with(prefix) {
+            let _ = std::fs::remove_dir_all(&path);
         }
     }
 }
@@ -163,6 +215,21 @@ impl Drop for TestDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_only_in_folders_of_our_own() {
+        let test = TestDir::new("kept");
+        let dir = test.0.join("mine");
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        assert!(only_ours(&dir));
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .unwrap();
+        assert!(!only_ours(&dir), "others may write it");
+        let link = test.0.join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert!(!only_ours(&link), "a symlink");
+        assert!(!only_ours(&test.0.join("missing")));
+    }
 
     #[test]
     fn reads_server_pids_from_names() {

@@ -5,7 +5,7 @@
 //! Each test gives its server a temporary directory of its own (`TMPDIR`), world-writable and
 //! sticky like `/tmp`, so that it can see everything the server leaves there.
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -240,4 +240,91 @@ fn a_session_of_each_runtime_leaves_nothing_behind() {
     assert!(status.success());
     crate::assert_no_debuggee(&tag);
     assert_eq!(tmp.names(), Vec::<String>::new());
+}
+
+/// Our Python modules compiled by one server are kept in this user's cache for the next
+/// (`$XDG_CACHE_HOME/debug-mcp/python-HASH/`), and read from there only while every folder on
+/// the way is the user's own and no one else may write it.
+#[test]
+fn python_code_compiled_once_is_kept_for_the_next_server() {
+    let tmp = SharedTmp::new();
+    let cache = tmp.0.join("cache");
+    std::fs::DirBuilder::new().mode(0o700).create(&cache).unwrap();
+    let python = crate::python::python();
+    let work = fixture("calls/work.py");
+    let run = || {
+        let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
+            .args(["run", "--calls", &format!("{work}:nothing"), "--", &python, &work])
+            .env("XDG_CACHE_HOME", &cache)
+            .env("TMPDIR", &tmp.0)
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(printed["exitCode"], 0, "{printed}");
+        printed["output"]["stderr"].as_str().unwrap().to_string()
+    };
+    run();
+    let ours = cache.join("debug-mcp");
+    let folders: Vec<PathBuf> =
+        std::fs::read_dir(&ours).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let kept = &folders[0];
+    assert!(kept.file_name().unwrap().to_str().unwrap().starts_with("python-"), "{kept:?}");
+    let tag = Command::new(&python)
+        .args([
+            "-c",
+            "import sys, importlib.util as u; \
+                      print(sys.implementation.cache_tag + '-' + u.MAGIC_NUMBER.hex())",
+        ])
+        .output()
+        .unwrap()
+        .stdout;
+    let tag = String::from_utf8(tag).unwrap().trim().to_string();
+    let site = kept.join(format!("debug_mcp_site.{tag}.code"));
+    assert!(site.is_file() && kept.join(format!("debug_mcp_trace.{tag}.code")).is_file());
+    assert_eq!(std::fs::metadata(kept).unwrap().mode() & 0o777, 0o700);
+
+    // Code compiled in another server's directory is known as ours in this one's: a hang
+    // report shows the program's frames only.
+    // (The second run reads the hang report's module as the first kept it.)
+    let deadlock = fixture("hangs/deadlock.py");
+    for _ in 0..2 {
+        let output = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
+            .args(["run", "--timeout", "1000", "--", &python, &deadlock])
+            .env("XDG_CACHE_HOME", &cache)
+            .env("TMPDIR", &tmp.0)
+            .output()
+            .unwrap();
+        let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let threads = printed["hang"]["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), 3, "{printed}");
+        for thread in threads {
+            assert_eq!(thread["frames"][0]["file"], deadlock.as_str(), "{printed}");
+        }
+    }
+    assert!(kept.join(format!("debug_mcp_hang.{tag}.code")).is_file());
+
+    // The next server runs what is kept (here, code that says so).
+    let marked = "import sys\nsys.stderr.write('kept code ran\\n')\n";
+    let source = std::fs::read_to_string(root().join("src/python/site.py")).unwrap();
+    let write = Command::new(&python)
+        .args([
+            "-c",
+            "import marshal, sys; marshal.dump(compile(sys.argv[1], 'site', 'exec'), \
+                      open(sys.argv[2], 'wb'))",
+        ])
+        .arg(format!("{marked}{source}"))
+        .arg(&site)
+        .status()
+        .unwrap();
+    assert!(write.success());
+    assert_eq!(run(), "kept code ran\n");
+    // Not from a folder others may write: then nothing is read (and nothing kept there).
+    std::fs::set_permissions(kept, std::fs::Permissions::from_mode(0o770)).unwrap();
+    assert_eq!(run(), "");
+    std::fs::set_permissions(kept, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&ours, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(run(), "");
+    assert_eq!(tmp.names(), vec!["cache".to_string()], "no scratch directory left");
 }
