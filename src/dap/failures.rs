@@ -50,7 +50,9 @@ pub(crate) fn record<F: Flavour>(
     let caller = frames.get(1).and_then(|f| f["name"].as_str()).unwrap_or_default();
     // A subtest's Fail marks its parent failed through Fail again; a test that panicked is
     // marked failed by tRunner's recovery, then the panic goes on (recorded at its stop).
-    if at_function && (caller.contains("(*common).Fail") || caller.contains("tRunner")) {
+    // (t.Fatal's FailNow calls Fail too: that is the test's own failure.)
+    let parent_marked = caller.ends_with("(*common).Fail") || caller.contains("tRunner");
+    if at_function && parent_marked {
         return None;
     }
     let (kind, kind_type, mut message, test) = match at_function {
@@ -85,7 +87,9 @@ pub(crate) fn record<F: Flavour>(
                     }
                     go_logs.insert(key, length);
                     let logged = String::from_utf8_lossy(&logged);
-                    ("test", "t.Error".to_string(), last_log_entry(&logged), name)
+                    let kind =
+                        if caller.ends_with("(*common).FailNow") { "t.Fatal" } else { "t.Error" };
+                    ("test", kind.to_string(), last_log_entry(&logged), name)
                 }
                 false => ("panic", "panic".to_string(), String::new(), None),
             }

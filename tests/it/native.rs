@@ -892,7 +892,7 @@ fn failures_of_go_tests_rust_panics_and_c_crashes() {
         &mut server,
         json!({"command": "go test .", "cwd": go, "failures": true, "timeout": 120000}),
     );
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     let errorf = &found[0];
     assert_eq!(
         (&errorf["kind"], &errorf["test"]),
@@ -907,7 +907,14 @@ fn failures_of_go_tests_rust_panics_and_c_crashes() {
         (&json!(format!("{go}/calc_test.go")), &json!(10))
     );
     assert_eq!(frame["locals"]["got"], "7.2", "{errorf}");
-    let panic = &found[1];
+    // t.Fatalf: its FailNow calls Fail (it was taken for a subtest marking its parent).
+    let fatalf = &found[1];
+    assert_eq!(
+        (&fatalf["test"], &fatalf["message"]),
+        (&json!("TestDouble"), &json!("Total = 3.6, want 5"))
+    );
+    assert_eq!((&fatalf["type"], &fatalf["frames"][0]["line"]), (&json!("t.Fatal"), &json!(17)));
+    let panic = &found[2];
     assert_eq!((&panic["kind"], &panic["test"]), (&json!("panic"), &json!("TestShort")), "{panic}");
     assert!(panic["message"].as_str().unwrap().contains("index out of range [1]"), "{panic}");
     let frame = &panic["frames"][0];
