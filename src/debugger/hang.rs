@@ -49,6 +49,31 @@ pub(crate) fn thread_record(
     record
 }
 
+/// The threads with one stack as one record: the first of each kind, in order, says how many
+/// more are like it (`sameStack`: same process, state and own frames; its locals are its own).
+/// A hung Go test of 50 requests had 79 goroutines in four places: 125 KB said, now 6 KB.
+pub(crate) fn alike_together(threads: Vec<Value>) -> Vec<Value> {
+    let place = |t: &Value| {
+        let frames: Vec<(&Value, &Value, &Value)> = (t["frames"].as_array().into_iter().flatten())
+            .map(|f| (&f["function"], &f["file"], &f["line"]))
+            .collect();
+        let place = (&t["process"], &t["state"], &t["waiting"], &t["framesOmitted"], frames);
+        serde_json::to_string(&place).unwrap_or_default()
+    };
+    let mut together: Vec<(String, Value)> = Vec::new();
+    for thread in threads {
+        let key = place(&thread);
+        match together.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, first)) => {
+                let same = first["sameStack"].as_u64().unwrap_or(0) + 1;
+                first["sameStack"] = same.into();
+            }
+            None => together.push((key, thread)),
+        }
+    }
+    together.into_iter().map(|(_, thread)| thread).collect()
+}
+
 /// How a function name is matched.
 #[derive(Clone, Copy)]
 enum Name {
@@ -123,6 +148,31 @@ pub(crate) fn waiting_on(functions: &[&str]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_with_one_stack_are_one_record() {
+        let at = |thread: &str, line: u64, local: &str| {
+            json!({"process": 1, "thread": thread, "state": "lock",
+                   "frames": [{"function": "f", "file": "a.go", "line": line, "locals": {"i": local}}]})
+        };
+        let threads = vec![
+            at("[Go 1]", 3, "0"),
+            at("[Go 2]", 4, "1"),
+            at("[Go 3]", 3, "2"),
+            at("[Go 4]", 3, "3"),
+        ];
+        let together = alike_together(threads);
+        assert_eq!(together.len(), 2);
+        assert_eq!(
+            (&together[0]["thread"], &together[0]["sameStack"]),
+            (&json!("[Go 1]"), &json!(2))
+        );
+        assert_eq!(together[0]["frames"][0]["locals"]["i"], "0");
+        assert_eq!(
+            (&together[1]["thread"], together[1].get("sameStack")),
+            (&json!("[Go 2]"), None)
+        );
+    }
 
     #[test]
     fn waits_as_frames_say_them() {

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::call::Call;
 use crate::debugger::backend::Input;
+use crate::debugger::hang;
 use crate::debugger::script::{
     describe_processes, stopped_json, timeout_failure, Collector, Outcome, Plan, Probe, Step,
 };
@@ -126,7 +127,7 @@ impl<'a> Runs<'a> {
                 // Where it hangs, before the end kills it; `after` the command's start.
                 let started = self.deadline.checked_sub(plan.timeout).unwrap_or(self.deadline);
                 let after = started.elapsed().as_millis() as u64;
-                let threads = collector.hang(&mut self.outcome.calls);
+                let threads = hang::alike_together(collector.hang(&mut self.outcome.calls));
                 self.outcome.hang = Some(json!({"after": after, "threads": threads}));
                 self.outcome.quiet |= end == End::Quiet;
                 Ok(Some(self.close(collector, end, failures_before, call)))

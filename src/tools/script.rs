@@ -175,7 +175,8 @@ fn output() -> Value {
                     "state": {"type": "string", "description": "what it waits on (lock, channel receive, sleep, join, I/O, idle…), or running"},
                     "waiting": {"type": "array", "items": {"type": "string"}, "description": "an idle JavaScript thread: what keeps its event loop alive"},
                     "frames": {"type": "array", "items": {"type": "object"}},
-                    "framesOmitted": {"type": "integer"}}}}}},
+                    "framesOmitted": {"type": "integer"},
+                    "sameStack": {"type": "integer", "description": "more threads with these frames and state (the locals are this one's)"}}}}}},
             "stopped": {"type": "array", "description": "Processes a signal had stopped (SIGSTOP, SIGTTIN): not ended; the run waited for its timeout.", "items": {"type": "object", "properties": {
                 "pid": {"type": "integer"}, "signal": {"type": "string"}}}},
             "hitsCapped": {"type": "boolean"},

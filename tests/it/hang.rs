@@ -114,6 +114,25 @@ fn c_deadlock() {
     assert_eq!(s["signal"], 9, "{s}");
 }
 
+/// Threads waiting at the same place are one record that counts the others (five workers on
+/// one event): the answer says each place once.
+#[test]
+fn threads_at_one_place_are_said_once() {
+    let mut server = Server::initialized();
+    let file = fixture("hangs/workers.py");
+    let command = format!("{} '{file}'", python());
+    let result = server.debug_script(json!({"command": command, "hang": 1000, "timeout": 20000}));
+    let s = ok(&result);
+    let threads = s["hang"]["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2, "{s}");
+    let worker = thread_in(s, "work");
+    assert_eq!(worker["sameStack"], 4, "{s}");
+    // The locals are the listed thread's own.
+    let n = worker["thread"].as_str().unwrap().strip_prefix("worker-").unwrap();
+    assert_eq!(worker["frames"][0]["locals"]["n"], n, "{s}");
+    assert_eq!(thread_in(s, "<module>").get("sameStack"), None, "{s}");
+}
+
 /// Go (Delve): only the goroutines in the program's own code, each with what it waits on, in a
 /// program linked to libc (where Delve would read libc's separate debug information first).
 #[test]
