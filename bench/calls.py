@@ -10,9 +10,9 @@ Figures (the best of N runs each, `debug-mcp-server run` as an agent's one call)
     the default cap (200 recorded, the rest counted), and the fixed cost of any debug-script
     run (`--calls` naming no function); per interpreter (target/venv's, and a 3.12+ when
     pyenv has one). Each also through one server, as an agent calls it (`tools/call` after a
-    first call: the server keeps the tracer compiled), and the same with the functions in a
-    module the program imports (`import work`: before 3.12 its functions are compiled with the
-    calls in, where the main script is traced by sys.settrace). Target: at most 1.5x the
+    first call: the server keeps the tracer compiled), that again turn about with the program
+    alone, 4N times each (the machine's noise then falls on both), and the same with the
+    functions in a module the program imports (`import work`). Target: at most 1.5x the
     program alone.
   - Node: fixtures/calls/work.js makes 1,500 traced calls (500 lines: the callback, and two
     functions); alone and with every call recorded. Target: 1,000 calls in at most 1 s.
@@ -70,6 +70,23 @@ def served(server, arguments, runs):
     return min(times[1:]), answer.get("result", {}).get("structuredContent", {})
 
 
+def interleaved(server, words, arguments, runs):
+    """The program alone and the same through the server's debug-script, turn about, `runs`
+    times each (the machine's noise then falls on both): ((least, median) alone, (least,
+    median) traced), in ms."""
+    server.request("tools/call", {"name": "debug-script", "arguments": arguments})
+    alone, traced = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(words, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        alone.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        server.request("tools/call", {"name": "debug-script", "arguments": arguments})
+        traced.append((time.perf_counter() - start) * 1000)
+    both = [sorted(alone), sorted(traced)]
+    return [(t[0], t[len(t) // 2]) for t in both]
+
+
 def pythons():
     found = [PYTHON if os.path.exists(PYTHON) else "python3"]
     newer = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
@@ -101,6 +118,12 @@ def main():
         print("  through one server: default cap %.0f ms (%.2fx; %d calls, %d more counted); any run's fixed"
               " cost %.0f ms  [target <= 1.5x]" % (capped, capped / alone, len(answer.get("calls", [])),
                                                   sum(answer.get("callsOmitted", {}).values()), fixed))
+        (least, median), (traced_least, traced_median) = interleaved(
+            server, [python, WORK_PY], {"command": command, "calls": [{"file": WORK_PY}]}, 4 * runs)
+        print("  the same, turn about with the program alone %d times: least %.0f vs %.0f ms (%.2fx),"
+              " median %.0f vs %.0f ms (%.2fx)  [target <= 1.5x]"
+              % (4 * runs, traced_least, least, traced_least / least, traced_median, median,
+                 traced_median / median))
         # The same functions in a module the program imports (a library's, during its tests):
         # before 3.12 compiled with the calls in, not traced.
         imports = [python, "-c", "import sys; sys.path.insert(0, %r); import work" % os.path.dirname(WORK_PY)]
