@@ -31,7 +31,10 @@ pub(crate) fn thread_record(
 ) -> Value {
     let above: Vec<&str> =
         walked.iter().take_while(|w| !w.own).map(|w| w.function.as_str()).collect();
-    let state = state.or_else(|| waiting_on(&above)).unwrap_or("running");
+    let state = state
+        .or_else(|| waiting_on(&above))
+        .or_else(|| walked.iter().find(|w| w.own).filter(|_| !above.is_empty()).and_then(called_at))
+        .unwrap_or("running");
     let own: Vec<usize> =
         (0..walked.len()).filter(|&i| walked[i].own).take(FAILURE_FRAMES).collect();
     let frames: Vec<Value> = own
@@ -72,6 +75,23 @@ pub(crate) fn alike_together(threads: Vec<Value>) -> Vec<Value> {
         }
     }
     together.into_iter().map(|(_, thread)| thread).collect()
+}
+
+/// What a thread waits on, from the functions its own frame's line calls (`pthread_join(t,
+/// NULL)`, `handle.join()`): for a thread inside calls whose names say nothing (a library
+/// without its symbols: lldb names glibc's internal functions `___lldb_unnamed_symbol…`).
+fn called_at(frame: &Walked) -> Option<&'static str> {
+    let text = std::fs::read_to_string(frame.file.as_ref()?).ok()?;
+    let line = text.lines().nth(usize::try_from(frame.line).ok()?.checked_sub(1)?)?;
+    let name_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | ':' | '.');
+    let called: Vec<&str> = (line.match_indices('(').map(|(at, _)| {
+        let before = &line[..at];
+        let start = before.rfind(|c: char| !name_char(c)).map_or(0, |i| i + 1);
+        &before[start..]
+    }))
+    .filter(|name| !name.is_empty())
+    .collect();
+    waiting_on(&called)
 }
 
 /// How a function name is matched.
@@ -148,6 +168,28 @@ pub(crate) fn waiting_on(functions: &[&str]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_says_what_unnamed_calls_wait_on() {
+        let test = crate::scratch::TestDir::new("hang-line");
+        let file = test.0.join("a.c");
+        std::fs::write(&file, "int main() {\n  pthread_join(t1, NULL);\n  x = f(y);\n}\n").unwrap();
+        let at = |line| Walked {
+            function: "main".into(),
+            file: Some(file.display().to_string()),
+            line,
+            own: true,
+        };
+        assert_eq!(called_at(&at(2)), Some("join"));
+        assert_eq!(called_at(&at(3)), None);
+        let unnamed = Walked { own: false, file: None, ..at(0) };
+        let unnamed = Walked { function: "___lldb_unnamed_symbol3517".into(), ..unnamed };
+        let record = thread_record(1, "main", &[unnamed.clone(), at(2)], None, &mut |_| json!({}));
+        assert_eq!(record["state"], "join");
+        // A thread in its own code runs, whatever its line calls.
+        let record = thread_record(1, "main", &[at(2)], None, &mut |_| json!({}));
+        assert_eq!(record["state"], "running");
+    }
 
     #[test]
     fn threads_with_one_stack_are_one_record() {

@@ -15,6 +15,7 @@ pub(crate) mod functions;
 mod go;
 mod remote;
 mod suite;
+mod symbols;
 mod values;
 
 use std::borrow::Cow;
@@ -31,7 +32,7 @@ use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
 
 pub(crate) use config::Configured;
-use values::{rust_formatters, typed_text};
+use values::typed_text;
 
 /// How long an adapter may take to listen on its TCP port (Delve builds the program first).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -159,8 +160,9 @@ impl Native {
             _ => "c".into(),
         };
         let mut arguments = arguments;
-        if kind == Some(Binary::Rust) && lldb.is_some() {
-            arguments["initCommands"] = rust_formatters().into();
+        if lldb.is_some() {
+            arguments["initCommands"] =
+                symbols::init_commands(program, kind == Some(Binary::Rust)).into();
         }
         let adapter = match &lldb {
             Some(lldb) => Profile::lldb(lldb, arguments),
@@ -212,9 +214,7 @@ impl Native {
             let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap",
                 "request": "attach", "pid": pid, "program": program});
             let rust = binary_kind(&exe) == Some(Binary::Rust);
-            if rust {
-                arguments["initCommands"] = rust_formatters().into();
-            }
+            arguments["initCommands"] = symbols::init_commands(&exe, rust).into();
             let language = language.map(String::from);
             let language = language.unwrap_or_else(|| if rust { "rust" } else { "c" }.into());
             Profile { language, ..Profile::lldb(&adapter, arguments) }
@@ -408,9 +408,7 @@ fn lldb(
     let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap", "request": "launch",
         "program": program, "args": args, "cwd": cwd_of(command),
         "env": env_list(command), "stopOnEntry": false});
-    if rust {
-        arguments["initCommands"] = rust_formatters().into();
-    }
+    arguments["initCommands"] = symbols::init_commands(Path::new(&program), rust).into();
     let language = language.filter(|l| l != "lldb").unwrap_or_else(|| {
         let by_file = files.iter().find_map(|f| match Path::new(f).extension()?.to_str()? {
             "rs" => Some("rust"),

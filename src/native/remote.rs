@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{binary_kind, lldb_dap, not_installed, rust_formatters, Binary, Native, Profile};
+use super::{binary_kind, lldb_dap, not_installed, Binary, Native, Profile};
 use crate::debugger::model::PathMapping;
 use crate::debugger::Failure;
 
@@ -41,9 +41,8 @@ impl Native {
         let mut arguments = json!({"name": "debug-mcp", "type": "lldb-dap", "request": "attach",
             "program": program.display().to_string(), "gdb-remote-port": port,
             "gdb-remote-hostname": host, "sourceMap": source_map});
-        if binary_kind(program) == Some(Binary::Rust) {
-            arguments["initCommands"] = rust_formatters().into();
-        }
+        let rust = binary_kind(program) == Some(Binary::Rust);
+        arguments["initCommands"] = super::symbols::init_commands(program, rust).into();
         let profile = Profile {
             language: language.to_string(),
             request: "attach",
