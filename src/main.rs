@@ -92,7 +92,7 @@ Example:
 ";
 
 /// What the server leaves when it ends: our Python modules' compiled code kept for the next
-/// server (`python/kept.rs`), and no scratch directory.
+/// server (`python/helpers.rs`), and no scratch directory.
 fn end_scratch() {
     python::keep_compiled();
     scratch::remove();

@@ -5,13 +5,12 @@
 //! adapter takes, and the ways both share (scope names, runpy's frames, `repr` values,
 //! logpoint messages that do not say whose they are).
 
-mod kept;
+mod helpers;
 mod own;
 pub(crate) mod trace;
 
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
@@ -23,33 +22,8 @@ use crate::debugger::session::clip;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
-
-const PROBE: &str = include_str!("probe.py");
-const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
-const SITE: &str = include_str!("site.py");
-const TRACE: &str = include_str!("trace.py");
-const RUN: &str = include_str!("run.py");
-const PYTEST_PLUGIN: &str = include_str!("pytest_plugin.py");
-const HANG: &str = include_str!("hang.py");
-const CALLS: &str = include_str!("calls.py");
-const SYNTAX: &str = include_str!("syntax.py");
-const SESSION: &str = include_str!("session.py");
-const STOPS: &str = include_str!("stops.py");
-
-/// Our Python files by the names they have in the helper directory.
-const HELPERS: [(&str, &str); 11] = [
-    ("debug_mcp_probe.py", PROBE),
-    ("sitecustomize.py", SITECUSTOMIZE),
-    ("debug_mcp_site.py", SITE),
-    ("debug_mcp_trace.py", TRACE),
-    ("debug_mcp_run.py", RUN),
-    ("debug_mcp_pytest.py", PYTEST_PLUGIN),
-    ("debug_mcp_hang.py", HANG),
-    ("debug_mcp_calls.py", CALLS),
-    ("debug_mcp_syntax.py", SYNTAX),
-    ("debug_mcp_session.py", SESSION),
-    ("debug_mcp_stops.py", STOPS),
-];
+use helpers::PROBE;
+pub(crate) use helpers::{helper_dir, keep_compiled};
 
 /// What `launch` runs: a script or a module, with its arguments.
 #[derive(Debug, PartialEq)]
@@ -244,38 +218,6 @@ pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
         SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
     })?;
     Ok(Adapter { program, helpers, python, process, client: Client::new(stdin, stdout) })
-}
-
-/// The helper directory made, if it was.
-static HELPER_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// The directory holding the probe and sitecustomize.py, written once per server in its
-/// scratch directory (where no one else can have put a module of their own first), with the
-/// code of our modules compiled by an earlier server, where one kept it (`kept.rs`).
-pub(crate) fn helper_dir() -> Result<PathBuf, String> {
-    let mut made = HELPER_DIR.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(dir) = made.as_ref() {
-        return Ok(dir.clone());
-    }
-    let dir = crate::scratch::private_dir("python")
-        .and_then(|dir| {
-            for (name, text) in HELPERS {
-                fs::write(dir.join(name), text)?;
-            }
-            Ok(dir)
-        })
-        .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;
-    kept::bring(&dir, &HELPERS);
-    *made = Some(dir.clone());
-    Ok(dir)
-}
-
-/// Keeps the code of our modules compiled during this server for the next (when the server
-/// ends, before its scratch directory goes).
-pub(crate) fn keep_compiled() {
-    if let Some(dir) = HELPER_DIR.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-        kept::keep(dir, &HELPERS);
-    }
 }
 
 /// An expression that puts the probe into the program it is evaluated in and gives the

@@ -8,7 +8,7 @@ import os
 def load_own(name):
     """Imports debug-mcp's module `name` from this directory, its code compiled once per server
     and Python version and kept here (marshal), where no one else writes (the server keeps it
-    in the user's cache for the next, `kept.rs`)."""
+    in the user's cache for the next, `helpers.rs`)."""
     import marshal
     import sys
 
