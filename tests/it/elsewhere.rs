@@ -6,11 +6,20 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::need::npm_packages;
 use crate::session::running;
 use crate::{assert_no_debuggee, eventually, fixture, tag, tool, Program, Server};
+
+/// `debug-launch` with `arguments`, which stops the attached program in the local `file`: the
+/// state.
+fn paused_in(server: &mut Server, arguments: Value, file: &str) -> Value {
+    let state = tool(server, "debug-launch", arguments);
+    assert_eq!(state["state"], "paused", "{state}");
+    assert_eq!(state["location"]["file"], file, "{state}");
+    state
+}
 
 /// A Node program run from a copy of its files elsewhere (as a container sees `/app`),
 /// attached to with `pathMappings`: a breakpoint in the local file stops it, and the stop, its
@@ -26,14 +35,9 @@ fn attach_with_path_mappings_to_a_node_program_run_elsewhere() {
     let mut command = Command::new("node");
     command.arg("--inspect-brk=127.0.0.1:0").arg(app.join("hang.js")).env("DMCP_TAG", &tag);
     let (program, url) = running(&mut command);
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"url": url, "breakpoints": [{"file": fixture("hang.js"), "line": 5}],
-               "pathMappings": [{"remote": remote, "local": "fixtures"}]}),
-    );
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("hang.js"), "{state}");
+    let arguments = json!({"url": url, "breakpoints": [{"file": fixture("hang.js"), "line": 5}],
+                           "pathMappings": [{"remote": remote, "local": "fixtures"}]});
+    paused_in(&mut server, arguments, &fixture("hang.js"));
     let stack = tool(&mut server, "debug-stack", json!({}));
     assert_eq!(stack["frames"][0]["file"], fixture("hang.js"), "{stack}");
     tool(&mut server, "debug-stop", json!({}));
@@ -66,13 +70,9 @@ fn attach_to_a_node_program_run_elsewhere_guesses_the_mapping() {
     let mut command = Command::new("node");
     command.arg("--inspect-brk=127.0.0.1:0").arg(app.join("remote.js")).env("DMCP_TAG", &tag);
     let (program, url) = running(&mut command);
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"url": url, "breakpoints": [{"file": fixture("remote.js"), "line": 10}]}),
-    );
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("remote.js"), "{state}");
+    let arguments =
+        json!({"url": url, "breakpoints": [{"file": fixture("remote.js"), "line": 10}]});
+    let state = paused_in(&mut server, arguments, &fixture("remote.js"));
     let fixtures =
         std::path::Path::new(&fixture("remote.js")).parent().unwrap().display().to_string();
     assert_eq!(
@@ -207,13 +207,9 @@ fn a_node_program_in_its_own_mount_namespace_is_debugged_from_here() {
     let command = "node --inspect-brk=127.0.0.1:0 remote.js";
     let Some((program, url)) = in_namespace(&root, &setup, command, &tag) else { return };
     let mut server = Server::initialized();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"url": url, "cwd": "fixtures", "breakpoints": [{"file": "remote.js", "line": 10}]}),
-    );
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("remote.js"), "{state}");
+    let arguments =
+        json!({"url": url, "cwd": "fixtures", "breakpoints": [{"file": "remote.js", "line": 10}]});
+    let state = paused_in(&mut server, arguments, &fixture("remote.js"));
     let fixtures = Path::new(&fixture("remote.js")).parent().unwrap().display().to_string();
     let remote = format!("{}/app", root.display());
     assert_eq!(
@@ -250,13 +246,9 @@ fn a_deno_program_in_its_own_mount_namespace_is_debugged_from_here() {
         format!("'{}' run --inspect-brk=127.0.0.1:0 orders.ts", fixture("node_modules/.bin/deno"));
     let Some((program, url)) = in_namespace(&root, &setup, &command, &tag) else { return };
     let mut server = Server::initialized();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"url": url, "breakpoints": [{"file": fixture("deno/orders.ts"), "line": 13}]}),
-    );
-    assert_eq!(state["state"], "paused", "{state}");
-    assert_eq!(state["location"]["file"], fixture("deno/orders.ts"), "{state}");
+    let arguments =
+        json!({"url": url, "breakpoints": [{"file": fixture("deno/orders.ts"), "line": 13}]});
+    let state = paused_in(&mut server, arguments, &fixture("deno/orders.ts"));
     assert_eq!(state["location"]["line"], 13, "{state}");
     assert_eq!(state["pathMappings"][0]["remote"], format!("{}/app", root.display()), "{state}");
     let state = tool(&mut server, "debug-continue", json!({"step": "into"}));
