@@ -94,8 +94,7 @@ pub(crate) fn kept_dir(name: &str, make: bool) -> Option<PathBuf> {
 
 /// A real directory of this user's that only this user may write.
 fn only_ours(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir)
-        .is_ok_and(|m| m.is_dir() && m.uid() == sys::effective_uid() && m.mode() & 0o022 == 0)
+    std::fs::symlink_metadata(dir).is_ok_and(|m| our_dir(&m, 0o022))
 }
 
 /// Marks `kept` (a [`kept_dir`]) used now, and removes its siblings named `prefix…` (other
@@ -108,8 +107,7 @@ pub(crate) fn prune_kept(kept: &Path, prefix: &str, unused: std::time::Duration)
     for entry in entries.flatten() {
         let path = entry.path();
         let stale = std::fs::symlink_metadata(&path).is_ok_and(|m| {
-            m.is_dir()
-                && m.uid() == sys::effective_uid()
+            our_dir(&m, 0)
                 && m.modified().is_ok_and(|t| now.duration_since(t).unwrap_or_default() > unused)
         });
         if path != kept && stale && entry.file_name().to_string_lossy().starts_with(prefix) {
@@ -141,11 +139,16 @@ fn make(parent: &Path) -> io::Result<PathBuf> {
     Err(last.unwrap_or_else(|| io::Error::other("no name was free")))
 }
 
+/// Whether `metadata` (not followed through a symlink) is a directory of this user's with none
+/// of the permission bits `others` (0o077: no one else may enter it; 0o022: write it).
+fn our_dir(metadata: &std::fs::Metadata, others: u32) -> bool {
+    metadata.is_dir() && metadata.uid() == sys::effective_uid() && metadata.mode() & others == 0
+}
+
 /// A directory (not a symlink) of this user's that no one else may read, write or enter.
 fn check_private(dir: &Path) -> io::Result<()> {
     let metadata = std::fs::symlink_metadata(dir)?;
-    if !metadata.is_dir() || metadata.uid() != sys::effective_uid() || metadata.mode() & 0o077 != 0
-    {
+    if !our_dir(&metadata, 0o077) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!("{} is not a private directory of this user's", dir.display()),
@@ -172,8 +175,7 @@ fn remove_stale_in(parent: &Path) {
             continue;
         }
         let path = entry.path();
-        let ours = std::fs::symlink_metadata(&path)
-            .is_ok_and(|m| m.is_dir() && m.uid() == sys::effective_uid());
+        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| our_dir(&m, 0));
         if ours {
             log::debug(format_args!("removing {} (its server, {pid}, is gone)", path.display()));
             if let Err(e) = std::fs::remove_dir_all(&path) {

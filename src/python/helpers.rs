@@ -72,7 +72,7 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
             Ok(dir)
         })
         .map_err(|e| format!("cannot write debug-mcp's Python helpers: {e}"))?;
-    bring(&dir, &HELPERS);
+    bring(&dir);
     *made = Some(dir.clone());
     Ok(dir)
 }
@@ -81,7 +81,7 @@ pub(crate) fn helper_dir() -> Result<PathBuf, String> {
 /// ends, before its scratch directory goes).
 pub(crate) fn keep_compiled() {
     if let Some(dir) = HELPER_DIR.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-        keep(dir, &HELPERS);
+        keep(dir);
     }
 }
 
@@ -89,8 +89,8 @@ pub(crate) fn keep_compiled() {
 const UNUSED: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Copies the kept code into `helpers` (the scratch helper directory just written).
-fn bring(helpers: &Path, sources: &[(&str, &str)]) {
-    let Some(kept) = folder(sources, false) else { return };
+fn bring(helpers: &Path) {
+    let Some(kept) = folder(false) else { return };
     for file in compiled(&kept) {
         if let Err(e) = fs::copy(kept.join(&file), helpers.join(&file)) {
             log::debug(format_args!("kept Python code {}: {e}", file.display()));
@@ -99,12 +99,12 @@ fn bring(helpers: &Path, sources: &[(&str, &str)]) {
 }
 
 /// Keeps the code compiled in `helpers` that is not kept yet.
-fn keep(helpers: &Path, sources: &[(&str, &str)]) {
+fn keep(helpers: &Path) {
     let made = compiled(helpers);
     if made.is_empty() {
         return;
     }
-    let Some(kept) = folder(sources, true) else { return };
+    let Some(kept) = folder(true) else { return };
     for file in made {
         if kept.join(&file).exists() {
             continue;
@@ -134,8 +134,8 @@ fn compiled(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// This version's folder (`make`: made where missing), when it is safe to use.
-fn folder(sources: &[(&str, &str)], make: bool) -> Option<PathBuf> {
-    scratch::kept_dir(&format!("python-{:016x}", fingerprint(sources)), make)
+fn folder(make: bool) -> Option<PathBuf> {
+    scratch::kept_dir(&format!("python-{:016x}", fingerprint(&HELPERS)), make)
 }
 
 /// FNV-1a of the version and every module's name and text.
