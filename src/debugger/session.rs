@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::debugger::backend::{Backend, Happening, Input};
 use crate::debugger::model::{
-    trace_text, Action, BreakpointSpec, Exception, Reason, Resolution, Stop, VariablesQuery,
+    trace_text, Action, BreakpointSpec, Exception, Reason, Stop, VariablesQuery,
 };
 use crate::debugger::model::{LaunchSpec, VALUE_PREVIEW};
 use crate::debugger::{Code, Failure};
@@ -25,6 +25,9 @@ use crate::log;
 use crate::process::{self, Exit, Output};
 use crate::shell::CommandLine;
 use crate::thread::JoinOnDrop;
+use breakpoints::{UserBreakpoint, Watchpoint};
+
+mod breakpoints;
 
 /// Lines of source shown on each side of the current line.
 const CONTEXT: usize = 2;
@@ -322,25 +325,6 @@ enum State<P> {
     Running,
     Paused { reason: &'static str, stop: Box<Stop<P>> },
     Exited(Exit),
-}
-
-/// A breakpoint of the session: what was asked, and how often it was hit. Where it landed is
-/// the backend's to say ([`Backend::resolution`]).
-struct UserBreakpoint {
-    id: String,
-    spec: BreakpointSpec,
-    hits: u64,
-}
-
-/// A watchpoint of the session (numbered with the breakpoints): what it watches, the
-/// expression that reads it anywhere, and its value when last seen.
-struct Watchpoint {
-    id: String,
-    expression: String,
-    access: String,
-    read: String,
-    value: Value,
-    hits: u64,
 }
 
 /// One turn's reason to act.
@@ -666,123 +650,6 @@ impl<B: Backend> Actor<B> {
             }
         };
         let _ = reply.send(answer);
-    }
-
-    /// Places a breakpoint; answers its description.
-    fn add_breakpoint(&mut self, spec: BreakpointSpec) -> Reply {
-        let id = (self.next_breakpoint + 1).to_string();
-        self.backend.set_breakpoint(&id, &spec)?;
-        self.next_breakpoint += 1;
-        self.breakpoints.push(UserBreakpoint { id, spec, hits: 0 });
-        let user = self.breakpoints.last().expect("just added");
-        Ok(self.breakpoint_json(user, self.backend.undebugged().describe().as_deref()))
-    }
-
-    /// Watches what `expression` names in the paused top frame: the backend arms a data
-    /// breakpoint on its address, and each stop it causes says the old and new value.
-    fn add_watchpoint(&mut self, expression: String, access: String) -> Reply {
-        let State::Paused { stop, .. } = &self.state else {
-            return Err(Failure::new(
-                Code::Running,
-                format!(
-                    "a watchpoint is set while the program is paused (the expression is read in \
-                     the paused frame): stop session {} at a breakpoint or pause it first (debug-continue with `pause: true`)",
-                    self.id
-                ),
-            ));
-        };
-        let id = (self.next_breakpoint + 1).to_string();
-        let read = self.backend.set_watchpoint(&id, &expression, &access, &stop.paused)?;
-        let value = self.backend.evaluate(Some(&stop.paused), &read, 0, WATCH_CHARS)?;
-        self.next_breakpoint += 1;
-        let answer = json!({"sessionId": self.id, "breakpointId": id, "data": expression,
-                            "access": access, "verified": true, "value": value});
-        self.watchpoints.push(Watchpoint { id, expression, access, read, value, hits: 0 });
-        Ok(answer)
-    }
-
-    /// At a watchpoint stop: which watchpoints saw their value change (or, reading, were
-    /// read), with the old and new values; their ids become the stop's hits.
-    fn watchpoints_hit(&mut self, stop: &mut Stop<B::Paused>) {
-        self.watched.clear();
-        for watch in &mut self.watchpoints {
-            let now = self.backend.evaluate(Some(&stop.paused), &watch.read, 0, WATCH_CHARS);
-            let now = now.unwrap_or_else(|f| json!({"type": "error", "value": f.message()}));
-            if now == watch.value && watch.access == "write" {
-                continue;
-            }
-            watch.hits += 1;
-            stop.hits.push(watch.id.clone());
-            let old = std::mem::replace(&mut watch.value, now.clone());
-            self.watched.push(json!({"breakpointId": watch.id, "expression": watch.expression,
-                                     "old": old, "new": now}));
-        }
-    }
-
-    fn remove_breakpoint(&mut self, id: &str) -> Reply {
-        if let Some(index) = self.watchpoints.iter().position(|w| w.id == id) {
-            self.backend.remove_watchpoint(id)?;
-            self.watchpoints.remove(index);
-            return Ok(json!({"sessionId": self.id, "removed": id}));
-        }
-        let Some(index) = self.breakpoints.iter().position(|b| b.id == id) else {
-            let mut known: Vec<&str> = self.breakpoints.iter().map(|b| b.id.as_str()).collect();
-            known.extend(self.watchpoints.iter().map(|w| w.id.as_str()));
-            return Err(Failure::new(
-                Code::NoBreakpoint,
-                format!(
-                    "no breakpoint {id} in session {}: its breakpoints are [{}]",
-                    self.id,
-                    known.join(", ")
-                ),
-            ));
-        };
-        self.breakpoints.remove(index);
-        self.backend.remove_breakpoint(id)?;
-        Ok(json!({"sessionId": self.id, "removed": id}))
-    }
-
-    /// `undebugged`: what the program ran outside the debugger so far, described.
-    fn breakpoint_json(&self, user: &UserBreakpoint, undebugged: Option<&str>) -> Value {
-        let Resolution { resolved, generated, reason } = self.backend.resolution(&user.id);
-        let spec = &user.spec;
-        let mut json = json!({"breakpointId": user.id, "file": spec.file.display().to_string(),
-            "line": spec.line, "verified": !resolved.is_empty(), "hits": user.hits});
-        if let Some(column) = spec.column {
-            json["column"] = column.into();
-        }
-        if let Some(condition) = &spec.condition {
-            json["condition"] = condition.as_str().into();
-        }
-        if let Some(message) = &spec.log_message {
-            json["logMessage"] = message.as_str().into();
-        }
-        if !generated.is_empty() {
-            json["generated"] = generated.into();
-        }
-        if resolved.is_empty() {
-            let reason = match undebugged {
-                Some(what) => format!(
-                    "not bound in the process debug-mcp started; the program also ran {what} \
-                     outside the debugger: if the file runs there, its hits are not seen"
-                ),
-                None => reason.unwrap_or_else(|| "not bound yet".into()),
-            };
-            json["reason"] = reason.into();
-        }
-        json["resolved"] = resolved.into();
-        json
-    }
-
-    fn breakpoints_json(&self) -> Vec<Value> {
-        let undebugged = self.backend.undebugged().describe();
-        let breakpoints =
-            self.breakpoints.iter().map(|b| self.breakpoint_json(b, undebugged.as_deref()));
-        let watchpoints = self.watchpoints.iter().map(|w| {
-            json!({"breakpointId": w.id, "data": w.expression, "access": w.access,
-                   "verified": true, "hits": w.hits, "value": w.value})
-        });
-        breakpoints.chain(watchpoints).collect()
     }
 
     /// `debug-threads`: the threads, which one the stop is in; `select` moves the stop's view
