@@ -270,6 +270,32 @@ fn owned() -> std::sync::MutexGuard<'static, BTreeMap<u32, usize>> {
     OWNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Runs a helper command to its end (`go list`, `cargo build`, `rustc --print`) and collects
+/// its output, as `Command::output` does, with its stdin closed. It is one of the server's
+/// owned children while it runs, so the reaping of adopted orphans leaves it to this wait.
+pub(crate) fn output_of(command: &mut Command) -> io::Result<std::process::Output> {
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut owned = owned();
+    let child = command.spawn()?;
+    let pid = child.id();
+    *owned.entry(pid).or_default() += 1;
+    drop(owned);
+    let output = child.wait_with_output();
+    disown(pid);
+    output
+}
+
+/// A child the server owned has been waited for: its pid may be an adopted orphan's next.
+fn disown(pid: u32) {
+    let mut owned = owned();
+    if let Some(count) = owned.get_mut(&pid) {
+        *count -= 1;
+        if *count == 0 {
+            owned.remove(&pid);
+        }
+    }
+}
+
 /// A process the debuggee started (directly or not), as seen while it ran.
 #[derive(Clone, Debug)]
 pub(crate) struct Descendant {
@@ -736,14 +762,7 @@ fn watch(child: Child, exit_tx: &Sender<Exit>, stop: &AtomicI32) {
             sys::Waited::Gone => break Exit { code: None, signal: None },
         }
     };
-    let mut owned = owned();
-    if let Some(count) = owned.get_mut(&child.id()) {
-        *count -= 1;
-        if *count == 0 {
-            owned.remove(&child.id());
-        }
-    }
-    drop(owned);
+    disown(child.id());
     let _ = exit_tx.send(exit);
 }
 

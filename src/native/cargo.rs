@@ -149,7 +149,7 @@ pub(super) fn build(command: &CommandLine) -> Result<Programs, Failure> {
         cargo.current_dir(cwd);
     }
     cargo.envs(command.env.iter().map(|(k, v)| (k, v)));
-    let output = cargo.stdin(std::process::Stdio::null()).output().map_err(|e| {
+    let output = crate::process::output_of(&mut cargo).map_err(|e| {
         Failure::new(Code::CommandNotFound, format!("cannot run `{}`: {e}", command.words[0]))
     })?;
     if !output.status.success() {

@@ -98,15 +98,14 @@ pub(super) fn list(
     env: &[(String, String)],
 ) -> Result<Vec<Package>, String> {
     let format = "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}\t{{join .Deps \" \"}}";
-    let output = std::process::Command::new("go")
-        .args(["list", "-test", "-e", "-f", format])
+    let mut go = std::process::Command::new("go");
+    go.args(["list", "-test", "-e", "-f", format])
         .args(build_flags.iter().filter(|f| f.starts_with("-tags")))
         .args(patterns)
         .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `go list`: {e}"))?;
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let output =
+        crate::process::output_of(&mut go).map_err(|e| format!("cannot run `go list`: {e}"))?;
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
         return Err(format!("`go list {}` failed: {}", patterns.join(" "), said.trim()));
@@ -142,13 +141,11 @@ pub(super) fn list(
 
 /// The import path of the package in `dir`, when it is not among those listed.
 pub(super) fn import_path(dir: &std::path::Path, env: &[(String, String)]) -> Option<String> {
-    let output = std::process::Command::new("go")
-        .args(["list", "-f", "{{.ImportPath}}", "."])
+    let mut go = std::process::Command::new("go");
+    go.args(["list", "-f", "{{.ImportPath}}", "."])
         .current_dir(dir)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .ok()?;
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    let output = crate::process::output_of(&mut go).ok()?;
     let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
     (output.status.success() && !path.is_empty()).then_some(path)
 }

@@ -362,7 +362,8 @@ fn lldb_dap() -> Option<String> {
 
 /// gdb's major version, when gdb is on PATH.
 fn gdb_version() -> Option<u32> {
-    let output = std::process::Command::new("gdb").arg("--version").output().ok()?;
+    let output =
+        crate::process::output_of(std::process::Command::new("gdb").arg("--version")).ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     let first = text.lines().next()?;
     let version = first.split_whitespace().last()?;

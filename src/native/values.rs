@@ -97,7 +97,8 @@ const RUST_LLDB: &str = include_str!("rust_lldb.py");
 /// lldb commands that load rustc's formatters (`String`, `Vec`, `HashMap` contents), quietly,
 /// with our fixes to them (written once per server in its scratch directory).
 pub(super) fn rust_formatters() -> Vec<String> {
-    let Ok(output) = std::process::Command::new("rustc").args(["--print", "sysroot"]).output()
+    let Ok(output) =
+        crate::process::output_of(std::process::Command::new("rustc").args(["--print", "sysroot"]))
     else {
         return Vec::new();
     };
