@@ -17,7 +17,8 @@ Figures (the best of N runs each, `debug-mcp-server run` as an agent's one call)
   - Node: fixtures/calls/work.js makes 1,500 traced calls (500 lines: the callback, and two
     functions); alone and with every call recorded. Target: 1,000 calls in at most 1 s.
   - A hang report: a program that sleeps, run with `--timeout 1000`; the time past the
-    timeout. Target: at most 300 ms.
+    timeout; and an idle Node program with two pending awaits (`--timeout 3000`, found by a heap
+    snapshot taken ahead). Target: at most 300 ms.
 Nothing here asserts: CI machines are noisy.
 """
 
@@ -147,6 +148,12 @@ def main():
     node_report, _ = best(run + ["--timeout", "1000", "--", "node", "-e", "setInterval(() => {}, 1000)"], runs)
     print("Hang report past a 1,000 ms timeout: Python %.0f ms, Node %.0f ms  [target <= 300 ms]"
           % (report - 1000, node_report - 1000))
+    # An idle Node process with two async functions waiting: their awaits come from a heap
+    # snapshot taken a second before the timeout; the report itself re-reads them.
+    awaits, out = best(run + ["--timeout", "3000", "--", "node", os.path.join(ROOT, "fixtures", "hangs", "awaits.js")], runs)
+    found = len(json.loads(out)["hang"]["threads"][0].get("awaiting", [])) if out else 0
+    print("Hang report past a 3,000 ms timeout, Node idle with %d pending awaits: %.0f ms  [target <= 300 ms]"
+          % (found, awaits - 3000))
     # Compiled programs, where their debuggers are installed: C's deadlock under lldb-dap, and
     # a Go program of three goroutines under Delve (each timeout counts the adapter's start).
     scratch = os.path.join(ROOT, "target", "bench-hangs")

@@ -376,10 +376,11 @@ pub(crate) fn locals(frame: &Value, read: &mut dyn FnMut(&str, Value) -> Option<
 
 /// A value as one short line: a string quoted, anything else as the debugger shows it.
 pub(crate) fn preview_text(remote: &Value) -> String {
-    match preview::compact(remote).1 {
-        Value::String(s) if remote["type"] == "string" => Value::String(s).to_string(),
-        Value::String(s) => s,
-        other => other.to_string(),
+    match preview::compact(remote) {
+        (kind, Value::Null) if kind == "undefined" => kind,
+        (_, Value::String(s)) if remote["type"] == "string" => Value::String(s).to_string(),
+        (_, Value::String(s)) => s,
+        (_, other) => other.to_string(),
     }
 }
 

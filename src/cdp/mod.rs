@@ -17,6 +17,7 @@ pub(crate) mod breakpoints;
 pub(crate) mod failures;
 pub(crate) mod follow;
 pub(crate) mod functions;
+pub(crate) mod heap;
 pub(crate) mod instrument;
 pub(crate) mod maps;
 pub(crate) mod preview;

@@ -45,6 +45,7 @@ use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit};
 
+mod awaits;
 mod calls;
 mod hang;
 mod unhit;
@@ -156,6 +157,8 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         unreachable: None,
         calls: calls::Recorded::default(),
         parsed: 0,
+        awaits: BTreeMap::new(),
+        held: crossbeam_channel::unbounded(),
     };
     let started = run
         .setup(client, top, program)
@@ -290,6 +293,11 @@ struct Run<'a> {
     calls: calls::Recorded,
     /// Scripts parsed so far: loading code is doing something (`hang`).
     parsed: u64,
+    /// Each idle thread's suspended async functions, found looking ahead (`awaits.rs`).
+    awaits: BTreeMap<Origin, Vec<awaits::Held>>,
+    /// Events that came while the run looked ahead, in order: they are handled before any
+    /// newer one.
+    held: (Sender<Event>, Receiver<Event>),
 }
 
 impl Run<'_> {
@@ -870,12 +878,12 @@ impl Run<'_> {
                 }
             }
             "Debugger.scriptParsed" => {
-                self.parsed += 1;
+                let url = event.params["url"].as_str().unwrap_or_default();
+                self.parsed += u64::from(url != hang::CHECK_URL);
                 target.scripts.on_parsed(&event.params);
                 if self.traces_calls() {
                     self.script_parsed(&origin, &event.params);
                 }
-                let url = event.params["url"].as_str().unwrap_or_default();
                 if let Some(site) = self.plan.failures.and_then(|_| FailSite::of(url)) {
                     self.watch_fail_site(&origin, site, &event.params["scriptId"]);
                 }
@@ -1005,7 +1013,10 @@ impl Collector for Run<'_> {
 
     fn inputs(&self) -> Inputs<Event> {
         Inputs {
-            events: self.events.clone(),
+            events: match self.held.1.is_empty() {
+                true => self.events.clone(),
+                false => self.held.1.clone(),
+            },
             exited: self.exited.clone(),
             tick: self.nudge.clone(),
             more: crossbeam_channel::never(),
@@ -1113,6 +1124,10 @@ impl Collector for Run<'_> {
 
     fn hang(&mut self, _calls: &mut Calls) -> Vec<Value> {
         self.where_it_hangs()
+    }
+
+    fn look_ahead(&mut self, until: Instant) {
+        self.look_ahead_awaits(until);
     }
 
     fn calls(&mut self, calls: &mut Calls) {

@@ -57,10 +57,14 @@ pub(crate) fn thread_record(
 /// A hung Go test of 50 requests had 79 goroutines in four places: 125 KB said, now 6 KB.
 pub(crate) fn alike_together(threads: Vec<Value>) -> Vec<Value> {
     let place = |t: &Value| {
-        let frames: Vec<(&Value, &Value, &Value)> = (t["frames"].as_array().into_iter().flatten())
-            .map(|f| (&f["function"], &f["file"], &f["line"]))
-            .collect();
-        let place = (&t["process"], &t["state"], &t["waiting"], &t["framesOmitted"], frames);
+        let places = |frames: &Value| -> Vec<(Value, Value, Value)> {
+            (frames.as_array().into_iter().flatten())
+                .map(|f| (f["function"].clone(), f["file"].clone(), f["line"].clone()))
+                .collect()
+        };
+        let (frames, awaiting) = (places(&t["frames"]), places(&t["awaiting"]));
+        let place =
+            (&t["process"], &t["state"], &t["waiting"], &t["framesOmitted"], frames, awaiting);
         serde_json::to_string(&place).unwrap_or_default()
     };
     let mut together: Vec<(String, Value)> = Vec::new();

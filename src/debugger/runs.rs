@@ -29,6 +29,13 @@ const OUTPUT_BYTES: usize = 2 * TAIL_BYTES;
 const QUIET_CHECK_MIN: Duration = Duration::from_millis(20);
 const QUIET_CHECK_MAX: Duration = Duration::from_millis(500);
 
+/// How long before a hang would be said the collector looks ahead (`Collector::look_ahead`):
+/// a third of the timeout (or of `hang`), at most this.
+const LOOK_AHEAD_MAX: Duration = Duration::from_secs(2);
+
+/// Looks ahead in one run at most this often (each may stall the program while it looks).
+const LOOKS: usize = 3;
+
 /// Why collecting stopped.
 #[derive(Clone, Copy, PartialEq)]
 enum End {
@@ -305,15 +312,36 @@ fn collect<C: Collector>(
         c.activity() + o.results.len() as u64 + o.failures.len() as u64 + o.more_failures + calls
     };
     let mut last = (activity(collector, outcome), Instant::now());
+    // Some of where a program hangs takes long to find: the collector looks ahead once the
+    // deadline (or the end of a quiet stretch) is near, each quiet stretch once.
+    let lead = |window: Duration| (window / 3).min(LOOK_AHEAD_MAX);
+    let mut look =
+        crossbeam_channel::at(deadline.checked_sub(lead(plan.timeout)).unwrap_or(deadline));
+    let (mut looks, mut looked) = (0, false);
     loop {
         let inputs = collector.inputs();
         let input = select! {
             recv(quiet_check) -> _ => {
                 let now = activity(collector, outcome);
+                let quiet = last.1.elapsed();
                 if now != last.0 {
                     last = (now, Instant::now());
-                } else if plan.hang.is_some_and(|hang| last.1.elapsed() >= hang) {
+                    looked = false;
+                } else if plan.hang.is_some_and(|hang| quiet >= hang) {
                     return Ok(End::Quiet);
+                } else if let Some(hang) = plan.hang.filter(|h| quiet >= *h - lead(*h)) {
+                    if !looked && looks < LOOKS {
+                        (looked, looks) = (true, looks + 1);
+                        collector.look_ahead(last.1 + hang);
+                    }
+                }
+                continue;
+            },
+            recv(look) -> _ => {
+                look = crossbeam_channel::never();
+                if looks < LOOKS {
+                    looks += 1;
+                    collector.look_ahead(deadline);
                 }
                 continue;
             },
@@ -362,6 +390,7 @@ fn collect<C: Collector>(
             // not ended, whatever its runtime said: it ends by its timeout.
             Step::Draining | Step::Finished if program_stopped(collector) => {}
             Step::Draining => {
+                look = crossbeam_channel::never();
                 timeout = crossbeam_channel::at((Instant::now() + EVENTS_GRACE).min(deadline));
                 timeout_means = End::Finished;
             }

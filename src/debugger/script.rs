@@ -560,6 +560,12 @@ pub(crate) trait Collector {
         let _ = calls;
         Vec::new()
     }
+    /// The run may be found hanging at `until` (its deadline, or the end of a quiet
+    /// stretch): finds now what would take too long then (an idle JavaScript thread's pending
+    /// awaits need a heap snapshot). The program runs on; what is found is checked again then.
+    fn look_ahead(&mut self, until: Instant) {
+        let _ = until;
+    }
     /// The calls the collector holds (those still running among them), to `calls`, as the run
     /// ends (a runtime that reports calls as steps holds none).
     fn calls(&mut self, calls: &mut Calls) {

@@ -172,8 +172,9 @@ fn output() -> Value {
                 "after": {"type": "integer", "description": "ms the program had run"},
                 "threads": {"type": "array", "items": {"type": "object", "properties": {
                     "process": {"type": "integer"}, "thread": {"type": "string"},
-                    "state": {"type": "string", "description": "what it waits on (lock, channel receive, sleep, join, I/O, idle…), or running"},
+                    "state": {"type": "string", "description": "what it waits on (lock, channel receive, sleep, join, I/O, idle…), blocked (a JavaScript thread in a native call), or running"},
                     "waiting": {"type": "array", "items": {"type": "string"}, "description": "an idle JavaScript thread: what keeps its event loop alive"},
+                    "awaiting": {"type": "array", "items": {"type": "object"}, "description": "an idle JavaScript thread: the program's async functions suspended at an await (function, file, line, locals)"},
                     "frames": {"type": "array", "items": {"type": "object"}},
                     "framesOmitted": {"type": "integer"},
                     "sameStack": {"type": "integer", "description": "more threads with these frames and state (the locals are this one's)"}}}}}},

@@ -94,6 +94,36 @@ fn node_busy_and_idle() {
     assert_no_debuggee(&tag);
 }
 
+/// Node: an idle process's async functions waiting at an `await` (found by a heap snapshot
+/// taken ahead of the hang), each with its line and locals; by the timeout and by `hang`.
+#[test]
+fn node_pending_awaits() {
+    let tag = tag();
+    let mut server = Server::initialized();
+    let command = node(&tag, "hangs/awaits.js", "");
+    for ends in [json!({"timeout": 5000}), json!({"hang": 5000, "timeout": 20000})] {
+        let mut args = json!({"command": command});
+        args.as_object_mut().unwrap().extend(ends.as_object().unwrap().clone());
+        let result = server.debug_script(args);
+        let s = ok(&result);
+        let thread = &s["hang"]["threads"][0];
+        assert_eq!(thread["state"], "idle", "{s}");
+        let awaiting = thread["awaiting"].as_array().expect("awaiting");
+        let at = |function: &str| {
+            let found = awaiting.iter().find(|a| a["function"] == function);
+            found.unwrap_or_else(|| panic!("{function} awaits: {s}"))
+        };
+        assert_eq!((&at("ask")["line"], &at("handle")["line"]), (&json!(11), &json!(16)), "{s}");
+        // Innermost first: `ask` waits on the socket, `handle` on `ask`.
+        assert_eq!((&awaiting[0]["function"], awaiting.len()), (&json!("ask"), 2), "{s}");
+        assert_eq!(at("ask")["locals"]["question"], "\"order 7\"", "{s}");
+        assert_eq!(at("handle")["locals"]["id"], "7", "{s}");
+        assert_eq!(at("handle")["locals"]["answer"], "undefined", "{s}");
+        assert!(at("ask")["file"].as_str().unwrap().ends_with("hangs/awaits.js"), "{s}");
+    }
+    assert_no_debuggee(&tag);
+}
+
 /// C (lldb-dap): each of the two threads waits on a lock at its line, main joins.
 #[test]
 fn c_deadlock() {
