@@ -92,36 +92,45 @@ impl<'de> Visitor<'de> for SnapshotVisitor {
     }
 }
 
-/// Every generator object (async functions' among them) whose function's script is known:
-/// each chain of async functions awaiting one another innermost first (the one waiting on
-/// something else, then the one awaiting it, ...), the chains in heap order. An error when the
-/// text is not a snapshot this reads.
-pub(crate) fn generators(text: &str) -> Result<Vec<Suspended>, String> {
+/// The generator objects (async functions' among them) of the program's own code (`own`, by
+/// their function's script): each chain of async functions awaiting one another innermost
+/// first (the one waiting on something else, then the one awaiting it, ...), the chain with
+/// the most of the program's own functions first. An error when the text is not a snapshot
+/// this reads.
+pub(crate) fn generators(text: &str, own: &dyn Fn(&str) -> bool) -> Result<Vec<Suspended>, String> {
     let snapshot: Snapshot = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let Some(graph) = Graph::new(&snapshot)? else { return Ok(Vec::new()) };
     let found: Vec<usize> = graph.nodes().filter(|&n| graph.function(n).is_some()).collect();
     let awaiter: Vec<Option<usize>> = found.iter().map(|&g| graph.awaiter(g)).collect();
     let awaits_one = |g: usize| awaiter.contains(&Some(g));
-    let mut ordered: Vec<usize> = Vec::new();
-    for (i, &g) in found.iter().enumerate() {
-        if awaits_one(g) {
-            continue;
+    let outer = |at: usize| found.iter().position(|&f| f == at).and_then(|j| awaiter[j]);
+    let is_own = |g: usize| graph.function(g).is_some_and(|(_, script)| own(&script.to_string()));
+    // The program's own functions, and all, from an innermost one out (a ring counted once).
+    let depth = |g: usize| {
+        let mut on = vec![g];
+        while let Some(next) = outer(*on.last().unwrap_or(&g)).filter(|n| !on.contains(n)) {
+            on.push(next);
         }
-        let (mut at, mut next) = (g, awaiter[i]);
-        loop {
-            if ordered.contains(&at) {
-                break;
-            }
-            ordered.push(at);
-            let Some(outer) = next else { break };
-            at = outer;
-            next = found.iter().position(|&f| f == outer).and_then(|j| awaiter[j]);
+        (on.iter().filter(|&&f| is_own(f)).count(), on.len())
+    };
+    // The chain with the most own functions first, then the deepest (the heap's order is not
+    // the same from run to run); chains that meet go on to their common callers once. Then
+    // those in a ring of awaits.
+    let mut innermost: Vec<usize> = found.iter().copied().filter(|&g| !awaits_one(g)).collect();
+    innermost.sort_by_key(|&g| std::cmp::Reverse(depth(g)));
+    let mut ordered: Vec<usize> = Vec::new();
+    for g in innermost {
+        let mut at = Some(g);
+        while let Some(one) = at.filter(|a| !ordered.contains(a)) {
+            ordered.push(one);
+            at = outer(one);
         }
     }
-    // Those in a ring of awaits (none is innermost), as they come.
-    ordered.extend(found.iter().filter(|g| !ordered.contains(g)).collect::<Vec<_>>());
+    let rings: Vec<usize> = found.iter().copied().filter(|g| !ordered.contains(g)).collect();
+    ordered.extend(rings);
     Ok(ordered
         .into_iter()
+        .filter(|&g| is_own(g))
         .filter_map(|g| {
             let (closure, script) = graph.function(g)?;
             Some(Suspended {
@@ -306,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_generator_object_is_found_by_its_function_edge() {
-        let found = generators(SNAPSHOT).unwrap();
+        let found = generators(SNAPSHOT, &|_| true).unwrap();
         let handle =
             Suspended { heap_id: 83865, function: "handle".into(), script_id: "81".into() };
         assert_eq!(found, vec![handle]);
@@ -357,33 +366,40 @@ mod tests {
     }
 
     #[test]
-    fn awaits_are_ordered_innermost_first() {
-        // `outer` (heap first) awaits `inner`: inner's promise has a reaction whose closure's
-        // context extends to outer's generator.
+    fn awaits_are_ordered_innermost_first_the_deepest_chain_first() {
+        // `outer` awaits `inner` (inner's promise has a reaction whose closure's context
+        // extends to outer's generator); `lone` awaits something else and comes first in the
+        // heap.
         let text = snapshot(
             &[
-                ("hidden", "", 1, &[("element", "1", 1), ("element", "2", 2)]),
-                ("object", "Generator", 10, &[("internal", "function", 3), ("hidden", "2", 6)]),
-                ("object", "Generator", 20, &[("internal", "function", 4), ("hidden", "2", 5)]),
+                ("hidden", "", 1, &[("element", "1", 1), ("element", "2", 2), ("element", "3", 3)]),
+                ("object", "Generator", 5, &[("internal", "function", 4)]),
+                ("object", "Generator", 10, &[("internal", "function", 5), ("hidden", "2", 8)]),
+                ("object", "Generator", 20, &[("internal", "function", 6), ("hidden", "2", 7)]),
+                ("closure", "lone", 35, &[]),
                 ("closure", "outer", 30, &[]),
                 ("closure", "inner", 40, &[]),
-                ("object", "Promise", 50, &[("internal", "reactions_or_result", 7)]),
+                ("object", "Promise", 50, &[("internal", "reactions_or_result", 9)]),
                 ("object", "Promise", 60, &[]),
-                ("hidden", "system / PromiseReaction", 70, &[("hidden", "0", 8)]),
-                ("closure", "", 80, &[("internal", "context", 9)]),
-                ("object", "system / Context", 90, &[("internal", "extension", 1)]),
+                ("hidden", "system / PromiseReaction", 70, &[("hidden", "0", 10)]),
+                ("closure", "", 80, &[("internal", "context", 11)]),
+                ("object", "system / Context", 90, &[("internal", "extension", 2)]),
             ],
-            &[(3, 81), (4, 82)],
+            &[(4, 80), (5, 81), (6, 82)],
         );
-        let found = generators(&text).unwrap();
+        let found = generators(&text, &|_| true).unwrap();
         let names: Vec<(&str, u64)> =
             found.iter().map(|g| (g.function.as_str(), g.heap_id)).collect();
-        assert_eq!(names, [("inner", 20), ("outer", 10)]);
+        assert_eq!(names, [("inner", 20), ("outer", 10), ("lone", 5)]);
         assert_eq!(found[0].script_id, "82");
+        // Only the program's own are said: `outer`'s script is a library's.
+        let found = generators(&text, &|script| script != "81").unwrap();
+        let names: Vec<&str> = found.iter().map(|g| g.function.as_str()).collect();
+        assert_eq!(names, ["inner", "lone"]);
     }
 
     #[test]
     fn a_text_that_is_no_snapshot_says_so() {
-        assert!(generators("{\"nodes\": []}").is_err());
+        assert!(generators("{\"nodes\": []}", &|_| true).is_err());
     }
 }

@@ -88,13 +88,14 @@ impl Run<'_> {
                 recv(end) -> _ => return Err("the snapshot took too long".into()),
             }
         }
-        let found = heap::generators(&text)?;
-        drop(text);
         let scripts = &self.targets.get(target).ok_or("the thread ended")?.scripts;
-        let own: Vec<heap::Suspended> =
-            found.into_iter().filter(|g| failures::is_own(&scripts.file(&g.script_id))).collect();
+        let own = |script: &str| failures::is_own(&scripts.file(script));
+        let found = heap::generators(&text, &own)?;
+        drop(text);
+        let names: Vec<&str> = found.iter().map(|g| g.function.as_str()).collect();
+        log::debug(format_args!("the program's suspended functions, innermost first: {names:?}"));
         let mut held = Vec::new();
-        for generator in own {
+        for generator in found {
             let params = json!({"objectId": generator.heap_id.to_string(), "objectGroup": GROUP});
             let opened = self.read_now(target, "HeapProfiler.getObjectByHeapObjectId", params);
             if let Some(id) = opened.as_ref().and_then(|o| o.pointer("/result/objectId")) {
