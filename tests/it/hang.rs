@@ -58,7 +58,7 @@ fn python_deadlock_and_busy_loop() {
 }
 
 /// Node: a busy loop paused where it spins, with its locals; a process idle in its event loop
-/// says so, and what keeps it alive.
+/// says so, and what keeps it alive; one in a synchronous child process is blocked.
 #[test]
 fn node_busy_and_idle() {
     let tag = tag();
@@ -81,6 +81,12 @@ fn node_busy_and_idle() {
     let waiting: Vec<&str> =
         thread["waiting"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(waiting.contains(&"TCPServerWrap") && waiting.contains(&"Timeout"), "{s}");
+
+    // In a synchronous native call, no JavaScript answers: blocked, not idle.
+    let command = node(&tag, "hangs/blocked.js", "");
+    let result = server.debug_script(json!({"command": command, "timeout": 1000}));
+    let s = ok(&result);
+    assert_eq!(s["hang"]["threads"][0]["state"], "blocked", "{s}");
 
     // Deno the same way.
     crate::need::npm_packages();
