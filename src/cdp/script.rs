@@ -156,6 +156,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         parsed: 0,
         awaits: BTreeMap::new(),
         held: crossbeam_channel::unbounded(),
+        snapshots_left: Vec::new(),
     };
     let started = run
         .setup(client, top, program)
@@ -295,6 +296,8 @@ struct Run<'a> {
     /// Events that came while the run looked ahead, in order: they are handled before any
     /// newer one.
     held: (Sender<Event>, Receiver<Event>),
+    /// Heap snapshots the look ahead gave up waiting for (`awaits.rs`).
+    snapshots_left: Vec<Receiver<Result<Value, cdp::Error>>>,
 }
 
 impl Run<'_> {

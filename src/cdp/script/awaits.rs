@@ -24,6 +24,9 @@ use crate::log;
 const PER_MB: Duration = Duration::from_millis(90);
 const FIXED: Duration = Duration::from_millis(150);
 
+/// How long the hang report waits for snapshots the look ahead gave up on.
+const SNAPSHOT_FINISH: Duration = Duration::from_secs(2);
+
 /// The object group holding the async functions found (released with the run).
 const GROUP: &str = "debug-mcp-awaits";
 
@@ -85,7 +88,11 @@ impl Run<'_> {
                     Ok(Ok(_)) => break,
                     _ => return Err("the snapshot failed".into()),
                 },
-                recv(end) -> _ => return Err("the snapshot took too long".into()),
+                recv(end) -> _ => {
+                    // The thread writes it on, and answers nothing else until it is done.
+                    self.snapshots_left.push(done);
+                    return Err("the snapshot took too long".into());
+                },
             }
         }
         let scripts = &self.targets.get(target).ok_or("the thread ended")?.scripts;
@@ -104,6 +111,15 @@ impl Run<'_> {
             }
         }
         Ok(held)
+    }
+
+    /// Waits (a moment at most) for the snapshots still being written when the look ahead
+    /// gave up on them: until then their threads answer nothing, and would seem blocked.
+    pub(super) fn finish_snapshots(&mut self) {
+        let until = Instant::now() + SNAPSHOT_FINISH;
+        for done in std::mem::take(&mut self.snapshots_left) {
+            drop(done.recv_deadline(until));
+        }
     }
 
     /// With the awaits kept for this thread: those still suspended, `[{function, file, line,

@@ -62,6 +62,7 @@ pub(super) enum Answer {
 impl Run<'_> {
     /// Each followed thread's record, before the program is killed for hanging.
     pub(super) fn where_it_hangs(&mut self) -> Vec<Value> {
+        self.finish_snapshots();
         let answers = self.check_threads();
         let busy: Vec<&Origin> =
             answers.iter().filter(|(_, a)| matches!(a, Answer::Busy)).map(|(t, _)| t).collect();
