@@ -55,7 +55,7 @@ pub(super) enum Answer {
     Busy,
     /// In its event loop, waiting on these.
     Idle(Value),
-    /// No answer in time: inside a native call (a synchronous child process, `Atomics.wait`).
+    /// No answer in time: inside a native call (a synchronous child process, `execSync`).
     Blocked,
 }
 
