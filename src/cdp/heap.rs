@@ -5,7 +5,7 @@
 //! `locations` name. Its id opens it (`HeapProfiler.getObjectByHeapObjectId`), and
 //! `Runtime.getProperties` then tells its state and where it waits (`[[GeneratorLocation]]`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
@@ -101,36 +101,44 @@ pub(crate) fn generators(text: &str, own: &dyn Fn(&str) -> bool) -> Result<Vec<S
     let snapshot: Snapshot = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let Some(graph) = Graph::new(&snapshot)? else { return Ok(Vec::new()) };
     let found: Vec<usize> = graph.nodes().filter(|&n| graph.function(n).is_some()).collect();
-    let awaiter: Vec<Option<usize>> = found.iter().map(|&g| graph.awaiter(g)).collect();
-    let awaits_one = |g: usize| awaiter.contains(&Some(g));
-    let outer = |at: usize| found.iter().position(|&f| f == at).and_then(|j| awaiter[j]);
-    let is_own = |g: usize| graph.function(g).is_some_and(|(_, script)| own(&script.to_string()));
+    // Each one's awaiter, and which are the program's own.
+    let outer: HashMap<usize, usize> =
+        found.iter().filter_map(|&g| Some((g, graph.awaiter(g)?))).collect();
+    let awaiting_others: HashSet<usize> = outer.values().copied().collect();
+    let own_ones: HashSet<usize> = (found.iter().copied())
+        .filter(|&g| graph.function(g).is_some_and(|(_, script)| own(&script.to_string())))
+        .collect();
     // The program's own functions, and all, from an innermost one out (a ring counted once).
     let depth = |g: usize| {
         let mut on = vec![g];
-        while let Some(next) = outer(*on.last().unwrap_or(&g)).filter(|n| !on.contains(n)) {
+        let mut seen = HashSet::from([g]);
+        while let Some(&next) = on.last().and_then(|last| outer.get(last)) {
+            if !seen.insert(next) {
+                break;
+            }
             on.push(next);
         }
-        (on.iter().filter(|&&f| is_own(f)).count(), on.len())
+        (on.iter().filter(|f| own_ones.contains(f)).count(), on.len())
     };
     // The chain with the most own functions first, then the deepest (the heap's order is not
     // the same from run to run); chains that meet go on to their common callers once. Then
     // those in a ring of awaits.
-    let mut innermost: Vec<usize> = found.iter().copied().filter(|&g| !awaits_one(g)).collect();
-    innermost.sort_by_key(|&g| std::cmp::Reverse(depth(g)));
+    let mut innermost: Vec<usize> =
+        found.iter().copied().filter(|g| !awaiting_others.contains(g)).collect();
+    innermost.sort_by_cached_key(|&g| std::cmp::Reverse(depth(g)));
     let mut ordered: Vec<usize> = Vec::new();
+    let mut placed: HashSet<usize> = HashSet::new();
     for g in innermost {
         let mut at = Some(g);
-        while let Some(one) = at.filter(|a| !ordered.contains(a)) {
+        while let Some(one) = at.filter(|&a| placed.insert(a)) {
             ordered.push(one);
-            at = outer(one);
+            at = outer.get(&one).copied();
         }
     }
-    let rings: Vec<usize> = found.iter().copied().filter(|g| !ordered.contains(g)).collect();
-    ordered.extend(rings);
+    ordered.extend(found.iter().filter(|g| !placed.contains(g)));
     Ok(ordered
         .into_iter()
-        .filter(|&g| is_own(g))
+        .filter(|g| own_ones.contains(g))
         .filter_map(|g| {
             let (closure, script) = graph.function(g)?;
             Some(Suspended {

@@ -18,17 +18,23 @@ use crate::cdp::{self, Origin};
 use crate::debugger::hang::{thread_record, Walked};
 
 /// How long the threads have to answer, and a busy one to pause.
-pub(super) const HANG_WAIT: Duration = Duration::from_millis(250);
+const HANG_WAIT: Duration = Duration::from_millis(250);
 
 /// The name of the script our check runs as: its frames are told from the program's by it,
 /// and its loading is not the program's doing something (`hang`).
-pub(super) const CHECK_URL: &str = "debug-mcp-hang";
+macro_rules! check_url {
+    () => {
+        "debug-mcp-hang"
+    };
+}
+pub(super) const CHECK_URL: &str = check_url!();
 
 /// Whether the thread was running JavaScript (frames below the check's own), and what keeps an
 /// idle event loop alive where the runtime can say (Node, and Deno's Node compatibility;
 /// nothing in a page). A program's own `Error.prepareStackTrace` or `stackTraceLimit` is put
 /// back as it was.
-const CHECK: &str = "(() => {
+const CHECK: &str = concat!(
+    "(() => {
   const E = Error, prepare = E.prepareStackTrace, limit = E.stackTraceLimit;
   let frames = [];
   try {
@@ -42,12 +48,16 @@ const CHECK: &str = "(() => {
     E.prepareStackTrace = prepare;
     E.stackTraceLimit = limit;
   }
-  const busy = Array.isArray(frames) && frames.some((f) => f.getScriptNameOrSourceURL() !== 'debug-mcp-hang');
+  const busy = Array.isArray(frames) && frames.some((f) => f.getScriptNameOrSourceURL() !== '",
+    check_url!(),
+    "');
   const waiting = (typeof process === 'object' && typeof process.getActiveResourcesInfo === 'function')
     ? process.getActiveResourcesInfo() : [];
   return {busy, waiting};
 })()
-//# sourceURL=debug-mcp-hang";
+//# sourceURL=",
+    check_url!()
+);
 
 /// What a thread said when asked.
 pub(super) enum Answer {
