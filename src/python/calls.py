@@ -35,8 +35,14 @@ _matched = {}  # code object -> whether traced
 _files = {}  # file name -> whether some target is in it
 _numbers = itertools.count(1)  # numbers the calls as they start (atomic under the GIL)
 _recorded = 0  # calls recorded (at most `_cap`)
-_omitted = {}  # function -> calls past the cap
-_live = {}  # id(frame) -> record: started, not ended (a suspended generator too)
+# Whether a call may still be recorded (`_recorded < _cap`): read by rewritten functions, which
+# past the cap only count their calls, inline (a call to `enter` and `ret` each was 4x the
+# cost of a short function's call, measured on 3.11).
+room = True
+# function -> calls past the cap not reported yet (a rewritten function's name is in it from
+# the start, at 0: its code adds to it inline).
+omitted = _omitted = {}
+live = _live = {}  # id(frame) -> record: started, not ended (a suspended generator too)
 _done = []  # ended records not sent yet
 _sent_at = 0.0
 _local = _thread._local()
@@ -56,9 +62,10 @@ def setup(plan, send, preview, syntax):
     """`plan["calls"]`: `[{real, function?}]`; `send(kind, *fields)` reports; `preview(value)`
     is a value's short text; `syntax`: debug_mcp_syntax before 3.12 (modules are read), else
     None."""
-    global _send, _preview, _cap, _syntax
+    global _send, _preview, _cap, _syntax, room
     _send, _preview, _syntax = send, preview, syntax
     _cap = plan.get("maxCalls", 200)
+    room = _cap > 0
     for target in plan["calls"]:
         _targets.append((target["real"], target.get("function")))
     import atexit
@@ -168,7 +175,7 @@ def _parent(frame):
 
 def _start(code, frame):
     """A traced call starts (before 3.12, a suspended one also resumes here: nothing to do)."""
-    global _recorded
+    global _recorded, room
     if id(frame) in _live:
         return
     function, file, line, names = _matched[code]
@@ -178,6 +185,7 @@ def _start(code, frame):
     if getattr(_local, "busy", False):
         return
     _recorded += 1
+    room = _recorded < _cap
     _local.busy = True
     try:
         parent = _parent(frame)
@@ -219,12 +227,13 @@ def _end(frame, key, value):
 
 def forked():
     """A forked child: the calls so far were its parent's, and are reported by it."""
-    global _numbers, _recorded
+    global _numbers, _recorded, room
     _done[:] = []
     _live.clear()
-    _omitted.clear()
+    _omitted_sent()
     _numbers = itertools.count(1)
     _recorded = 0
+    room = _cap > 0
 
 
 def flush(ending=False):
@@ -239,10 +248,19 @@ def flush(ending=False):
         records.extend(_live.values())
         _live.clear()
     _sent_at = time.monotonic()
-    if records or (ending and _omitted):
-        _send("calls", dumps(records, ensure_ascii=False), dumps(_omitted))
-        if ending:
-            _omitted.clear()
+    if records or (ending and any(_omitted.values())):
+        _send("calls", dumps(records, ensure_ascii=False), dumps(_omitted_sent()))
+
+
+def _omitted_sent():
+    """The calls past the cap counted since the last report, by function (the server adds them
+    up); from now on counted from 0."""
+    counted = {}
+    for function, count in list(_omitted.items()):
+        if count:
+            counted[function] = count
+            _omitted[function] -= count  # a thread may add one meanwhile
+    return counted
 
 
 # Before 3.12, first: a module imported from its source gets its traced functions compiled with
@@ -327,21 +345,27 @@ def rewrite(tree, path):
     """Rewrites the module `tree` of the file `path` for its traced functions' calls:
         def f(a):                 def f(a):
             "doc"                     "doc"
-            BODY                      __debug_mcp_calls__.enter("f")
+            BODY                      if __debug_mcp_calls__.room:
+                                          __debug_mcp_calls__.enter("f")
+                                      else:
+                                          ….omitted["f"] += 1
                                       try:
-                                          BODY (`return X`: `return ….ret(X)`)
-                                          ….ret(None)
+                                          BODY (`return X`: `return ….ret(X) if ….live else X`)
+                                          if ….live:
+                                              ….ret(None)
                                       except:
                                           ….threw()
                                           raise
         lambda a: X               lambda a: ….enter("<lambda>") or ….ret(X)
+    Past the cap (no `room`), while no recorded call runs (`live` empty), a call costs two
+    tests and a count, without a call of ours.
     Generators and coroutines need nothing more: their first statement runs once, at their first
     start, and the call tree's parent is read from the frames below. A lambda has no `except`:
     an exception that leaves it is found in the traceback where a rewritten function sees it
     (its `except` clauses call `caught()` when the file has traced lambdas). The qualified names
     found are kept for `_qualname` (before 3.11 it would parse the file again). True."""
     from _ast import (AsyncFunctionDef, BoolOp, ClassDef, Constant, ExceptHandler, Expr,
-                      FunctionDef, Lambda, Or, Raise, Return, Try, Yield, YieldFrom)
+                      FunctionDef, If, IfExp, Lambda, Or, Raise, Return, Try, Yield, YieldFrom)
 
     syntax = _syntax
     real = os.path.realpath(path)
@@ -359,12 +383,16 @@ def rewrite(tree, path):
             elif not any(isinstance(n, (Yield, YieldFrom)) for n in syntax.walk(node.body)):
                 lambdas.append((node, qualname))
 
+    def live():
+        return syntax.dotted(HOOK, "live")
+
     def returns(node):
         for child in syntax.children(node):
             if isinstance(child, functions + (Lambda, ClassDef)):
                 continue  # another function's returns
             if isinstance(child, Return):
-                child.value = syntax.call(HOOK, "ret", child.value or Constant(None))
+                value = child.value or Constant(None)
+                child.value = IfExp(live(), syntax.call(HOOK, "ret", value), value)
                 syntax.place(child, child)
             elif isinstance(child, ExceptHandler) and lambdas:
                 caught = Expr(syntax.call(HOOK, "caught"))
@@ -382,8 +410,11 @@ def rewrite(tree, path):
         returns(function)
         where = rest[0] if rest else first
         handler = ExceptHandler(None, None, [Expr(syntax.call(HOOK, "threw")), Raise(None, None)])
-        end = Expr(syntax.call(HOOK, "ret", Constant(None)))
-        added = [Expr(syntax.call(HOOK, "enter", Constant(qualname))), Try(rest + [end], [handler], [], [])]
+        end = If(live(), [Expr(syntax.call(HOOK, "ret", Constant(None)))], [])
+        _omitted.setdefault(qualname, 0)
+        enter = If(syntax.dotted(HOOK, "room"), [Expr(syntax.call(HOOK, "enter", Constant(qualname)))],
+                   [syntax.count(HOOK, "omitted", qualname)])
+        added = [enter, Try(rest + [end], [handler], [], [])]
         for node in added:
             syntax.place(node, where)
         function.body = head + added

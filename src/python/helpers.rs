@@ -92,9 +92,34 @@ const UNUSED: Duration = Duration::from_secs(30 * 24 * 3600);
 fn bring(helpers: &Path) {
     let Some(kept) = folder(false) else { return };
     for file in compiled(&kept) {
-        if let Err(e) = fs::copy(kept.join(&file), helpers.join(&file)) {
+        let into = helpers.join(placed(&file));
+        let brought = match into.parent() {
+            Some(dir) if dir != helpers => private_dir(dir),
+            _ => Ok(()),
+        };
+        if let Err(e) = brought.and_then(|()| fs::copy(kept.join(&file), &into).map(drop)) {
             log::debug(format_args!("kept Python code {}: {e}", file.display()));
         }
+    }
+}
+
+/// Where a kept file goes in the helper directory: sitecustomize.py's code where Python's
+/// import reads it (`__pycache__`), our modules' beside them.
+fn placed(file: &Path) -> PathBuf {
+    match file.to_string_lossy().starts_with("sitecustomize.") {
+        true => Path::new(PYCACHE).join(file),
+        false => file.to_path_buf(),
+    }
+}
+
+const PYCACHE: &str = "__pycache__";
+
+/// `dir` made, readable by this user only (as Python makes it: `_cache_self`), unless it is.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        made => made,
     }
 }
 
@@ -110,8 +135,8 @@ fn keep(helpers: &Path) {
             continue;
         }
         let part = kept.join(format!(".{}.{}", file.display(), std::process::id()));
-        let copied =
-            fs::copy(helpers.join(&file), &part).and_then(|_| fs::rename(&part, kept.join(&file)));
+        let copied = fs::copy(helpers.join(placed(&file)), &part)
+            .and_then(|_| fs::rename(&part, kept.join(&file)));
         if let Err(e) = copied {
             let _ = fs::remove_file(&part);
             log::debug(format_args!("cannot keep Python code {}: {e}", file.display()));
@@ -120,16 +145,23 @@ fn keep(helpers: &Path) {
     scratch::prune_kept(&kept, "python-", UNUSED);
 }
 
-/// The names of the compiled modules in `dir` (`debug_mcp_trace.cpython-311-a70d0d0a.code`).
+/// The names of the compiled code in `dir` (a helper directory, or a kept folder):
+/// our modules' (`debug_mcp_trace.cpython-311-a70d0d0a.code`) and sitecustomize.py's
+/// (`sitecustomize.cpython-311.pyc`, in a helper directory's `__pycache__`).
 fn compiled(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
-    entries
-        .flatten()
-        .map(|entry| PathBuf::from(entry.file_name()))
+    let names = |dir: &Path| -> Vec<String> {
+        let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+        entries.flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect()
+    };
+    let mut found = names(dir);
+    found.extend(names(&dir.join(PYCACHE)));
+    found
+        .into_iter()
         .filter(|name| {
-            let name = name.to_string_lossy();
-            name.starts_with("debug_mcp_") && name.ends_with(".code")
+            (name.starts_with("debug_mcp_") && name.ends_with(".code"))
+                || (name.starts_with("sitecustomize.") && name.ends_with(".pyc"))
         })
+        .map(PathBuf::from)
         .collect()
 }
 

@@ -2,7 +2,13 @@
 3.12: probes, traced calls), on `_ast`, its C half: importing `ast` costs a program's start
 ~10 ms on 3.11 (contextlib, enum, collections: measured), `_ast` ~1 ms."""
 
-from _ast import AST, Attribute, Call, Load, Name, PyCF_ONLY_AST
+from _ast import (AST, Add, Attribute, AugAssign, Call, Constant, Load, Name, PyCF_ONLY_AST, Store,
+                  Subscript)
+
+try:
+    from _ast import Index  # a subscript's key, before 3.9
+except ImportError:
+    Index = None
 
 _PLACE = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
@@ -34,10 +40,20 @@ def walk(node):
 
 def call(name, attribute=None, *args):
     """`name(*args)`, or `name.attribute(*args)`: a call to one of our builtins."""
-    function = Name(name, Load())
-    if attribute is not None:
-        function = Attribute(function, attribute, Load())
+    function = Name(name, Load()) if attribute is None else dotted(name, attribute)
     return Call(function, list(args), [])
+
+
+def dotted(name, attribute):
+    """`name.attribute`."""
+    return Attribute(Name(name, Load()), attribute, Load())
+
+
+def count(name, attribute, key):
+    """`name.attribute[key] += 1`."""
+    key = Constant(key)
+    target = Subscript(dotted(name, attribute), Index(key) if Index else key, Store())
+    return AugAssign(target, Add(), Constant(1))
 
 
 def place(node, where):

@@ -132,7 +132,8 @@ fn python_calls_in_an_imported_module() {
 }
 
 /// The main script's own functions traced: it runs untraced (`sys.gettrace()` is None, 3.8+),
-/// and its uncaught exception reads as without debug-mcp, with its exit status.
+/// and its uncaught exception reads as without debug-mcp, with its exit status; past the cap,
+/// the calls are counted.
 #[test]
 fn python_calls_in_the_main_script() {
     let mut server = Server::initialized();
@@ -151,6 +152,21 @@ fn python_calls_in_the_main_script() {
     assert_eq!(s["output"]["stderr"], String::from_utf8_lossy(&alone.stderr).as_ref(), "{s}");
     assert_eq!(s["exitCode"], 1, "{s}");
     assert_eq!(tree(s).len(), 3, "{s}");
+
+    // Past the cap, each call counted once, though a call recorded ended after a report.
+    let file = fixture("calls/late.py");
+    let command = format!("{} '{file}'", python());
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    assert_eq!((tree(s).len(), &s["callsOmitted"]), (200, &json!({"inner": 101})), "{s}");
+    assert_eq!(tree(s)[0], call("outer", 0, None, "'done'"), "{s}");
+    let file = fixture("calls/work.py");
+    let command = format!("{} '{file}'", python());
+    let result =
+        server.debug_script(json!({"command": command, "calls": [{"file": file}], "maxHits": 3}));
+    let s = ok(&result);
+    let omitted = &s["callsOmitted"];
+    assert_eq!((tree(s).len(), omitted), (3, &json!({"line_total": 4998, "parse": 4999})), "{s}");
 }
 
 /// Lambdas, as the main script and imported (before 3.12: traced, and compiled with the calls

@@ -242,9 +242,9 @@ fn a_session_of_each_runtime_leaves_nothing_behind() {
     assert_eq!(tmp.names(), Vec::<String>::new());
 }
 
-/// Our Python modules compiled by one server are kept in this user's cache for the next
-/// (`$XDG_CACHE_HOME/debug-mcp/python-HASH/`), and read from there only while every folder on
-/// the way is the user's own and no one else may write it.
+/// Our Python modules compiled by one server (and sitecustomize.py's .pyc) are kept in this
+/// user's cache for the next (`$XDG_CACHE_HOME/debug-mcp/python-HASH/`), and read from there
+/// only while every folder on the way is the user's own and no one else may write it.
 #[test]
 fn python_code_compiled_once_is_kept_for_the_next_server() {
     let tmp = SharedTmp::new();
@@ -305,21 +305,35 @@ fn python_code_compiled_once_is_kept_for_the_next_server() {
     }
     assert!(kept.join(format!("debug_mcp_hang.{tag}.code")).is_file());
 
-    // The next server runs what is kept (here, code that says so).
-    let marked = "import sys\nsys.stderr.write('kept code ran\\n')\n";
-    let source = std::fs::read_to_string(root().join("src/python/site.py")).unwrap();
-    let write = Command::new(&python)
-        .args([
-            "-c",
-            "import marshal, sys; marshal.dump(compile(sys.argv[1], 'site', 'exec'), \
-                      open(sys.argv[2], 'wb'))",
-        ])
-        .arg(format!("{marked}{source}"))
-        .arg(&site)
-        .status()
-        .unwrap();
-    assert!(write.success());
-    assert_eq!(run(), "kept code ran\n");
+    // The next server runs what is kept (here, code that says so): our modules' code, and
+    // sitecustomize.py's, read by Python's import (an unchecked .pyc).
+    let plant = |marker: &str, source: &str, write: &str, into: &Path| {
+        let source = std::fs::read_to_string(root().join("src/python").join(source)).unwrap();
+        let marked = format!("import sys\nsys.stderr.write('{marker}\\n')\n{source}");
+        let status = Command::new(&python).args(["-c", write, &marked]).arg(into).status();
+        assert!(status.unwrap().success());
+        assert_eq!(run(), format!("{marker}\n"));
+    };
+    plant(
+        "kept code ran",
+        "site.py",
+        "import marshal, sys; marshal.dump(compile(sys.argv[1], 'site', 'exec'), \
+         open(sys.argv[2], 'wb'))",
+        &site,
+    );
+    let (cache_tag, _) = tag.rsplit_once('-').unwrap();
+    let pyc = kept.join(format!("sitecustomize.{cache_tag}.pyc"));
+    assert!(pyc.is_file(), "{pyc:?}");
+    std::fs::copy(root().join("src/python/site.py"), &site).unwrap(); // not code: made again
+    plant(
+        "kept pyc ran",
+        "sitecustomize.py",
+        "import sys, importlib._bootstrap_external as b, importlib.util as u; \
+         code = compile(sys.argv[1], 'sitecustomize', 'exec'); \
+         open(sys.argv[2], 'wb').write(b._code_to_hash_pyc(code, \
+         u.source_hash(sys.argv[1].encode()), False))",
+        &pyc,
+    );
     // Not from a folder others may write: then nothing is read (and nothing kept there).
     std::fs::set_permissions(kept, std::fs::Permissions::from_mode(0o770)).unwrap();
     assert_eq!(run(), "");
