@@ -60,8 +60,8 @@ _BATCH = 256
 
 def setup(plan, send, preview, syntax):
     """`plan["calls"]`: `[{real, function?}]`; `send(kind, *fields)` reports; `preview(value)`
-    is a value's short text; `syntax`: debug_mcp_syntax before 3.12 (modules are read), else
-    None."""
+    is a value's short text; `syntax()` loads debug_mcp_syntax before 3.12 (modules are read),
+    else None."""
     global _send, _preview, _cap, _syntax, room
     _send, _preview, _syntax = send, preview, syntax
     _cap = plan.get("maxCalls", 200)
@@ -124,7 +124,7 @@ _qualnames = {}  # file name -> {(first line, name): qualified name}
 def _read_qualnames(filename):
     try:
         with open(filename, "rb") as f:
-            tree = _syntax.parse(f.read(), filename)
+            tree = _syntax().parse(f.read(), filename)
     except Exception:
         return {}
     return _names(_definitions(tree))
@@ -136,9 +136,10 @@ def _definitions(tree):
     from _ast import AsyncFunctionDef, ClassDef, FunctionDef, Lambda
 
     found = []
+    syntax = _syntax()
 
     def visit(node, prefix):
-        for child in _syntax.children(node):
+        for child in syntax.children(node):
             if isinstance(child, (FunctionDef, AsyncFunctionDef, Lambda)):
                 qualname = prefix + getattr(child, "name", "<lambda>")
                 found.append((child, qualname))
@@ -367,9 +368,8 @@ def rewrite(tree, path):
     from _ast import (AsyncFunctionDef, BoolOp, ClassDef, Constant, ExceptHandler, Expr,
                       FunctionDef, If, IfExp, Lambda, Or, Raise, Return, Try, Yield, YieldFrom)
 
-    syntax = _syntax
-    real = os.path.realpath(path)
-    wanted = [function for file, function in _targets if file == real]
+    syntax = _syntax()
+    wanted = functions_wanted(path)
     functions = (FunctionDef, AsyncFunctionDef)
     definitions = _definitions(tree)
     _qualnames[path] = _names(definitions)
@@ -411,7 +411,6 @@ def rewrite(tree, path):
         where = rest[0] if rest else first
         handler = ExceptHandler(None, None, [Expr(syntax.call(HOOK, "threw")), Raise(None, None)])
         end = If(live(), [Expr(syntax.call(HOOK, "ret", Constant(None)))], [])
-        _omitted.setdefault(qualname, 0)
         enter = If(syntax.dotted(HOOK, "room"), [Expr(syntax.call(HOOK, "enter", Constant(qualname)))],
                    [syntax.count(HOOK, "omitted", qualname)])
         added = [enter, Try(rest + [end], [handler], [], [])]
@@ -422,7 +421,33 @@ def rewrite(tree, path):
         calls = [syntax.call(HOOK, "enter", Constant(qualname)), syntax.call(HOOK, "ret", function.body)]
         function.body = BoolOp(Or(), calls)
         syntax.place(function.body, function)
+    learn(path, (_qualnames[path], [qualname for _, qualname in found]))
     return True
+
+
+def functions_wanted(path):
+    """The functions of the file `path` traced, as the plan names them (None: every one)."""
+    real = os.path.realpath(path)
+    return [function for file, function in _targets if file == real]
+
+
+def learnt(path):
+    """What `rewrite` learnt of the file `path` that the code it made does not hold (kept with
+    it, `learn` again): the qualified names by line (before 3.11 read from the file), and the
+    functions whose code counts their calls past the cap in `omitted`."""
+    return _qualnames.get(path), _counting.get(path, [])
+
+
+def learn(path, learnt):
+    names, counting = learnt
+    if names is not None:
+        _qualnames[path] = names
+    _counting[path] = counting
+    for qualname in counting:
+        _omitted.setdefault(qualname, 0)
+
+
+_counting = {}  # file name -> the qualified names of its functions rewritten
 
 
 # Before 3.12: the tracer's trace function hands traced frames here.

@@ -184,11 +184,17 @@ def _hang(signum, frame):
 
 def _import_own(name):
     """One of debug-mcp's modules, through sitecustomize's `load_own` (compiled once) where it
-    loaded us."""
+    loaded us, else from our folder (debug_mcp_run.py took it off sys.path)."""
     if name in sys.modules:
         return sys.modules[name]
     load = getattr(sys.modules.get("sitecustomize"), "load_own", None)
-    return load(name) if load is not None else __import__(name)
+    if load is not None:
+        return load(name)
+    sys.path.insert(0, _HELPERS)
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(_HELPERS)
 
 
 def _watch_calls():
@@ -197,8 +203,8 @@ def _watch_calls():
         target["real"] = os.path.realpath(target["file"])
     _calls = _import_own("debug_mcp_calls")
     # Before 3.12 modules are read (compiled with the calls, or their qualified names before
-    # 3.11): now, while our folder is on sys.path (debug_mcp_run.py takes it off).
-    syntax = None if hasattr(sys, "monitoring") else _import_own("debug_mcp_syntax")
+    # 3.11).
+    syntax = None if hasattr(sys, "monitoring") else _syntax
     _calls.setup(_plan, lambda *fields: _send(*fields, wait=0.5), _preview, syntax)
 
 
@@ -593,7 +599,15 @@ def _watch_with_monitoring():
 
 _HIT = "__debug_mcp_hit__"
 _rewritten = set()
-_syntax = None  # debug_mcp_syntax, once a module may be rewritten
+_rewriting = False  # whether modules may be rewritten (some probed or traced file is .py)
+
+
+def _syntax():
+    """debug_mcp_syntax, loaded when a module is first rewritten: it imports `_ast`, which
+    makes the AST's types (~2 ms of a start on 3.11), and a rewrite kept from an earlier run
+    needs none of it."""
+    return _import_own("debug_mcp_syntax")
+
 _PLAIN = ("Expr", "Assign", "AugAssign", "AnnAssign", "Return", "Raise", "Assert", "Delete",
           "Pass", "Break", "Continue", "Import", "If")
 _NOT_PLAIN = ("Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "Yield", "YieldFrom",
@@ -617,9 +631,8 @@ def _rewrite_imports():
             stems.add(name if name != "__init__" else os.path.basename(os.path.dirname(file)))
     if not stems:
         return
-    # Now, while our folder is on sys.path (debug_mcp_run.py takes it off before the program).
-    global _syntax
-    _syntax = _import_own("debug_mcp_syntax")
+    global _rewriting
+    _rewriting = True
 
     class Loader(SourceFileLoader):
         def get_code(self, fullname):
@@ -656,10 +669,74 @@ def _hit_here(index):
 def _rewritten_code(source, path):
     """The module's code with a call before each probed line's statement and its traced
     functions' calls reported (`debug_mcp_calls.rewrite`), or None (then the file is compiled
-    as usual and traced)."""
+    as usual and traced). A rewrite is kept in our folder for the next run of the same source
+    and plan (while the server runs): parsing and compiling again cost a start ~2.5 ms on 3.11,
+    most of it the AST's types made, for a short script."""
+    kept = _kept_rewrite(source, path)
+    code = _rewrite_again(kept, path) if kept else None
+    if code is None:
+        code = _rewrite(source, path)
+        if code is not None and kept:
+            _keep_rewrite(kept, code, path)
+    nested = [code] if code is not None else []
+    while nested:
+        one = nested.pop()
+        _rewritten.add(one)
+        nested.extend(c for c in one.co_consts if isinstance(c, _CODE))
+    return code
+
+
+def _kept_rewrite(source, path):
+    """Where the rewrite of `source` at `path` for this plan is kept (named by a hash of them
+    and the Python version), or None."""
+    try:
+        import _imp
+
+        bootstrap = sys.modules["_frozen_importlib_external"]
+        probes = [(i, _probes[i][0]["line"]) for i in _is_probed_file(path)]
+        wanted = _calls.functions_wanted(path) if _calls_in(path) else None
+        plan = repr((path, probes, wanted)).encode("utf-8", "replace")
+        digest = _imp.source_hash(bootstrap._RAW_MAGIC_NUMBER, source + b"\0" + plan)
+        return os.path.join(_HELPERS, "rewritten-%s.%s" % (digest.hex(), sys.implementation.cache_tag))
+    except Exception:
+        return None
+
+
+def _rewrite_again(kept, path):
+    """The kept rewrite's code, with what the rewrite learnt of the file (the probes' lines,
+    the traced functions' names); None when none is kept."""
+    import marshal
+
+    try:
+        with open(kept, "rb") as f:
+            code, lines, learnt = marshal.loads(f.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    for index, line in lines:
+        _probes[index][1] = line
+    if learnt is not None:
+        _calls.learn(path, learnt)
+    return code
+
+
+def _keep_rewrite(kept, code, path):
+    import marshal
+
+    lines = [(i, _probes[i][1]) for i in _is_probed_file(path)]
+    learnt = _calls.learnt(path) if _calls_in(path) else None
+    part = "%s.%d" % (kept, os.getpid())
+    try:
+        with open(part, "wb") as f:
+            f.write(marshal.dumps((code, lines, learnt)))
+        os.replace(part, kept)
+    except (OSError, ValueError):
+        pass
+
+
+def _rewrite(source, path):
     from _ast import Constant, Expr
 
-    syntax = _syntax
+    syntax = _syntax()
     try:
         tree = syntax.parse(source, path)
     except SyntaxError:
@@ -679,15 +756,9 @@ def _rewritten_code(source, path):
     if _calls_in(path) and not _calls.rewrite(tree, path):
         return None
     try:
-        code = compile(tree, path, "exec", 0, True)
+        return compile(tree, path, "exec", 0, True)
     except Exception:
         return None
-    nested = [code]
-    while nested:
-        one = nested.pop()
-        _rewritten.add(one)
-        nested.extend(c for c in one.co_consts if isinstance(c, _CODE))
-    return code
 
 
 def _statement_at(tree, line, syntax):
@@ -724,7 +795,7 @@ def _main_compiled(code):
     script's and its rewrite compiles; else None."""
     main = sys.modules.get("__main__")
     path = code.co_filename
-    if code.co_name != "<module>" or getattr(main, "__file__", None) != path or _syntax is None:
+    if code.co_name != "<module>" or getattr(main, "__file__", None) != path or not _rewriting:
         return None
     try:
         with open(path, "rb") as f:

@@ -169,6 +169,52 @@ fn python_calls_in_the_main_script() {
     assert_eq!((tree(s).len(), omitted), (3, &json!({"line_total": 4998, "parse": 4999})), "{s}");
 }
 
+/// Before 3.12 a traced file is compiled with the calls in: that code is kept for the next run
+/// of the same source and plan through the server (the program then loads nothing to compile
+/// it), never for a source changed since or another plan.
+#[test]
+fn python_rewrites_are_kept_for_the_next_run() {
+    let dir = std::env::temp_dir().join(format!("dmcp-rewrite-{}", tag()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("double.py");
+    let write = |factor: u32| {
+        let source = format!(
+            "import sys\n\ndef double(x):\n    return x * {factor}\n\n\
+             print(double(21), 'debug_mcp_syntax' in sys.modules, sys.version_info >= (3, 12))\n"
+        );
+        std::fs::write(&file, source).unwrap();
+    };
+    let file = file.display().to_string();
+    let command = format!("{} '{file}'", python());
+    let mut server = Server::initialized();
+    let mut run = |function: Option<&str>| {
+        let traced = match function {
+            Some(function) => json!({"file": file, "function": function}),
+            None => json!({"file": file}),
+        };
+        let result = server.debug_script(json!({"command": command, "calls": [traced]}));
+        let s = ok(&result).clone();
+        let printed = s["output"]["stdout"].as_str().unwrap().to_string();
+        let monitoring = printed.ends_with("True\n");
+        (tree(&s), printed.replace(" True\n", "").replace(" False\n", ""), monitoring)
+    };
+    write(2);
+    let (calls, printed, monitoring) = run(None);
+    // 3.12+: sys.monitoring, nothing compiled (then nothing to keep).
+    let rewrote = if monitoring { "False" } else { "True" };
+    assert_eq!((calls, printed), (vec![call("double", 0, None, "42")], format!("42 {rewrote}")));
+    let (calls, printed, _) = run(None);
+    assert_eq!((calls, printed), (vec![call("double", 0, None, "42")], "42 False".into()));
+    write(3);
+    let (calls, printed, _) = run(None);
+    assert_eq!((calls, printed), (vec![call("double", 0, None, "63")], format!("63 {rewrote}")));
+    let (calls, printed, _) = run(Some("nothing"));
+    assert_eq!((calls, printed), (vec![], format!("63 {rewrote}")));
+    let (calls, printed, _) = run(Some("double"));
+    assert_eq!((calls, printed), (vec![call("double", 0, None, "63")], format!("63 {rewrote}")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Lambdas, as the main script and imported (before 3.12: traced, and compiled with the calls
 /// in): the same calls, an exception that leaves a lambda told where it was caught or passed.
 #[test]
