@@ -195,7 +195,10 @@ def _start(code, frame):
         if parent:
             record["parent"] = parent["call"]
         values = frame.f_locals
-        record["args"] = {name: _preview(values[name]) for name in names if name in values}
+        args = record["args"] = {}
+        for name in names:
+            if name in values:
+                args[name] = _preview(values[name])
         _live[id(frame)] = record
     finally:
         _local.busy = False
@@ -250,7 +253,7 @@ def flush(ending=False):
         _live.clear()
     _sent_at = time.monotonic()
     if records or (ending and any(_omitted.values())):
-        _send("calls", dumps(records, ensure_ascii=False), dumps(_omitted_sent()))
+        _send("calls", dumps(records, False, check_circular=False), dumps(_omitted_sent()))
 
 
 def _omitted_sent():

@@ -446,10 +446,14 @@ def _preview(value):
     """A value's short text (`repr`, cut at the plan's limit), at a cost bounded by the limit:
     a long list is not written whole to show its first items."""
     limit = _plan["limits"]["preview"]
-    try:
-        text = _short(value, limit, 3)
-    except BaseException as e:
-        text = "<unrepresentable: %s>" % type(e).__name__
+    kind = type(value)
+    if kind in _PLAIN_TYPES or (kind is str and len(value) < limit // 2):
+        text = repr(value)  # the most common, at once (a traced call's arguments)
+    else:
+        try:
+            text = _short(value, limit, 3)
+        except BaseException as e:
+            text = "<unrepresentable: %s>" % type(e).__name__
     return text if len(text) <= limit else text[:limit] + "…"
 
 
