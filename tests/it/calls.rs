@@ -169,9 +169,9 @@ fn python_calls_in_the_main_script() {
     assert_eq!((tree(s).len(), omitted), (3, &json!({"line_total": 4998, "parse": 4999})), "{s}");
 }
 
-/// Before 3.12 a traced file is compiled with the calls in: that code is kept for the next run
-/// of the same source and plan through the server (the program then loads nothing to compile
-/// it), never for a source changed since or another plan.
+/// A traced file is compiled with the calls in: that code is kept for the next run of the
+/// same source and plan through the server (the program then loads nothing to compile it),
+/// never for a source changed since or another plan.
 #[test]
 fn python_rewrites_are_kept_for_the_next_run() {
     let dir = std::env::temp_dir().join(format!("dmcp-rewrite-{}", tag()));
@@ -180,7 +180,7 @@ fn python_rewrites_are_kept_for_the_next_run() {
     let write = |factor: u32| {
         let source = format!(
             "import sys\n\ndef double(x):\n    return x * {factor}\n\n\
-             print(double(21), 'debug_mcp_syntax' in sys.modules, sys.version_info >= (3, 12))\n"
+             print(double(21), 'debug_mcp_syntax' in sys.modules)\n"
         );
         std::fs::write(&file, source).unwrap();
     };
@@ -193,25 +193,16 @@ fn python_rewrites_are_kept_for_the_next_run() {
             None => json!({"file": file}),
         };
         let result = server.debug_script(json!({"command": command, "calls": [traced]}));
-        let s = ok(&result).clone();
-        let printed = s["output"]["stdout"].as_str().unwrap().to_string();
-        let monitoring = printed.ends_with("True\n");
-        (tree(&s), printed.replace(" True\n", "").replace(" False\n", ""), monitoring)
+        let s = ok(&result);
+        (tree(s), s["output"]["stdout"].as_str().unwrap().trim_end().to_string())
     };
     write(2);
-    let (calls, printed, monitoring) = run(None);
-    // 3.12+: sys.monitoring, nothing compiled (then nothing to keep).
-    let rewrote = if monitoring { "False" } else { "True" };
-    assert_eq!((calls, printed), (vec![call("double", 0, None, "42")], format!("42 {rewrote}")));
-    let (calls, printed, _) = run(None);
-    assert_eq!((calls, printed), (vec![call("double", 0, None, "42")], "42 False".into()));
+    assert_eq!(run(None), (vec![call("double", 0, None, "42")], "42 True".into()));
+    assert_eq!(run(None), (vec![call("double", 0, None, "42")], "42 False".into()));
     write(3);
-    let (calls, printed, _) = run(None);
-    assert_eq!((calls, printed), (vec![call("double", 0, None, "63")], format!("63 {rewrote}")));
-    let (calls, printed, _) = run(Some("nothing"));
-    assert_eq!((calls, printed), (vec![], format!("63 {rewrote}")));
-    let (calls, printed, _) = run(Some("double"));
-    assert_eq!((calls, printed), (vec![call("double", 0, None, "63")], format!("63 {rewrote}")));
+    assert_eq!(run(None), (vec![call("double", 0, None, "63")], "63 True".into()));
+    assert_eq!(run(Some("nothing")), (vec![], "63 True".into()));
+    assert_eq!(run(Some("double")), (vec![call("double", 0, None, "63")], "63 True".into()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
