@@ -452,6 +452,8 @@ pub(crate) struct Debuggee {
     stop: Arc<AtomicI32>,
     /// Its processes a signal had stopped when it was killed.
     stopped_when_killed: Vec<Stopped>,
+    /// Killed, with its group and every process of its tree: nothing is left to kill.
+    killed: bool,
     /// stderr lines the caller's predicate claimed (for Node: the inspector's own lines).
     notices: Receiver<String>,
     output: Output,
@@ -542,6 +544,7 @@ impl Debuggee {
             exit: None,
             stop,
             stopped_when_killed: Vec::new(),
+            killed: false,
             notices,
             output,
             watcher: Some(watcher),
@@ -621,11 +624,15 @@ impl Debuggee {
     /// Kills the whole process group at once and waits for the leader's exit. Processes the
     /// program started in its group go too: nothing the debuggee started is left behind.
     pub(crate) fn kill(&mut self) -> Exit {
+        if let (true, Some(exit)) = (self.killed, self.exit) {
+            return exit;
+        }
         if self.exit.is_none() {
             self.stopped_when_killed = self.stopped();
         }
         self.group.kill();
         self.tree.kill_all();
+        self.killed = true;
         if let Some(exit) = self.try_exit() {
             return exit;
         }
