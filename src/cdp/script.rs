@@ -297,7 +297,7 @@ struct Run<'a> {
     /// newer one.
     held: (Sender<Event>, Receiver<Event>),
     /// Heap snapshots the look ahead gave up waiting for (`awaits.rs`).
-    snapshots_left: Vec<Receiver<Result<Value, cdp::Error>>>,
+    snapshots_left: Vec<awaits::Pending>,
 }
 
 impl Run<'_> {

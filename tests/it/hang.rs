@@ -114,7 +114,7 @@ fn node_pending_awaits() {
         let s = ok(&result);
         let thread = &s["hang"]["threads"][0];
         assert_eq!(thread["state"], "idle", "{s}");
-        let awaiting = thread["awaiting"].as_array().expect("awaiting");
+        let awaiting = thread["awaiting"].as_array().unwrap_or_else(|| panic!("no awaiting: {s}"));
         let at = |function: &str| {
             let found = awaiting.iter().find(|a| a["function"] == function);
             found.unwrap_or_else(|| panic!("{function} awaits: {s}"))

@@ -9,12 +9,12 @@
 
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::select;
+use crossbeam_channel::{select, Receiver};
 use serde_json::{json, Value};
 
 use super::hang::Answer;
 use super::Run;
-use crate::cdp::{failures, heap, Origin};
+use crate::cdp::{self, failures, heap, Event, Origin};
 use crate::debugger::script::FAILURE_FRAMES;
 use crate::log;
 
@@ -24,11 +24,22 @@ use crate::log;
 const PER_MB: Duration = Duration::from_millis(90);
 const FIXED: Duration = Duration::from_millis(150);
 
+/// A piece of a snapshot's text.
+const CHUNK: &str = "HeapProfiler.addHeapSnapshotChunk";
+
 /// How long the hang report waits for snapshots the look ahead gave up on.
 const SNAPSHOT_FINISH: Duration = Duration::from_secs(2);
 
 /// The object group holding the async functions found (released with the run).
 const GROUP: &str = "debug-mcp-awaits";
+
+/// A snapshot still being written when the look ahead's time ran out: its thread, its text so
+/// far, and the reply that says it is complete.
+pub(super) struct Pending {
+    target: Origin,
+    text: String,
+    done: Receiver<Result<Value, cdp::Error>>,
+}
 
 /// One async function found suspended: its object, and its function's name.
 pub(super) struct Held {
@@ -70,35 +81,44 @@ impl Run<'_> {
         drop(self.send(target, "HeapProfiler.enable", json!({})));
         let params = json!({"reportProgress": false, "captureNumericValue": false});
         let done = self.send(target, "HeapProfiler.takeHeapSnapshot", params);
-        let mut text = String::new();
+        let mut pending = Pending { target: target.clone(), text: String::new(), done };
+        if !self.read_snapshot(&mut pending, until)? {
+            // The thread writes it on, and answers nothing else until it is done: the hang
+            // report reads the rest (`finish_snapshots`).
+            self.snapshots_left.push(pending);
+            return Err("the snapshot took too long".into());
+        }
+        self.suspended(target, &pending.text)
+    }
+
+    /// Reads a snapshot's text until it is complete (true) or `until` (false). Other events
+    /// that come meanwhile are held for the run.
+    fn read_snapshot(&mut self, pending: &mut Pending, until: Instant) -> Result<bool, String> {
         let end = crossbeam_channel::at(until);
         loop {
             select! {
                 recv(self.events) -> event => {
                     let Ok(event) = event else { return Err("the connection closed".into()) };
-                    if event.method == "HeapProfiler.addHeapSnapshotChunk" {
-                        if event.origin == *target {
-                            text.push_str(event.params["chunk"].as_str().unwrap_or_default());
-                        }
-                    } else {
+                    if event.origin == pending.target && event.method == CHUNK {
+                        pending.text.push_str(event.params["chunk"].as_str().unwrap_or_default());
+                    } else if !self.snapshot_chunk(&event) {
                         drop(self.held.0.send(event));
                     }
                 },
-                recv(done) -> reply => match reply {
-                    Ok(Ok(_)) => break,
-                    _ => return Err("the snapshot failed".into()),
+                recv(pending.done) -> reply => return match reply {
+                    Ok(Ok(_)) => Ok(true),
+                    _ => Err("the snapshot failed".into()),
                 },
-                recv(end) -> _ => {
-                    // The thread writes it on, and answers nothing else until it is done.
-                    self.snapshots_left.push(done);
-                    return Err("the snapshot took too long".into());
-                },
+                recv(end) -> _ => return Ok(false),
             }
         }
+    }
+
+    /// The program's async functions suspended in the heap of `target`'s snapshot `text`.
+    fn suspended(&mut self, target: &Origin, text: &str) -> Result<Vec<Held>, String> {
         let scripts = &self.targets.get(target).ok_or("the thread ended")?.scripts;
         let own = |script: &str| failures::is_own(&scripts.file(script));
-        let found = heap::generators(&text, &own)?;
-        drop(text);
+        let found = heap::generators(text, &own)?;
         let names: Vec<&str> = found.iter().map(|g| g.function.as_str()).collect();
         log::debug(format_args!("the program's suspended functions, innermost first: {names:?}"));
         let mut held = Vec::new();
@@ -113,12 +133,36 @@ impl Run<'_> {
         Ok(held)
     }
 
-    /// Waits (a moment at most) for the snapshots still being written when the look ahead
-    /// gave up on them: until then their threads answer nothing, and would seem blocked.
+    /// Whether `event` is a piece of a snapshot the look ahead gave up waiting for: then kept
+    /// with it.
+    pub(super) fn snapshot_chunk(&mut self, event: &Event) -> bool {
+        if event.method != CHUNK {
+            return false;
+        }
+        if let Some(pending) = self.snapshots_left.iter_mut().find(|p| p.target == event.origin) {
+            pending.text.push_str(event.params["chunk"].as_str().unwrap_or_default());
+        }
+        true
+    }
+
+    /// Reads on (a moment at most) the snapshots still being written when the look ahead
+    /// gave up on them (a loaded machine): until then their threads answer nothing, and
+    /// would seem blocked; once complete, their suspended functions are kept as the look
+    /// ahead's would have been.
     pub(super) fn finish_snapshots(&mut self) {
         let until = Instant::now() + SNAPSHOT_FINISH;
-        for done in std::mem::take(&mut self.snapshots_left) {
-            drop(done.recv_deadline(until));
+        // One at a time: the others' pieces that come meanwhile are kept with them.
+        while !self.snapshots_left.is_empty() {
+            let mut pending = self.snapshots_left.remove(0);
+            let found = match self.read_snapshot(&mut pending, until) {
+                Ok(true) => self.suspended(&pending.target, &pending.text),
+                Ok(false) => Err("the snapshot took too long".into()),
+                Err(why) => Err(why),
+            };
+            match found {
+                Ok(found) => drop(self.awaits.insert(pending.target, found)),
+                Err(why) => log::debug(format_args!("no pending awaits: {why}")),
+            }
         }
     }
 

@@ -42,6 +42,9 @@ impl Collector for Run<'_> {
                 {
                     self.nudge = crossbeam_channel::never();
                 }
+                if self.snapshot_chunk(&event) {
+                    return Ok(Step::Go);
+                }
                 self.handle_event(event)
             }
             Input::Closed => Ok(Step::Finished),
