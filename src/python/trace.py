@@ -226,9 +226,9 @@ def _resolve(entry):
     if line not in lines:
         import bisect
 
+        # Before any code, 0 (3.11+ says so itself: a module's first instruction is on line 0).
         index = bisect.bisect_left(lines, line)
-        if index > 0:
-            line = lines[index - 1]
+        line = lines[index - 1] if index > 0 else 0
     entry[1] = line
     return line
 
