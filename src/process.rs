@@ -471,7 +471,16 @@ impl Debuggee {
     /// Spawns `spec` in a new process group with stdin closed and stdout/stderr captured.
     /// `claim` picks the stderr lines that are the runtime's rather than the program's.
     pub(crate) fn spawn(spec: &Spec, claim: fn(&str) -> bool) -> Result<Debuggee, SpawnError> {
-        Ok(Debuggee::spawn_with(spec, claim, false)?.0)
+        Ok(Debuggee::spawn_with(spec, claim, false, None)?.0)
+    }
+
+    /// [`Debuggee::spawn`], the process keeping `fd` (a connection made for it) open.
+    pub(crate) fn spawn_inheriting(
+        spec: &Spec,
+        claim: fn(&str) -> bool,
+        fd: Option<std::os::fd::RawFd>,
+    ) -> Result<Debuggee, SpawnError> {
+        Ok(Debuggee::spawn_with(spec, claim, false, fd)?.0)
     }
 
     /// Spawns a debug adapter: its stdin and stdout are the protocol and come back to the
@@ -479,7 +488,7 @@ impl Debuggee {
     pub(crate) fn spawn_adapter(
         spec: &Spec,
     ) -> Result<(Debuggee, ChildStdin, ChildStdout), SpawnError> {
-        let (debuggee, pipes) = Debuggee::spawn_with(spec, |_| false, true)?;
+        let (debuggee, pipes) = Debuggee::spawn_with(spec, |_| false, true, None)?;
         let (stdin, stdout) = pipes.expect("asked for the protocol pipes");
         Ok((debuggee, stdin, stdout))
     }
@@ -488,6 +497,7 @@ impl Debuggee {
         spec: &Spec,
         claim: fn(&str) -> bool,
         protocol: bool,
+        inherited: Option<std::os::fd::RawFd>,
     ) -> Result<(Debuggee, Option<(ChildStdin, ChildStdout)>), SpawnError> {
         let mut command = Command::new(&spec.program);
         let fed = !protocol && spec.stdin.is_some();
@@ -505,6 +515,9 @@ impl Debuggee {
         let tag = format!("{}.{run}", std::process::id());
         command.env(RUN_TAG, &tag);
         sys::new_process_group(&mut command);
+        if let Some(fd) = inherited {
+            sys::inherit_fd(&mut command, fd);
+        }
         // Registered before anything can reap it: see `OWNED`.
         let mut owned = owned();
         let mut child = command.spawn().map_err(|e| match e.kind() {

@@ -53,6 +53,18 @@ fn die_with_parent(command: &mut Command) {
     let _ = command;
 }
 
+/// The child `command` starts keeps `fd` open across its exec (after the descriptors closed
+/// there by `new_process_group`): a connection made for it alone.
+pub(crate) fn inherit_fd(command: &mut Command, fd: std::os::fd::RawFd) {
+    // SAFETY: fcntl is async-signal-safe; nothing is allocated.
+    unsafe {
+        command.pre_exec(move || match libc::fcntl(fd, libc::F_SETFD, 0) {
+            -1 => Err(io::Error::last_os_error()),
+            _ => Ok(()),
+        });
+    }
+}
+
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;
 
 /// Asks a running Node process to open its inspector (on 127.0.0.1:9229), as `node inspect -p`

@@ -169,6 +169,24 @@ fn python_calls_in_the_main_script() {
     assert_eq!((tree(s).len(), omitted), (3, &json!({"line_total": 4998, "parse": 4999})), "{s}");
 }
 
+/// The process the run starts reports on a connection it inherits, its children on the
+/// socket: each one's calls are said, with its pid.
+#[test]
+fn python_calls_of_a_process_and_its_child() {
+    let mut server = Server::initialized();
+    let file = fixture("calls/children.py");
+    let command = format!("{} '{file}'", python());
+    let result = server.debug_script(json!({"command": command, "calls": [{"file": file}]}));
+    let s = ok(&result);
+    assert_eq!(s["output"]["stdout"], "top False\n['child'] True\n", "{s}");
+    let returns: Vec<(&Value, &Value)> =
+        s["calls"].as_array().unwrap().iter().map(|c| (&c["return"], &c["process"])).collect();
+    let processes = s["processes"].as_array().unwrap();
+    let (top, child) = (&processes[0]["pid"], &processes[1]["pid"]);
+    assert_eq!(returns, vec![(&json!("2"), top), (&json!("3"), child)], "{s}");
+    assert_eq!(&processes[1]["parent"], top, "{s}");
+}
+
 /// A traced file is compiled with the calls in: that code is kept for the next run of the
 /// same source and plan through the server (the program then loads nothing to compile it),
 /// never for a source changed since or another plan.
