@@ -192,9 +192,16 @@ fn python_calls_of_a_process_and_its_child() {
 /// never for a source changed since or another plan.
 #[test]
 fn python_rewrites_are_kept_for_the_next_run() {
-    let dir = std::env::temp_dir().join(format!("dmcp-rewrite-{}", tag()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("double.py");
+    /// Removed when the test ends, passed or not.
+    struct Dir(std::path::PathBuf);
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let dir = Dir(std::env::temp_dir().join(format!("dmcp-rewrite-{}", tag())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let file = dir.0.join("double.py");
     let write = |factor: u32| {
         let source = format!(
             "import sys\n\ndef double(x):\n    return x * {factor}\n\n\
@@ -221,7 +228,6 @@ fn python_rewrites_are_kept_for_the_next_run() {
     assert_eq!(run(None), (vec![call("double", 0, None, "63")], "63 True".into()));
     assert_eq!(run(Some("nothing")), (vec![], "63 True".into()));
     assert_eq!(run(Some("double")), (vec![call("double", 0, None, "63")], "63 True".into()));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Lambdas, as the main script and imported (before 3.12: traced, and compiled with the calls
