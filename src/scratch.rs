@@ -49,6 +49,14 @@ pub(crate) fn private_dir(kind: &str) -> io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// `dir` made where it is missing, readable by this user only (mode 0700).
+pub(crate) fn make_private(dir: &Path) -> io::Result<()> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        made => made,
+    }
+}
+
 /// A path in the scratch directory for a file someone else will write (Delve's build output):
 /// `kind-N`, nothing there yet.
 pub(crate) fn file_path(kind: &str) -> io::Result<PathBuf> {
@@ -79,8 +87,8 @@ pub(crate) fn kept_dir(name: &str, make: bool) -> Option<PathBuf> {
     let ours = cache.join("debug-mcp");
     let kept = ours.join(name);
     for dir in [&cache, &ours, &kept] {
-        if make && !dir.exists() {
-            if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        if make {
+            if let Err(e) = make_private(dir) {
                 log::debug(format_args!("cannot keep anything in {}: {e}", dir.display()));
                 return None;
             }

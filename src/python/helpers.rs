@@ -94,7 +94,7 @@ fn bring(helpers: &Path) {
     for file in compiled(&kept) {
         let into = helpers.join(placed(&file));
         let brought = match into.parent() {
-            Some(dir) if dir != helpers => private_dir(dir),
+            Some(dir) if dir != helpers => scratch::make_private(dir),
             _ => Ok(()),
         };
         if let Err(e) = brought.and_then(|()| fs::copy(kept.join(&file), &into).map(drop)) {
@@ -113,15 +113,6 @@ fn placed(file: &Path) -> PathBuf {
 }
 
 const PYCACHE: &str = "__pycache__";
-
-/// `dir` made, readable by this user only (as Python makes it: `_cache_self`), unless it is.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match fs::DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        made => made,
-    }
-}
 
 /// Keeps the code compiled in `helpers` that is not kept yet.
 fn keep(helpers: &Path) {
