@@ -43,8 +43,8 @@ _recorded = 0  # calls recorded (at most `_cap`)
 room = True
 # function -> calls past the cap not reported yet (a rewritten function's name is in it from
 # the start, at 0: its code adds to it inline).
-omitted = _omitted = {}
-live = _live = {}  # id(frame) -> record: started, not ended (a suspended generator too)
+_omitted = {}
+_live = {}  # id(frame) -> record: started, not ended (a suspended generator too)
 _done = []  # ended records not sent yet
 _sent_at = 0.0
 _local = _thread._local()
@@ -236,7 +236,7 @@ def forked():
     global _numbers, _recorded, room
     _done[:] = []
     _live.clear()
-    _omitted_sent()
+    _take_omitted()
     _numbers = itertools.count(1)
     _recorded = 0
     room = _cap > 0
@@ -255,10 +255,10 @@ def flush(ending=False):
         _live.clear()
     _sent_at = time.monotonic()
     if records or (ending and any(_omitted.values())):
-        _send("calls", dumps(records, False, check_circular=False), dumps(_omitted_sent()))
+        _send("calls", dumps(records, False, check_circular=False), dumps(_take_omitted()))
 
 
-def _omitted_sent():
+def _take_omitted():
     """The calls past the cap counted since the last report, by function (the server adds them
     up); from now on counted from 0."""
     counted = {}
@@ -355,16 +355,16 @@ def rewrite(tree, path):
             BODY                      if __debug_mcp_calls__.room:
                                           __debug_mcp_calls__.enter("f")
                                       else:
-                                          ….omitted["f"] += 1
+                                          …._omitted["f"] += 1
                                       try:
-                                          BODY (`return X`: `return ….ret(X) if ….live else X`)
-                                          if ….live:
+                                          BODY (`return X`: `return ….ret(X) if …._live else X`)
+                                          if …._live:
                                               ….ret(None)
                                       except:
                                           ….threw()
                                           raise
         lambda a: X               lambda a: ….enter("<lambda>") or ….ret(X)
-    Past the cap (no `room`), while no recorded call runs (`live` empty), a call costs two
+    Past the cap (no `room`), while no recorded call runs (`_live` empty), a call costs two
     tests and a count, without a call of ours.
     Generators and coroutines need nothing more: their first statement runs once, at their first
     start, and the call tree's parent is read from the frames below. A lambda has no `except`:
@@ -390,7 +390,7 @@ def rewrite(tree, path):
                 lambdas.append((node, qualname))
 
     def live():
-        return syntax.dotted(HOOK, "live")
+        return syntax.dotted(HOOK, "_live")
 
     def returns(node):
         for child in syntax.children(node):
@@ -418,7 +418,7 @@ def rewrite(tree, path):
         handler = ExceptHandler(None, None, [Expr(syntax.call(HOOK, "threw")), Raise(None, None)])
         end = If(live(), [Expr(syntax.call(HOOK, "ret", Constant(None)))], [])
         enter = If(syntax.dotted(HOOK, "room"), [Expr(syntax.call(HOOK, "enter", Constant(qualname)))],
-                   [syntax.count(HOOK, "omitted", qualname)])
+                   [syntax.count(HOOK, "_omitted", qualname)])
         added = [enter, Try(rest + [end], [handler], [], [])]
         for node in added:
             syntax.place(node, where)
@@ -440,7 +440,7 @@ def functions_wanted(path):
 def learnt(path):
     """What `rewrite` learnt of the file `path` that the code it made does not hold (kept with
     it, `learn` again): the qualified names by line (before 3.11 read from the file), and the
-    functions whose code counts their calls past the cap in `omitted`."""
+    functions whose code counts their calls past the cap in `_omitted`."""
     return _qualnames.get(path), _counting.get(path, [])
 
 
