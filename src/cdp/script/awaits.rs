@@ -41,6 +41,17 @@ pub(super) struct Pending {
     done: Receiver<Result<Value, cdp::Error>>,
 }
 
+impl Pending {
+    /// Keeps `event` when it is a piece of this snapshot.
+    fn add(&mut self, event: &Event) -> bool {
+        let ours = event.method == CHUNK && event.origin == self.target;
+        if ours {
+            self.text.push_str(event.params["chunk"].as_str().unwrap_or_default());
+        }
+        ours
+    }
+}
+
 /// One async function found suspended: its object, and its function's name.
 pub(super) struct Held {
     object: String,
@@ -99,9 +110,7 @@ impl Run<'_> {
             select! {
                 recv(self.events) -> event => {
                     let Ok(event) = event else { return Err("the connection closed".into()) };
-                    if event.origin == pending.target && event.method == CHUNK {
-                        pending.text.push_str(event.params["chunk"].as_str().unwrap_or_default());
-                    } else if !self.snapshot_chunk(&event) {
+                    if !pending.add(&event) && !self.snapshot_chunk(&event) {
                         drop(self.held.0.send(event));
                     }
                 },
@@ -139,8 +148,8 @@ impl Run<'_> {
         if event.method != CHUNK {
             return false;
         }
-        if let Some(pending) = self.snapshots_left.iter_mut().find(|p| p.target == event.origin) {
-            pending.text.push_str(event.params["chunk"].as_str().unwrap_or_default());
+        for pending in &mut self.snapshots_left {
+            pending.add(event);
         }
         true
     }
