@@ -24,12 +24,12 @@ def load_own(name):
         if code.co_filename != path:
             # Compiled by an earlier server, in its own directory: kept again with ours.
             code = _moved(code, path)
-            _keep(marshal, code, kept)
+            _keep(kept, marshal.dumps(code))
     except (TypeError, OSError, EOFError, ValueError, AttributeError):
         with open(path, "rb") as f:
             code = compile(f.read(), path, "exec")
         if kept:
-            _keep(marshal, code, kept)
+            _keep(kept, marshal.dumps(code))
     module = type(sys)(name)
     module.__file__ = path
     sys.modules[name] = module
@@ -41,11 +41,12 @@ def load_own(name):
     return module
 
 
-def _keep(marshal, code, kept):
+def _keep(kept, data):
+    """Writes `data` at `kept` whole or not at all (another process may read it meanwhile)."""
     try:
         part = "%s.%d" % (kept, os.getpid())
         with open(part, "wb") as f:
-            marshal.dump(code, f)
+            f.write(data)
         os.replace(part, kept)
     except OSError:
         pass
@@ -85,10 +86,7 @@ def _cache_self():
             os.mkdir(os.path.dirname(cached), 0o700)
         except FileExistsError:
             pass
-        part = "%s.%d" % (cached, os.getpid())
-        with open(part, "wb") as f:
-            f.write(data + marshal.dumps(code))
-        os.replace(part, cached)
+        _keep(cached, data + marshal.dumps(code))
     except (OSError, AttributeError, KeyError, ImportError, ValueError):
         pass
 
