@@ -19,6 +19,7 @@ mod net;
 mod node;
 mod process;
 mod python;
+mod quota;
 mod scratch;
 mod server;
 mod sessions;
@@ -43,11 +44,13 @@ debug-mcp.json names.
 
 Usage:
   debug-mcp-server          serve MCP (JSON-RPC, one message per line) on stdin/stdout
-  debug-mcp-server --http ADDR [--token-file FILE]
+  debug-mcp-server --http ADDR [--token-file FILE] [--allowed-host NAME]...
                             serve MCP over Streamable HTTP at http://ADDR/mcp (e.g.
-                            127.0.0.1:8765; port 0 picks one, said on stderr). Beyond
-                            loopback, clients must send `Authorization: Bearer TOKEN` with a
-                            token of FILE (one per line, mode 600) or DEBUG_MCP_HTTP_TOKEN
+                            127.0.0.1:8765; port 0 picks one, said on stderr). With tokens
+                            (FILE: one per line, mode 600; or DEBUG_MCP_HTTP_TOKEN) clients
+                            send `Authorization: Bearer TOKEN`, and a client is its token;
+                            without, only this user's processes are served, on loopback.
+                            Requests must name a loopback host, the bound address or NAME
   debug-mcp-server run --break FILE:LINE --eval EXPR [options] -- COMMAND...
   debug-mcp-server run --break FILE:LINE --eval EXPR [options] --url URL
   debug-mcp-server run --probe FILE:LINE[=EXPR]... [options] -- COMMAND...
@@ -91,6 +94,21 @@ Example:
   debug-mcp-server run --break fixtures/loop.js:4 --eval 'total' -- node fixtures/loop.js
 ";
 
+/// `--http`'s arguments: the address, `--token-file FILE` and each `--allowed-host NAME`.
+fn http_arguments(args: &[String]) -> Option<(String, Option<String>, Vec<String>)> {
+    let (address, mut rest) = args.split_first()?;
+    let (mut file, mut hosts) = (None, Vec::new());
+    while let [flag, value, more @ ..] = rest {
+        match flag.as_str() {
+            "--token-file" if file.is_none() => file = Some(value.clone()),
+            "--allowed-host" => hosts.push(value.clone()),
+            _ => return None,
+        }
+        rest = more;
+    }
+    (rest.is_empty() && !address.starts_with('-')).then(|| (address.clone(), file, hosts))
+}
+
 /// What the server leaves when it ends: our Python modules' compiled code kept for the next
 /// server (`python/helpers.rs`), and no scratch directory.
 fn end_scratch() {
@@ -127,15 +145,17 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("--http") => {
-            let (address, file) = match &args[1..] {
-                [address] => (address, None),
-                [address, flag, file] if flag == "--token-file" => (address, Some(file.as_str())),
-                _ => {
-                    eprintln!("debug-mcp-server --http: give ADDR [--token-file FILE]\n\n{USAGE}");
+            let (address, file, hosts) = match http_arguments(&args[1..]) {
+                Some(parsed) => parsed,
+                None => {
+                    eprintln!(
+                        "debug-mcp-server --http: give ADDR [--token-file FILE] \
+                         [--allowed-host NAME]...\n\n{USAGE}"
+                    );
                     return ExitCode::from(2);
                 }
             };
-            let tokens = match http::tokens(file) {
+            let tokens = match http::tokens(file.as_deref()) {
                 Ok(tokens) => tokens,
                 Err(problem) => {
                     eprintln!("debug-mcp-server --http: {problem}");
@@ -143,7 +163,7 @@ fn main() -> ExitCode {
                 }
             };
             scratch::remove_stale();
-            let served = http::run(http::Options { address: address.clone(), tokens });
+            let served = http::run(http::Options { address: address.clone(), tokens, hosts });
             end_scratch();
             match served {
                 Ok(()) => ExitCode::SUCCESS,

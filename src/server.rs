@@ -13,12 +13,14 @@ use std::sync::Arc;
 
 use crossbeam_channel::{select, Receiver, Sender};
 
+use crate::debugger::Code;
 use crate::jsonrpc::{self, Json, Message, Notification, Request, RequestId, Response};
 use crate::mcp::{self, Dispatch};
+use crate::quota::{Held, Quota};
 use crate::sessions::Sessions;
 use crate::tasks::Tasks;
 use crate::thread::JoinOnDrop;
-use crate::tools::{self, Call, ClientLog, Progress};
+use crate::tools::{self, Call, ClientLog, Progress, ToolResult};
 use crate::{log, process, stdio, sys};
 
 /// How often the main loop reaps orphans that ended by themselves.
@@ -30,6 +32,8 @@ struct Worker {
     cancel: Sender<()>,
     /// Held only to be joined on drop.
     _thread: JoinOnDrop,
+    /// The call's place in its client's quota, given back once the thread is joined.
+    _held: Held,
 }
 
 /// The server's two ends, as channels: parsed messages in (or the error response for a line
@@ -54,7 +58,8 @@ pub(crate) fn run() -> std::io::Result<()> {
     let stop_reading = Arc::new(AtomicBool::new(false));
     let (out, writer) = stdio::writer();
     let (incoming, reader) = stdio::reader(stop_reading.clone());
-    serve(Connection { incoming, out }, &signal_rx);
+    let quota = Quota::new(usize::MAX, crate::quota::sessions_limit());
+    serve(Connection { incoming, out }, &quota, &signal_rx);
     // Then the threads that feed and drain the loop.
     stop_reading.store(true, Ordering::Relaxed);
     drop(reader);
@@ -65,12 +70,12 @@ pub(crate) fn run() -> std::io::Result<()> {
 }
 
 /// Serves until `incoming` closes or a signal comes; returns once every call and session has
-/// ended and `out` is dropped.
-pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
+/// ended and `out` is dropped. Its running calls and open sessions count in `quota`.
+pub(crate) fn serve(connection: Connection, quota: &Arc<Quota>, signal_rx: &Receiver<i32>) {
     let Connection { incoming, out } = connection;
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<String>();
     let state = mcp::State::new();
-    let sessions = Sessions::default();
+    let sessions = Sessions::counted_in(quota.clone());
     let tasks = Tasks::default();
     let mut workers: HashMap<String, Worker> = HashMap::new();
     // Orphans a debuggee abandoned are re-parented to the server (`sys::become_subreaper`);
@@ -81,7 +86,7 @@ pub(crate) fn serve(connection: Connection, signal_rx: &Receiver<i32>) {
         select! {
             recv(incoming) -> message => match message {
                 Ok(Ok(Message::Request(request))) => {
-                    let context = Context { state: &state, out: &out, done: &done_tx, sessions: &sessions, tasks: &tasks };
+                    let context = Context { state: &state, out: &out, done: &done_tx, sessions: &sessions, tasks: &tasks, quota };
                     handle_request(&context, request, &mut workers);
                 }
                 Ok(Ok(Message::Notification(notification))) => handle_notification(&notification, &workers),
@@ -125,10 +130,11 @@ struct Context<'a> {
     done: &'a Sender<String>,
     sessions: &'a Sessions,
     tasks: &'a Tasks,
+    quota: &'a Arc<Quota>,
 }
 
 fn handle_request(context: &Context, request: Request, workers: &mut HashMap<String, Worker>) {
-    let Context { state, out, done, sessions, tasks } = *context;
+    let Context { state, out, done, sessions, tasks, quota } = *context;
     // Change notifications go to a client that said `initialize` (a 2026-07-28 client gets
     // none it did not ask for).
     if request.method == "initialize" {
@@ -149,6 +155,14 @@ fn handle_request(context: &Context, request: Request, workers: &mut HashMap<Str
                 return;
             }
         };
+    let held = match quota.call() {
+        Ok(held) => held,
+        Err(why) => {
+            let refused = ToolResult::error(Code::TooManyCalls, why, serde_json::Map::new());
+            let _ = out.send(Response::ok_json(request.id, refused.into_json(modern)).into());
+            return;
+        }
+    };
     // A task's call runs as any other; its answer waits for `tasks/get`.
     let task = task.then(|| tasks.create());
     let key = match &task {
@@ -204,7 +218,7 @@ fn handle_request(context: &Context, request: Request, workers: &mut HashMap<Str
             let _ = done.send(key);
         }
     });
-    workers.insert(key, Worker { cancel: cancel_tx, _thread: thread });
+    workers.insert(key, Worker { cancel: cancel_tx, _thread: thread, _held: held });
 }
 
 /// `tasks/get` and `tasks/cancel` (the Tasks extension); `None` for any other request.

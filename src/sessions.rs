@@ -16,19 +16,19 @@ use serde_json::Value;
 
 use crate::debugger::session::{Command, Handle};
 use crate::jsonrpc::{Message, Notification};
+use crate::quota::{self, Held, Quota};
 
-/// At most this many sessions at once, unless `DEBUG_MCP_MAX_SESSIONS` says otherwise.
-const MAX_SESSIONS: usize = 10;
+/// The sessions of one client context, counted against its quota (which may be shared with the
+/// client's other contexts: an HTTP token's).
+#[derive(Clone)]
+pub(crate) struct Sessions(Arc<Mutex<Registry>>, Arc<Watch>, Arc<Quota>);
 
-fn max_sessions() -> usize {
-    std::env::var("DEBUG_MCP_MAX_SESSIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(MAX_SESSIONS)
+impl Default for Sessions {
+    /// A client of its own (stdio, a one-shot `run`).
+    fn default() -> Sessions {
+        Sessions::counted_in(Quota::new(usize::MAX, quota::sessions_limit()))
+    }
 }
-
-#[derive(Clone, Default)]
-pub(crate) struct Sessions(Arc<Mutex<Registry>>, Arc<Watch>);
 
 /// Resource subscriptions (`debug://...` URIs) and where to send their updates; session
 /// threads call [`Watch::changed`] when their state changes.
@@ -71,24 +71,30 @@ impl Watch {
 struct Registry {
     next: u64,
     live: BTreeMap<String, Handle>,
+    /// Each live session's place in the quota.
+    held: BTreeMap<String, Held>,
 }
 
 impl Sessions {
-    /// Reserves the next id, or says why no session can start.
-    pub(crate) fn next_id(&self) -> Result<String, String> {
-        let mut registry = self.0.lock().expect("session registry poisoned");
-        if registry.live.len() >= max_sessions() {
-            return Err(format!(
-                "{} sessions are already open (the most at once): end one with debug-stop",
-                registry.live.len()
-            ));
-        }
-        registry.next += 1;
-        Ok(format!("s{}", registry.next))
+    /// The sessions of a context whose client is counted in `quota`.
+    pub(crate) fn counted_in(quota: Arc<Quota>) -> Sessions {
+        Sessions(Arc::default(), Arc::default(), quota)
     }
 
-    pub(crate) fn insert(&self, id: String, handle: Handle) {
-        self.0.lock().expect("session registry poisoned").live.insert(id.clone(), handle);
+    /// Reserves the next id and a place in the quota (given back when what comes back drops,
+    /// unless the session is inserted with it), or says why no session can start.
+    pub(crate) fn next_id(&self) -> Result<(String, Held), String> {
+        let held = self.2.session()?;
+        let mut registry = self.0.lock().expect("session registry poisoned");
+        registry.next += 1;
+        Ok((format!("s{}", registry.next), held))
+    }
+
+    pub(crate) fn insert(&self, id: String, handle: Handle, held: Held) {
+        let mut registry = self.0.lock().expect("session registry poisoned");
+        registry.held.insert(id.clone(), held);
+        registry.live.insert(id.clone(), handle);
+        drop(registry);
         self.1.list_changed();
         self.1.changed(&id);
     }
@@ -145,7 +151,10 @@ impl Sessions {
 
     /// Removes a session; dropping what comes back ends it.
     pub(crate) fn remove(&self, id: &str) -> Option<Handle> {
-        let handle = self.0.lock().expect("session registry poisoned").live.remove(id);
+        let mut registry = self.0.lock().expect("session registry poisoned");
+        let handle = registry.live.remove(id);
+        registry.held.remove(id);
+        drop(registry);
         if handle.is_some() {
             self.1.list_changed();
             self.1.changed(id);
@@ -165,8 +174,11 @@ impl Sessions {
 
     /// Ends every session (server exit). The handles drop outside the lock.
     pub(crate) fn end_all(&self) {
-        let live = std::mem::take(&mut self.0.lock().expect("session registry poisoned").live);
+        let mut registry = self.0.lock().expect("session registry poisoned");
+        let (live, held) = (std::mem::take(&mut registry.live), std::mem::take(&mut registry.held));
+        drop(registry);
         drop(live);
+        drop(held);
         // The stdout channel must close for the writer to finish.
         self.1.out.lock().expect("watch poisoned").take();
     }

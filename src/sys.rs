@@ -391,8 +391,7 @@ pub(crate) fn random() -> u64 {
 
 /// Whether this process runs as root (Chromium's sandbox refuses root without `--no-sandbox`).
 pub(crate) fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    effective_uid() == 0
 }
 
 /// Makes a named pipe (FIFO) at `path` that only this user may open.

@@ -59,6 +59,7 @@ codes! {
     Running = "running",
     SpawnFailed = "spawn_failed",
     Timeout = "timeout",
+    TooManyCalls = "too_many_calls",
     TooManySessions = "too_many_sessions",
     UnknownTool = "unknown_tool",
     Unsupported = "unsupported",

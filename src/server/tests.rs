@@ -29,7 +29,8 @@ impl Server {
         let (out, from_server) = crossbeam_channel::unbounded();
         let (signals, signal_rx) = crossbeam_channel::bounded(1);
         let thread = JoinOnDrop::spawn("test-server", move || {
-            serve(Connection { incoming, out }, &signal_rx);
+            let quota = crate::quota::Quota::new(usize::MAX, 10);
+            serve(Connection { incoming, out }, &quota, &signal_rx);
         });
         Server { to_server: Some(to_server), from_server, thread: Some(thread), _signals: signals }
     }

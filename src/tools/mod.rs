@@ -167,10 +167,10 @@ fn open_session(
     call: &Call,
     start: impl FnOnce(&str, OnChange) -> Result<(Handle, Value), Failure>,
 ) -> Result<(String, Value), Failure> {
-    let id = call.sessions.next_id().map_err(|m| Failure::new(Code::TooManySessions, m))?;
+    let (id, held) = call.sessions.next_id().map_err(|m| Failure::new(Code::TooManySessions, m))?;
     let watch = call.sessions.watch();
     let (handle, state) = start(&id, Arc::new(move |id: &str| watch.changed(id)))?;
-    call.sessions.insert(id.clone(), handle);
+    call.sessions.insert(id.clone(), handle, held);
     Ok((id, state))
 }
 

@@ -164,6 +164,7 @@ async def modern(check):
     try:
         for mode, target in [("auto", params), ("2026-07-28", params), ("auto", url), ("legacy", url)]:
             await modern_client(check, mcp, mode, target)
+        await crowd(check, mcp, url)
     finally:
         http.terminate()
         http.wait(timeout=30)
@@ -210,6 +211,34 @@ async def modern_client(check, mcp, mode, target):
                 if state:
                     check(result.structured_content.get("state") == state,
                           f"{mode}: {name}: state {result.structured_content.get('state')}")
+
+
+async def crowd(check, mcp, url):
+    """Many clients of one HTTP server at once: 40 handshake clients connected and idle (their
+    keep-alive connections give way) do not keep another out, and 50 clients each running a
+    `debug-script` call at the same time all get their answer."""
+    from contextlib import AsyncExitStack
+
+    async with AsyncExitStack() as stack:
+        for _ in range(40):
+            client = await stack.enter_async_context(mcp.Client(url, mode="legacy"))
+            await asyncio.wait_for(client.list_tools(), 30)
+        async with mcp.Client(url, mode="legacy") as late:
+            tools = (await asyncio.wait_for(late.list_tools(), 30)).tools
+            check(len(tools) > 0, "the 41st client is served beside 40 idle ones")
+
+    arguments = {"command": "node fixtures/loop.js", "breakpoint": {"file": "fixtures/loop.js", "line": 5},
+                 "expression": "total"}
+
+    async def one():
+        async with mcp.Client(url) as client:
+            result = await asyncio.wait_for(client.call_tool("debug-script", arguments), 120)
+            return [r["value"] for r in result.structured_content.get("results", [])]
+
+    answers = await asyncio.gather(*[one() for _ in range(50)], return_exceptions=True)
+    complete = [a for a in answers if a == [0, 10, 25]]
+    check(len(complete) == 50, f"50 clients at once: {len(complete)} complete; "
+          f"{[a for a in answers if a != [0, 10, 25]][:3]}")
 
 
 async def one_x():

@@ -772,7 +772,7 @@ fn ten_sessions_at_once_and_no_more() {
     assert_eq!(error["code"], "too_many_sessions");
     assert_eq!(
         error["error"],
-        "10 sessions are already open (the most at once): end one with debug-stop"
+        "10 sessions of this client are open (the most at once): end one with debug-stop"
     );
     assert_eq!(
         tool(&mut server, "debug-sessions", json!({}))["sessions"].as_array().unwrap().len(),
