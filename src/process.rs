@@ -275,6 +275,8 @@ fn owned() -> std::sync::MutexGuard<'static, BTreeMap<u32, usize>> {
 /// owned children while it runs, so the reaping of adopted orphans leaves it to this wait.
 pub(crate) fn output_of(command: &mut Command) -> io::Result<std::process::Output> {
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // A build runs the project's own code (build scripts, `go generate`'s tools).
+    without_own_variables(command);
     let mut owned = owned();
     let child = command.spawn()?;
     let pid = child.id();
@@ -283,6 +285,21 @@ pub(crate) fn output_of(command: &mut Command) -> io::Result<std::process::Outpu
     let output = child.wait_with_output();
     disown(pid);
     output
+}
+
+/// The prefix of every variable that configures debug-mcp itself.
+const OWN_PREFIX: &str = "DEBUG_MCP_";
+
+/// Keeps the server's own settings out of what `command` runs: `DEBUG_MCP_HTTP_TOKEN` holds
+/// every client's token, and the rest only configure debug-mcp. A child is given back only the
+/// variables its caller sets on `command` after this (the helpers' own: where to report, and
+/// nothing that grants access), and those the user names in the call's `env`.
+fn without_own_variables(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|name| name.starts_with(OWN_PREFIX)) {
+            command.env_remove(name);
+        }
+    }
 }
 
 /// A child the server owned has been waited for: its pid may be an adopted orphan's next.
@@ -506,6 +523,7 @@ impl Debuggee {
         if let Some(cwd) = &spec.cwd {
             command.current_dir(cwd);
         }
+        without_own_variables(&mut command);
         for name in &spec.env_remove {
             command.env_remove(name);
         }
@@ -514,7 +532,7 @@ impl Debuggee {
         let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tag = format!("{}.{run}", std::process::id());
         command.env(RUN_TAG, &tag);
-        sys::new_process_group(&mut command);
+        sys::new_session(&mut command);
         if let Some(fd) = inherited {
             sys::inherit_fd(&mut command, fd);
         }

@@ -11,11 +11,21 @@ use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
-/// Makes the spawned process the leader of a new process group, so that the debuggee and every
-/// process it starts can be killed together with [`ProcessGroup`], and so that a Ctrl-C in the
-/// server's terminal reaches the server (which cleans up) rather than the debuggee directly.
-pub(crate) fn new_process_group(command: &mut Command) {
-    command.process_group(0);
+/// Makes the spawned process the leader of a new session, and so of a new process group: the
+/// debuggee and every process it starts can be killed together with [`ProcessGroup`], a Ctrl-C
+/// in the server's terminal reaches the server (which cleans up) rather than the debuggee
+/// directly, and the debuggee has no controlling terminal. Opening `/dev/tty` fails at once
+/// (ENXIO) instead of writing to the client's terminal, or stopping the program with SIGTTIN
+/// when it reads there.
+pub(crate) fn new_session(command: &mut Command) {
+    // SAFETY: setsid is async-signal-safe. The child of fork(2) is never a group leader, so it
+    // cannot fail (std's own `process_group` would have made it one: it is not used).
+    unsafe {
+        command.pre_exec(|| match libc::setsid() {
+            -1 => Err(io::Error::last_os_error()),
+            _ => Ok(()),
+        });
+    }
     die_with_parent(command);
 }
 
@@ -619,13 +629,13 @@ pub(crate) fn quick_ack(stream: &TcpStream) {
 
 #[cfg(test)]
 mod tests {
-    use super::{new_process_group, ProcessGroup};
+    use super::{new_session, ProcessGroup};
 
     #[test]
     fn a_recycled_pid_is_not_taken_for_the_group() {
         let mut command = std::process::Command::new("sleep");
         command.arg("30");
-        new_process_group(&mut command);
+        new_session(&mut command);
         let mut child = command.spawn().unwrap();
         let group = ProcessGroup::of(child.id());
         assert!(group.started.is_some());

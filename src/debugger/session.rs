@@ -260,7 +260,7 @@ impl<B: Backend> Begin<B> {
 pub(crate) type Relaunch<B> = Box<dyn FnMut(Setup) -> Result<B, Failure> + Send>;
 
 /// Starts a session thread: `begin` sets the backend up there (a debuggee dies with the thread
-/// that spawned it, see `sys::new_process_group`, so that must be the thread that owns it for
+/// that spawned it, see `sys::new_session`, so that must be the thread that owns it for
 /// the session's life). Returns the handle and the first state, once the program stopped or
 /// ran for `timeout`. `abandon` fires when the starting call is cancelled.
 pub(crate) fn start<B: Backend>(

@@ -10,6 +10,7 @@ mod browser;
 mod calls;
 mod children;
 mod cli;
+mod confined;
 mod defects;
 mod deno;
 mod docs;
@@ -163,7 +164,17 @@ impl Server {
     /// Starts the server with `dir` as its working directory (where agents' clients start it:
     /// the project).
     pub fn start_in(dir: &std::path::Path, env: &[(&str, &str)]) -> Server {
+        Server::start_set_up(dir, env, |_| {})
+    }
+
+    /// [`Server::start_in`], its command given to `set_up` first (to run it elsewhere).
+    pub fn start_set_up(
+        dir: &std::path::Path,
+        env: &[(&str, &str)],
+        set_up: impl FnOnce(&mut Command),
+    ) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"));
+        set_up(&mut command);
         command
             .current_dir(dir)
             .env_clear()
