@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{self, Read};
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -134,12 +135,6 @@ impl Output {
     pub(crate) fn push(&self, stderr: bool, text: &str) {
         let tail = if stderr { &self.stderr } else { &self.stdout };
         tail.lock().expect("output lock poisoned").push(text.as_bytes());
-    }
-
-    /// The first line of stdout that starts with `prefix` (an adapter saying its port).
-    pub(crate) fn find_line(&self, prefix: &str) -> Option<String> {
-        let text = self.stdout.lock().expect("output lock poisoned").text();
-        text.lines().find(|l| l.starts_with(prefix)).map(String::from)
     }
 
     /// Leaves out the lines `noise` picks when the output is read (an adapter's own lines
@@ -488,16 +483,17 @@ impl Debuggee {
     /// Spawns `spec` in a new process group with stdin closed and stdout/stderr captured.
     /// `claim` picks the stderr lines that are the runtime's rather than the program's.
     pub(crate) fn spawn(spec: &Spec, claim: fn(&str) -> bool) -> Result<Debuggee, SpawnError> {
-        Ok(Debuggee::spawn_with(spec, claim, false, None)?.0)
+        Ok(Debuggee::spawn_with(spec, claim, false, &[])?.0)
     }
 
-    /// [`Debuggee::spawn`], the process keeping `fd` (a connection made for it) open.
+    /// [`Debuggee::spawn`], the process given each `(ours, its)` descriptor pair of `fds`
+    /// (connections made for it: [`sys::pass_fds`]).
     pub(crate) fn spawn_inheriting(
         spec: &Spec,
         claim: fn(&str) -> bool,
-        fd: Option<std::os::fd::RawFd>,
+        fds: &[(RawFd, RawFd)],
     ) -> Result<Debuggee, SpawnError> {
-        Ok(Debuggee::spawn_with(spec, claim, false, fd)?.0)
+        Ok(Debuggee::spawn_with(spec, claim, false, fds)?.0)
     }
 
     /// Spawns a debug adapter: its stdin and stdout are the protocol and come back to the
@@ -505,7 +501,7 @@ impl Debuggee {
     pub(crate) fn spawn_adapter(
         spec: &Spec,
     ) -> Result<(Debuggee, ChildStdin, ChildStdout), SpawnError> {
-        let (debuggee, pipes) = Debuggee::spawn_with(spec, |_| false, true, None)?;
+        let (debuggee, pipes) = Debuggee::spawn_with(spec, |_| false, true, &[])?;
         let (stdin, stdout) = pipes.expect("asked for the protocol pipes");
         Ok((debuggee, stdin, stdout))
     }
@@ -514,7 +510,7 @@ impl Debuggee {
         spec: &Spec,
         claim: fn(&str) -> bool,
         protocol: bool,
-        inherited: Option<std::os::fd::RawFd>,
+        fds: &[(RawFd, RawFd)],
     ) -> Result<(Debuggee, Option<(ChildStdin, ChildStdout)>), SpawnError> {
         let mut command = Command::new(&spec.program);
         let fed = !protocol && spec.stdin.is_some();
@@ -533,8 +529,8 @@ impl Debuggee {
         let tag = format!("{}.{run}", std::process::id());
         command.env(RUN_TAG, &tag);
         sys::new_session(&mut command);
-        if let Some(fd) = inherited {
-            sys::inherit_fd(&mut command, fd);
+        if !fds.is_empty() {
+            sys::pass_fds(&mut command, fds);
         }
         // Registered before anything can reap it: see `OWNED`.
         let mut owned = owned();

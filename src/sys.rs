@@ -5,7 +5,7 @@
 
 use std::io;
 use std::net::TcpStream;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -63,14 +63,36 @@ fn die_with_parent(command: &mut Command) {
     let _ = command;
 }
 
-/// The child `command` starts keeps `fd` open across its exec (after the descriptors closed
-/// there by `new_process_group`): a connection made for it alone.
-pub(crate) fn inherit_fd(command: &mut Command, fd: std::os::fd::RawFd) {
-    // SAFETY: fcntl is async-signal-safe; nothing is allocated.
+/// The child `command` starts has each `(from, to)` of ours as its descriptor `to`, kept open
+/// across its exec (after the descriptors closed there by `new_session`): connections made for
+/// it alone (`(fd, fd)` keeps one where it is).
+pub(crate) fn pass_fds(command: &mut Command, fds: &[(RawFd, RawFd)]) {
+    const MOST: usize = 4;
+    assert!(fds.len() <= MOST, "at most {MOST} descriptors are passed");
+    let mut pairs = [(-1, -1); MOST];
+    pairs[..fds.len()].copy_from_slice(fds);
+    let count = fds.len();
+    // Each source is first copied above every target, so that placing one never closes
+    // another's source.
+    let above = fds.iter().map(|&(_, to)| to).max().unwrap_or(0) + 1;
+    // SAFETY: fcntl, dup2 and close are async-signal-safe; nothing is allocated.
     unsafe {
-        command.pre_exec(move || match libc::fcntl(fd, libc::F_SETFD, 0) {
-            -1 => Err(io::Error::last_os_error()),
-            _ => Ok(()),
+        command.pre_exec(move || {
+            let mut copies = [-1; MOST];
+            for (copy, &(from, _)) in copies.iter_mut().zip(&pairs[..count]) {
+                *copy = libc::fcntl(from, libc::F_DUPFD_CLOEXEC, above);
+                if *copy == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            for (&copy, &(_, to)) in copies.iter().zip(&pairs[..count]) {
+                // dup2 leaves `to` open across exec.
+                if libc::dup2(copy, to) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                libc::close(copy);
+            }
+            Ok(())
         });
     }
 }
@@ -563,23 +585,27 @@ impl Waker {
     }
 }
 
-/// Blocks until `socket` is readable (or writable, when `want_write`), `waker` is woken, or
-/// `timeout` passes. Unlike a socket read timeout, which the kernel rounds up to its tick
-/// (4-10 ms), this wakes at once.
-pub(crate) fn wait_socket(
-    socket: &TcpStream,
-    want_write: bool,
+/// Sleeps until `read` has something to read (or its end), `write` has room (when given), the
+/// waker is poked, or `timeout` passes; `read` and `write` may be one descriptor (a socket).
+/// Unlike a socket read timeout, which the kernel rounds up to its tick (4-10 ms), this wakes
+/// at once.
+pub(crate) fn wait_io(
+    read: RawFd,
+    write: Option<RawFd>,
     waker: &Waker,
     timeout: Duration,
 ) -> io::Result<()> {
-    let events = if want_write { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+    let same = write == Some(read);
+    let events = if same { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
     let mut fds = [
-        libc::pollfd { fd: socket.as_raw_fd(), events, revents: 0 },
+        libc::pollfd { fd: read, events, revents: 0 },
         libc::pollfd { fd: waker.read.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: write.unwrap_or(-1), events: libc::POLLOUT, revents: 0 },
     ];
+    let count = if write.is_some() && !same { 3 } else { 2 };
     let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: poll(2) on an array of two pollfds we own.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, millis) };
+    // SAFETY: poll(2) on an array of pollfds we own, `count` of them.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), count, millis) };
     if n < 0 {
         let error = io::Error::last_os_error();
         if error.kind() != io::ErrorKind::Interrupted {
@@ -588,6 +614,26 @@ pub(crate) fn wait_socket(
     }
     waker.drain();
     Ok(())
+}
+
+/// Two pipes for a child's two descriptors: ours to write what it reads, and ours to read what
+/// it writes: `(our writing end, its reading end, our reading end, its writing end)`. Ours are
+/// non-blocking; none is inherited unless passed ([`pass_fds`]).
+pub(crate) fn pipes_for_child() -> io::Result<(OwnedFd, OwnedFd, OwnedFd, OwnedFd)> {
+    let (its_read, our_write) = pipe(false)?;
+    let (our_read, its_write) = pipe(false)?;
+    for fd in [&our_write, &our_read] {
+        // SAFETY: fcntl on a descriptor we own.
+        let set = unsafe {
+            let status = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            status >= 0
+                && libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, status | libc::O_NONBLOCK) == 0
+        };
+        if !set {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok((our_write, its_read, our_read, its_write))
 }
 
 /// Waits up to `timeout` for `fd` to become readable (or to reach end of file).

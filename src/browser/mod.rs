@@ -1,10 +1,11 @@
 //! Web pages in headless Chromium as a CDP runtime: the browser started with a throwaway
-//! profile and a free loopback debugging port, or one already running (`--remote-debugging-port`)
+//! profile and DevTools over a pair of pipes, or one already running (`--remote-debugging-port`)
 //! attached to; the page's scripts debugged like a Node program's.
 //!
-//! Facts this relies on (Chromium 156, Debian's `chromium`): with `--remote-debugging-port=0`
-//! the browser prints `DevTools listening on ws://127.0.0.1:PORT/devtools/browser/ID` on
-//! stderr; `/json/list` lists the `page` targets beside its own `browser_ui` ones. A page's
+//! Facts this relies on (Chromium 156, Debian's `chromium`): with `--remote-debugging-pipe` the
+//! browser reads DevTools requests on its descriptor 3 and writes on its 4 (JSON, each message
+//! ended by a NUL byte), opens no port, and speaks as the browser: its `about:blank` page is
+//! found by `Target.getTargets` and attached to (`cdp::Client::over_pipe`). A page's
 //! breakpoints must be set before it loads: the browser opens `about:blank`, the page is set up
 //! (binding, probe, breakpoints), then navigated (`Page.navigate`). The probe is installed again
 //! in every document (`Page.addScriptToEvaluateOnNewDocument`; the binding exists by then), so
@@ -13,22 +14,22 @@
 //! starts with; its lifecycle events (`networkIdle` among them) are replayed when they are
 //! enabled, without an `init` before them. As root the browser needs `--no-sandbox`; without
 //! `--disable-background-networking` and its kin it tries to reach Google's hosts at start.
-//! The page's console and uncaught errors are its output.
+//! The page's console and uncaught errors are its output. A browser the user started with
+//! `--remote-debugging-port` is listed at `/json/list` and attached to by its page's WebSocket.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use std::os::fd::AsRawFd;
+
+use crossbeam_channel::Receiver;
 use serde_json::{json, Value};
 
 use crate::cdp::runtime::{Follow, Runtime, Started, UrlForm};
-use crate::cdp::Event;
+use crate::cdp::{Client, Event};
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
-
-/// How long the browser may take to say where DevTools listens and to list its page.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// When a `debug-script` run on a page ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,8 +143,9 @@ fn flags(profile: &Path) -> Vec<String> {
     let mut flags: Vec<String> = [
         "--headless=new",
         "--disable-gpu",
-        "--remote-debugging-address=127.0.0.1",
-        "--remote-debugging-port=0",
+        // DevTools over the pipes we pass (descriptors 3 and 4), never on a port: a port would
+        // let any local user drive the page, and read files, as this user.
+        "--remote-debugging-pipe",
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-extensions",
@@ -295,8 +297,16 @@ impl Runtime for Browser {
             cwd: command.cwd.clone(),
             stdin: None,
         };
+        let pipes = crate::sys::pipes_for_child().map_err(|e| {
+            let _ = std::fs::remove_dir_all(&profile);
+            Failure::new(Code::SpawnFailed, format!("cannot make the browser's pipes: {e}"))
+        })?;
+        let (to, its_read, from, its_write) = pipes;
+        // The browser reads requests on its descriptor 3 and writes on its 4.
+        let fds = [(its_read.as_raw_fd(), 3), (its_write.as_raw_fd(), 4)];
         // Everything the browser writes is its own, not the page's.
-        let spawned = Debuggee::spawn(&spec, |_| true);
+        let spawned = Debuggee::spawn_inheriting(&spec, |_| true, &fds);
+        drop((its_read, its_write));
         let mut debuggee = match spawned {
             Ok(debuggee) => debuggee,
             Err(e) => {
@@ -309,13 +319,16 @@ impl Runtime for Browser {
         };
         debuggee.remove_when_gone(profile);
         debuggee.output_pushed_only();
-        let port = devtools_port(&mut debuggee, timeout, deadline, cancel)?;
-        let left = deadline.saturating_duration_since(Instant::now()).min(REQUEST_TIMEOUT);
-        let pages = pages("127.0.0.1", port, left)
-            .map_err(|m| Failure::new(Code::InspectorFailed, format!("the browser: {m}")))?;
-        let url = pick_page(&pages, Some("about:blank"))?;
-        let client = Follow::connect(follow.as_ref(), &url, left)
-            .map_err(|m| Failure::new(Code::InspectorFailed, m))?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let blank = |targets: &[Value]| {
+            let page = targets.iter().find(|t| t["type"] == "page" && t["url"] == "about:blank");
+            page.and_then(|t| t["targetId"].as_str()).map(String::from)
+        };
+        let shared = follow.as_ref().map(|f| f.events);
+        let client = match Client::over_pipe((to, from), blank, left, 0, shared) {
+            Ok(client) => client,
+            Err(why) => return Err(not_started(&mut debuggee, why, timeout, cancel)),
+        };
         let program = self.executable.display().to_string();
         Ok(Started { debuggee, client: Some(client), entry: None, program })
     }
@@ -340,51 +353,31 @@ impl Runtime for Browser {
     }
 }
 
-/// Waits for the browser's `DevTools listening on ws://127.0.0.1:PORT/…` line: its port.
-fn devtools_port(
+/// Why the browser did not give us its page: what it said on stderr before it ended (or
+/// while it failed to answer), or the cancellation that stopped the wait.
+fn not_started(
     debuggee: &mut Debuggee,
+    why: String,
     timeout: Duration,
-    deadline: Instant,
     cancel: &Receiver<()>,
-) -> Result<u16, Failure> {
-    let limit = crossbeam_channel::at(deadline);
-    let mut said = Vec::new();
-    let failed = |debuggee: &mut Debuggee, said: &[String], why: String| {
+) -> Failure {
+    if cancel.try_recv().is_ok() {
         debuggee.kill();
-        let tail = said.iter().rev().take(5).rev().cloned().collect::<Vec<_>>().join("\n");
-        Failure::new(Code::LaunchFailed, format!("the browser did not start: {why}"))
-            .with("stderr", tail.into())
-    };
-    loop {
-        select! {
-            recv(debuggee.notices()) -> line => match line {
-                Ok(line) => {
-                    let port = line
-                        .strip_prefix("DevTools listening on ws://")
-                        .and_then(|rest| rest.split('/').next())
-                        .and_then(|authority| authority.rsplit_once(':'))
-                        .and_then(|(_, port)| port.parse().ok());
-                    if let Some(port) = port {
-                        return Ok(port);
-                    }
-                    said.push(line);
-                }
-                Err(_) => return Err(failed(debuggee, &said, "it closed its stderr".into())),
-            },
-            recv(debuggee.exited()) -> exit => {
-                let how = exit.map_or("it ended".into(), |e| format!("it ended ({})", e.describe()));
-                return Err(failed(debuggee, &said, how));
-            }
-            recv(limit) -> _ => {
-                let why = format!("no `DevTools listening` line within {} ms", timeout.as_millis());
-                return Err(failed(debuggee, &said, why));
-            }
-            recv(cancel) -> _ => {
-                debuggee.kill();
-                return Err(Failure::Cancelled);
-            }
-        }
+        return Failure::Cancelled;
     }
+    let exit = debuggee.exited().recv_timeout(Duration::from_millis(200)).ok();
+    debuggee.kill();
+    let said: Vec<String> = debuggee.notices().try_iter().collect();
+    let tail = said.iter().rev().take(5).rev().cloned().collect::<Vec<_>>().join("\n");
+    let why = match exit {
+        Some(exit) => format!("it ended ({})", exit.describe()),
+        None if why.contains("in time") || why.contains("no page") => {
+            format!("{why} (within {} ms)", timeout.as_millis())
+        }
+        None => why,
+    };
+    Failure::new(Code::LaunchFailed, format!("the browser did not start: {why}"))
+        .with("stderr", tail.into())
 }
 
 #[cfg(test)]

@@ -2,14 +2,19 @@
 //! runtime adds over CDP (how it starts, which events say it waits or ended, its URL form) is
 //! the [`runtime::Runtime`] seam; Node (`node/`) is its first implementation.
 //!
-//! One thread owns the WebSocket (tungstenite has no read/write split, and a mutex around a
-//! blocking read would starve writers). The socket is non-blocking; the thread sleeps in poll(2)
-//! on the socket and on a wake pipe that [`Client::send`] pokes, so a request is written the
-//! moment it is queued (a socket read timeout would be rounded up to the kernel tick, ~7 ms per
-//! request here). Each turn it writes the queued requests, then reads every message available.
-//! Responses are routed to their caller by `id`; events go to one channel in arrival order. When
-//! the socket dies every pending request fails at once and the event channel closes, so nothing
-//! waits for a timeout that cannot succeed.
+//! One thread owns the connection (`wire.rs`: a WebSocket, or a browser's pipes; tungstenite
+//! has no read/write split, and a mutex around a blocking read would starve writers). It is
+//! non-blocking; the thread sleeps in poll(2) on it and on a wake pipe that [`Client::send`]
+//! pokes, so a request is written the moment it is queued (a socket read timeout would be
+//! rounded up to the kernel tick, ~7 ms per request here). Each turn it writes the queued
+//! requests, then reads every message available. Responses are routed to their caller by `id`;
+//! events go to one channel in arrival order. When the connection dies every pending request
+//! fails at once and the event channel closes, so nothing waits for a timeout that cannot
+//! succeed.
+//!
+//! A browser's pipe reaches the browser itself: its page is a session attached to it
+//! (`Target.attachToTarget`, flattened), whose id every request carries and every message of the
+//! page comes back with; the client speaks to that page as if connected to it alone.
 //!
 //! `websocket_url` asks an inspector's HTTP endpoint for its target (`/json/list`).
 
@@ -26,21 +31,22 @@ pub(crate) mod script;
 pub(crate) mod scripts;
 pub(crate) mod session;
 pub(crate) mod urls;
+pub(crate) mod wire;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io;
 use std::net::TcpStream;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use serde_json::{json, Value};
 use tungstenite::protocol::WebSocketConfig;
-use tungstenite::{Message, WebSocket};
 
 use crate::thread::JoinOnDrop;
 use crate::{log, sys};
+use wire::{Pipe, Wire};
 
 /// How long the socket thread sleeps when nothing happens; it wakes earlier for any traffic.
 const IDLE_TURN: Duration = Duration::from_secs(1);
@@ -112,6 +118,8 @@ pub(crate) struct Client {
     next_id: u64,
     thread: Option<JoinOnDrop>,
     url: String,
+    /// The page session every request goes to, over a browser's pipe.
+    session: Option<String>,
 }
 
 impl Client {
@@ -160,14 +168,79 @@ impl Client {
             .map_err(|e| format!("WebSocket handshake with {url} failed: {e}"))?;
         socket.get_ref().set_nonblocking(true).map_err(|e| e.to_string())?;
         let waker = Arc::new(sys::Waker::new().map_err(|e| e.to_string())?);
+        let name = format!("cdp-{}", address.port());
+        let on = Connection { wire: Wire::Socket(socket), number: connection, session: None };
+        Ok(Client::start(on, &name, url, 1, waker, events_tx, events))
+    }
+
+    /// Speaks to a browser started with `--remote-debugging-pipe` over our ends of its pipes
+    /// (`to` it, `from` it), and attaches to the page `pick` chooses among its targets (`None`
+    /// while it has none yet); its events go to `shared`, marked with `connection`, or to a
+    /// channel of its own.
+    pub(crate) fn over_pipe(
+        (to, from): (OwnedFd, OwnedFd),
+        pick: impl Fn(&[Value]) -> Option<String>,
+        timeout: Duration,
+        connection: usize,
+        shared: Option<&Sender<Event>>,
+    ) -> Result<Client, String> {
+        let deadline = Instant::now() + timeout;
+        let mut wire = Wire::Pipe(Pipe::new(to, from));
+        let waker = Arc::new(sys::Waker::new().map_err(|e| e.to_string())?);
+        let mut next_id = 1;
+        let target = loop {
+            let targets = exchange(
+                &mut wire,
+                &waker,
+                &mut next_id,
+                "Target.getTargets",
+                json!({}),
+                deadline,
+            )?;
+            let infos = targets["targetInfos"].as_array().cloned().unwrap_or_default();
+            if let Some(target) = pick(&infos) {
+                break target;
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the browser opened no page within {} ms",
+                    timeout.as_millis()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let attach = json!({"targetId": target, "flatten": true});
+        let attached =
+            exchange(&mut wire, &waker, &mut next_id, "Target.attachToTarget", attach, deadline)?;
+        let session = attached["sessionId"].as_str().map(String::from);
+        let session = session.ok_or("the browser attached to its page without a session")?;
+        let on = Connection { wire, number: connection, session: Some(session) };
+        let (events_tx, events) = match shared {
+            Some(shared) => (shared.clone(), crossbeam_channel::never()),
+            None => crossbeam_channel::unbounded(),
+        };
+        let url = "the browser's pipe";
+        Ok(Client::start(on, "cdp-pipe", url, next_id, waker, events_tx, events))
+    }
+
+    fn start(
+        connection: Connection,
+        name: &str,
+        url: &str,
+        next_id: u64,
+        waker: Arc<sys::Waker>,
+        events_tx: Sender<Event>,
+        events: Receiver<Event>,
+    ) -> Client {
         let (outgoing_tx, outgoing_rx) = crossbeam_channel::unbounded();
-        let thread = JoinOnDrop::spawn(&format!("cdp-{}", address.port()), {
+        let session = connection.session.clone();
+        let thread = JoinOnDrop::spawn(name, {
             let waker = waker.clone();
-            move || pump(socket, &outgoing_rx, &waker, &events_tx, connection)
+            move || pump(connection, &outgoing_rx, &waker, &events_tx)
         });
         let outgoing = Some(outgoing_tx);
         let url = url.to_string();
-        Ok(Client { outgoing, waker, events, next_id: 1, thread: Some(thread), url })
+        Client { outgoing, waker, events, next_id, thread: Some(thread), url, session }
     }
 
     /// The WebSocket URL connected to.
@@ -196,15 +269,19 @@ impl Client {
         let (reply, answer) = crossbeam_channel::bounded(1);
         let id = self.next_id;
         self.next_id += 1;
-        let message = json!({"id": id, "method": method, "params": params}).to_string();
-        let (text, relayed) = match inner {
+        let mut message = json!({"id": id, "method": method, "params": params});
+        let (mut outer, relayed) = match inner {
             None => (message, None),
             Some((relay, session)) => {
-                let params = json!({"sessionId": session, "message": message});
-                let outer = json!({"id": id, "method": relay.send, "params": params});
-                (outer.to_string(), Some((session.to_string(), id, relay.receive)))
+                let params = json!({"sessionId": session, "message": message.to_string()});
+                message = json!({"id": id, "method": relay.send, "params": params});
+                (message, Some((session.to_string(), id, relay.receive)))
             }
         };
+        if let Some(session) = &self.session {
+            outer["sessionId"] = session.as_str().into();
+        }
+        let text = outer.to_string();
         let queued = match &self.outgoing {
             Some(outgoing) => {
                 outgoing.send(Outgoing { id, text, reply, relayed }).map_err(|e| e.0.reply)
@@ -234,17 +311,23 @@ impl Drop for Client {
     }
 }
 
-/// The socket thread: write what is queued, read what arrived, sleep until either side has
-/// more, until either side closes.
+/// One connection as its thread owns it: what it travels on, its number on a shared event
+/// channel, and the page session its messages are for (over a browser's pipe).
+struct Connection {
+    wire: Wire,
+    number: usize,
+    session: Option<String>,
+}
+
+/// The connection's thread: write what is queued, read what arrived, sleep until either side
+/// has more, until either side closes.
 fn pump(
-    mut socket: WebSocket<TcpStream>,
+    mut on: Connection,
     outgoing: &Receiver<Outgoing>,
     waker: &sys::Waker,
     events: &Sender<Event>,
-    connection: usize,
 ) {
     let mut pending = Pending::default();
-    let would_block = |e: &tungstenite::Error| matches!(e, tungstenite::Error::Io(e) if e.kind() == io::ErrorKind::WouldBlock);
     let reason = 'run: loop {
         loop {
             match outgoing.try_recv() {
@@ -252,45 +335,36 @@ fn pump(
                     if log::enabled_debug() {
                         log::debug(format_args!("cdp -> {}", log::clip(&request.text)));
                     }
-                    // WouldBlock means queued in tungstenite's buffer; the flush below goes on.
-                    match socket.write(Message::text(std::mem::take(&mut request.text))) {
-                        Err(e) if !would_block(&e) => {
-                            let _ = request.reply.send(Err(Error::Closed));
-                            break 'run format!("write failed: {e}");
-                        }
-                        _ => {}
+                    if let Err(e) = on.wire.send(std::mem::take(&mut request.text)) {
+                        let _ = request.reply.send(Err(Error::Closed));
+                        break 'run e;
                     }
                     pending.add(request);
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
-                    let _ = socket.close(None);
-                    let _ = socket.flush();
+                    on.wire.close();
                     break 'run "closed by us".to_string();
                 }
             }
         }
-        let want_write = match socket.flush() {
-            Ok(()) => false,
-            Err(e) if would_block(&e) => true,
-            Err(e) => break format!("write failed: {e}"),
+        let want_write = match on.wire.flush() {
+            Ok(want) => want,
+            Err(e) => break e,
         };
         // Read everything there is: tungstenite may hold several messages from one segment in
         // its buffer, which poll(2) cannot see.
         loop {
-            match socket.read() {
-                Ok(Message::Text(text)) => {
-                    let origin = Origin { connection, session: None };
-                    route(text.as_str(), &mut pending, events, origin);
+            match on.wire.receive() {
+                Ok(Some(text)) => {
+                    let origin = Origin { connection: on.number, session: None };
+                    route(&text, &mut pending, events, origin, on.session.as_deref());
                 }
-                Ok(Message::Close(_)) => break 'run "closed by the inspector".to_string(),
-                Ok(_) => {}
-                Err(e) if would_block(&e) => break,
-                Err(e) => break 'run format!("{e}"),
+                Ok(None) => break,
+                Err(e) => break 'run e,
             }
         }
-        sys::quick_ack(socket.get_ref());
-        if let Err(e) = sys::wait_socket(socket.get_ref(), want_write, waker, IDLE_TURN) {
+        if let Err(e) = on.wire.wait(want_write, waker, IDLE_TURN) {
             break format!("poll failed: {e}");
         }
     };
@@ -298,6 +372,40 @@ fn pump(
     let inner = pending.inner.into_values();
     for reply in pending.direct.into_values().chain(inner) {
         let _ = reply.send(Err(Error::Closed));
+    }
+}
+
+/// One request and its answer over `wire` before its thread starts (a browser's pipe, while
+/// the page is found and attached to): other messages are dropped.
+fn exchange(
+    wire: &mut Wire,
+    waker: &sys::Waker,
+    next_id: &mut u64,
+    method: &str,
+    params: Value,
+    deadline: Instant,
+) -> Result<Value, String> {
+    let id = *next_id;
+    *next_id += 1;
+    wire.send(json!({"id": id, "method": method, "params": params}).to_string())?;
+    loop {
+        let want_write = wire.flush()?;
+        while let Some(text) = wire.receive()? {
+            let Ok(message) = serde_json::from_str::<Value>(&text) else { continue };
+            if message["id"] != id {
+                continue;
+            }
+            if let Some(error) = message.get("error") {
+                let why = error["message"].as_str().unwrap_or("unknown error");
+                return Err(format!("the browser refused {method}: {why}"));
+            }
+            return Ok(message["result"].clone());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("the browser did not answer {method} in time"));
+        }
+        wire.wait(want_write, waker, left).map_err(|e| format!("poll failed: {e}"))?;
     }
 }
 
@@ -328,7 +436,16 @@ impl Pending {
     }
 }
 
-fn route(text: &str, pending: &mut Pending, events: &Sender<Event>, origin: Origin) {
+/// Hands a message to the request it answers, or to the event channel. Over a browser's pipe
+/// (`page`: the page's session) only the page's events are the connection's; the browser's
+/// own are dropped.
+fn route(
+    text: &str,
+    pending: &mut Pending,
+    events: &Sender<Event>,
+    origin: Origin,
+    page: Option<&str>,
+) {
     if log::enabled_debug() {
         log::debug(format_args!("cdp <- {}", log::clip(text)));
     }
@@ -336,6 +453,9 @@ fn route(text: &str, pending: &mut Pending, events: &Sender<Event>, origin: Orig
         log::warn(format_args!("unreadable inspector message: {}", log::clip(text)));
         return;
     };
+    if page.is_some() && message.get("id").is_none() && message["sessionId"].as_str() != page {
+        return;
+    }
     let reply = |message: &mut Value, reply: Sender<Reply>| {
         let answer = match message.get_mut("error") {
             Some(error) => Err(Error::Protocol(

@@ -250,6 +250,15 @@ impl Said {
         }
     }
 
+    /// Keeps the text of the `output` events already received: a refused `launch` may be
+    /// answered while what explains it (Delve's build error, said on its debug console) waits
+    /// in the event channel, and `select!` may take either first.
+    pub(crate) fn hear_waiting(&mut self, events: &Receiver<Value>) {
+        for event in events.try_iter() {
+            self.hear(&event);
+        }
+    }
+
     /// The failure of a `launch` the adapter refused with `message`, in its own words too.
     pub(crate) fn launch_failed(&self, adapter: &str, message: &str) -> Failure {
         let said = crate::debugger::session::clip(self.0.trim(), 2000);
@@ -294,6 +303,14 @@ impl Client {
     /// A client on a connection to an adapter that listens (`python -m debugpy --listen`).
     pub(crate) fn connect(address: std::net::SocketAddr, timeout: Duration) -> io::Result<Client> {
         let (socket, output) = Client::dial(address, timeout)?;
+        Ok(Client::start(Box::new(socket.try_clone()?), output, Some(Socket::Tcp(socket))))
+    }
+
+    /// A client on a TCP connection the adapter made to us (Delve's `--client-addr`).
+    pub(crate) fn over_tcp(socket: TcpStream) -> io::Result<Client> {
+        socket.set_nodelay(true)?;
+        crate::sys::quick_ack(&socket);
+        let output = QuickAck(socket.try_clone()?);
         Ok(Client::start(Box::new(socket.try_clone()?), output, Some(Socket::Tcp(socket))))
     }
 

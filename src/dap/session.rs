@@ -439,6 +439,7 @@ impl<F: Flavour> Dap<F> {
                         continue;
                     }
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
+                    said.hear_waiting(&events);
                     return Err(match request {
                         "launch" => said.launch_failed(self.flavour.adapter(), &message),
                         _ if message.contains("already being debugged") => Failure::new(Code::AttachFailed, format!(

@@ -62,6 +62,11 @@ fn is_inspector_line(line: &str) -> bool {
     PREFIXES.iter().any(|p| line.starts_with(p))
 }
 
+/// Where the inspector's address is published: given `stderr`, only there (we read it), not at
+/// `/json/list` too, where any local user could read it and connect (the inspector asks
+/// nothing of whoever connects, and runs what they send as this user).
+const PUBLISH_FLAG: &str = "--inspect-publish-uid";
+
 /// What to spawn: the command with our inspector flag after its subcommand (any of its own
 /// replaced: a fixed port may be taken, and `--inspect` alone would run before we attach), and
 /// its script (for stopOnEntry).
@@ -94,6 +99,14 @@ fn prepare(command: &CommandLine, flag: &str) -> Result<(process::Spec, Option<P
             args.remove(index);
             continue;
         }
+        if flag_name == PUBLISH_FLAG {
+            // Ours says where the inspector's address goes: stderr alone.
+            if !arg.contains('=') && index + 1 < args.len() {
+                args.remove(index + 1);
+            }
+            args.remove(index);
+            continue;
+        }
         if arg == "--" {
             entry = args.get(index + 1).cloned();
             break;
@@ -108,6 +121,7 @@ fn prepare(command: &CommandLine, flag: &str) -> Result<(process::Spec, Option<P
         index += 1;
     }
     args.insert(subcommand, flag.to_string());
+    args.insert(subcommand + 1, format!("{PUBLISH_FLAG}=stderr"));
     let entry = entry.filter(|e| !e.contains("://")).map(|e| match &command.cwd {
         Some(cwd) => cwd.join(e),
         None => PathBuf::from(e),
@@ -230,6 +244,14 @@ fn failure(discovery: Discovery, timeout: Duration, debuggee: &mut Debuggee) -> 
             )
             .with("output", output)
         }
+        Discovery::Exited(_) if stderr.contains(PUBLISH_FLAG) => Failure::new(
+            Code::InvalidCommand,
+            format!(
+                "this Deno has no {PUBLISH_FLAG}, which keeps its inspector's address from other \
+                 local users: a newer Deno is needed (`npm install deno`)"
+            ),
+        )
+        .with("output", output),
         Discovery::Exited(exit) => Failure::new(
             Code::Exited,
             format!(
@@ -276,17 +298,24 @@ mod tests {
     fn prepares_commands() {
         check(
             "deno run --allow-read main.ts x",
-            r#"deno ["run", "--inspect-wait=127.0.0.1:0", "--allow-read", "main.ts", "x"] entry=main.ts"#,
+            r#"deno ["run", "--inspect-wait=127.0.0.1:0", "--inspect-publish-uid=stderr", "--allow-read", "main.ts", "x"] entry=main.ts"#,
         );
         check(
             "deno main.ts",
-            r#"deno ["run", "--inspect-wait=127.0.0.1:0", "main.ts"] entry=main.ts"#,
+            r#"deno ["run", "--inspect-wait=127.0.0.1:0", "--inspect-publish-uid=stderr", "main.ts"] entry=main.ts"#,
         );
         check(
             "./node_modules/.bin/deno test -c deno.json --inspect-brk=9229 t_test.ts",
-            r#"./node_modules/.bin/deno ["test", "--inspect-wait=127.0.0.1:0", "-c", "deno.json", "t_test.ts"] entry=t_test.ts"#,
+            r#"./node_modules/.bin/deno ["test", "--inspect-wait=127.0.0.1:0", "--inspect-publish-uid=stderr", "-c", "deno.json", "t_test.ts"] entry=t_test.ts"#,
         );
-        check("deno test", r#"deno ["test", "--inspect-wait=127.0.0.1:0"]"#);
+        check(
+            "deno test",
+            r#"deno ["test", "--inspect-wait=127.0.0.1:0", "--inspect-publish-uid=stderr"]"#,
+        );
+        check(
+            "deno run --inspect-publish-uid http --inspect-publish-uid=http,stderr a.ts",
+            r#"deno ["run", "--inspect-wait=127.0.0.1:0", "--inspect-publish-uid=stderr", "a.ts"] entry=a.ts"#,
+        );
         check(
             "deno run --inspect=0.0.0.0:9229 a.ts",
             "error: inspector host `0.0.0.0` is not a loopback address: an inspector open to the network lets anyone who connects run code as this user. Use 127.0.0.1, or drop the flag and let debug-mcp pick a free local port",

@@ -2,14 +2,16 @@
 //! `debug-mcp.json` in the command's working directory, or the file `DEBUG_MCP_CONFIG` names.
 //!
 //! ```json
-//! {"adapters": {"ruby": {"command": "rdbg", "args": ["--open", "--port", "${port}", "--", "${program}"],
-//!                         "connect": "tcp", "match": {"extensions": [".rb"], "commands": ["ruby"]},
+//! {"adapters": {"ruby": {"command": "rdbg", "args": ["--open", "--sock-path=${socket}", "--", "${program}"],
+//!                         "connect": "unix", "match": {"extensions": [".rb"], "commands": ["ruby"]},
 //!                         "attach": {"localfs": true}}}}
 //! ```
 //! `launch` (or `attach`, for an adapter that starts the program itself) holds the request's
 //! arguments. `ready` (optional) is text the adapter prints once it waits for its client: it
 //! is connected to only then. Strings may hold `${workspaceFolder}` (the command's working directory),
-//! `${env:NAME}`, `${port}` (a free loopback port, chosen once per start), `${program}` and
+//! `${env:NAME}`, `${socket}` (with `"connect": "unix"`: a Unix socket's path in a private
+//! directory, new at each start), `${port}` (with `"connect": "tcp"`: a free loopback port,
+//! which any local user can reach too), `${program}` and
 //! `${args}` (a string that is only `${args}` becomes the program's arguments, one each).
 
 use std::path::{Path, PathBuf};
@@ -115,8 +117,9 @@ impl Adapter<'_> {
             .ok_or_else(|| bad("`command` (the adapter's program) is missing"))?;
         let connect = match self.spec["connect"].as_str().unwrap_or("stdio") {
             "stdio" => Connect::Stdio,
+            "unix" => Connect::Unix,
             "tcp" => Connect::Tcp(free_port().map_err(|e| bad(&format!("no free port: {e}")))?),
-            other => return Err(bad(&format!("`connect` is `{other}`: use stdio or tcp"))),
+            other => return Err(bad(&format!("`connect` is `{other}`: use stdio, unix or tcp"))),
         };
         let (request, arguments) = match (self.spec.get("launch"), self.spec.get("attach")) {
             (_, Some(attach)) => ("attach", attach.clone()),
@@ -162,7 +165,7 @@ impl Adapter<'_> {
             connect,
             request,
             arguments,
-            output_is_adapters: matches!(connect, Connect::Tcp(_)),
+            output_is_adapters: matches!(connect, Connect::Tcp(_) | Connect::Unix),
             stop_on_entry: Some(("stopOnEntry", true.into())),
             ready: self.spec["ready"].as_str().map(String::from),
         })

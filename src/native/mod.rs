@@ -10,6 +10,7 @@
 
 mod cargo;
 mod config;
+mod connect;
 mod delve;
 pub(crate) mod functions;
 mod go;
@@ -21,7 +22,6 @@ mod values;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -32,10 +32,9 @@ use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
 
 pub(crate) use config::Configured;
+use connect::Connect;
 use values::typed_text;
 
-/// How long an adapter may take to listen on its TCP port (Delve builds the program first).
-const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
 /// The mark before a logpoint message's owner, and after it.
 const MARK: &str = "\u{1e}dmcp-lp:";
 
@@ -72,15 +71,6 @@ struct Profile {
     stop_on_entry: Option<(&'static str, Value)>,
     /// Text the adapter prints (stdout or stderr) once it waits for its client (`ready`).
     ready: Option<String>,
-}
-
-#[derive(Clone, Copy)]
-enum Connect {
-    Stdio,
-    /// The adapter says its port on stdout (`DAP server listening at: 127.0.0.1:PORT`).
-    TcpSaid,
-    /// On the port we chose for it (`${port}`).
-    Tcp(u16),
 }
 
 impl Native {
@@ -467,14 +457,13 @@ impl Profile {
         }
     }
 
-    /// Delve on a loopback port it picks and says on stdout.
+    /// Delve, connecting to a loopback port of ours (see `connect.rs`).
     fn delve(arguments: Value) -> Profile {
-        let args = ["dap", "--listen", "127.0.0.1:0"];
         let stop_on_entry = Some(("stopOnEntry", true.into()));
         Profile {
             language: "go".into(),
             stop_on_entry,
-            ..Profile::adapter("delve", "dlv", &args, Connect::TcpSaid, arguments)
+            ..Profile::adapter("delve", "dlv", &["dap"], Connect::Dials, arguments)
         }
     }
 
@@ -578,50 +567,6 @@ impl Native {
             SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
         }
     }
-
-    /// Waits for a TCP adapter's port (said on its stdout, or ours) and connects.
-    fn connect_tcp(&self, adapter: &mut Debuggee) -> Result<Client, Failure> {
-        let deadline = Instant::now() + LISTEN_TIMEOUT;
-        loop {
-            let port = match self.0.connect {
-                Connect::Tcp(port) => Some(port),
-                _ => adapter
-                    .output()
-                    .find_line("DAP server listening at: ")
-                    .and_then(|line| line.rsplit(':').next().and_then(|p| p.trim().parse().ok())),
-            };
-            // A configured adapter may say when it is ready for its client (rdbg 1.4 runs the
-            // whole script when one connects before it waits for one).
-            let ready = self.0.ready.as_deref().is_none_or(|ready| {
-                let (out, err, ..) = adapter.output().since(0, 0);
-                out.contains(ready) || err.contains(ready)
-            });
-            if let (Some(port), true) = (port, ready) {
-                let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-                if let Ok(client) = Client::connect(address, Duration::from_secs(2)) {
-                    return Ok(client);
-                }
-            }
-            if let Some(exit) = adapter.try_exit() {
-                let said = said(adapter);
-                return Err(Failure::new(
-                    Code::AdapterFailed,
-                    format!(
-                        "{} ended ({}) before it listened: {said}",
-                        self.0.name,
-                        exit.describe()
-                    ),
-                ));
-            }
-            if Instant::now() > deadline {
-                return Err(Failure::new(
-                    Code::AdapterFailed,
-                    format!("{} did not listen within {}s", self.0.name, LISTEN_TIMEOUT.as_secs()),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
 }
 
 impl Flavour for Native {
@@ -652,25 +597,8 @@ impl Flavour for Native {
             cwd: profile.cwd.clone(),
             ..process::Spec::default()
         };
-        let (adapter, client) = match profile.connect {
-            Connect::Stdio => {
-                let (adapter, stdin, stdout) =
-                    Debuggee::spawn_adapter(&spec).map_err(|e| self.spawn_failure(e))?;
-                (adapter, Client::new(stdin, stdout))
-            }
-            Connect::TcpSaid | Connect::Tcp(_) => {
-                let mut adapter =
-                    Debuggee::spawn(&spec, |_| false).map_err(|e| self.spawn_failure(e))?;
-                match self.connect_tcp(&mut adapter) {
-                    Ok(client) => (adapter, client),
-                    Err(failure) => {
-                        adapter.kill();
-                        return Err(failure);
-                    }
-                }
-            }
-        };
         let mut arguments = profile.arguments.clone();
+        let (adapter, client) = self.spawn_connected(spec, &mut arguments)?;
         if let (true, Some((key, value))) = (stop_on_entry, &profile.stop_on_entry) {
             arguments[*key] = value.clone();
         }
@@ -1002,9 +930,9 @@ impl Flavour for Native {
         }
     }
 
-    /// A configured adapter on a port we chose runs the program in itself (rdbg).
+    /// A configured adapter on a port or socket we chose runs the program in itself (rdbg).
     fn adapter_is_program(&self) -> bool {
-        matches!(self.0.connect, Connect::Tcp(_))
+        matches!(self.0.connect, Connect::Tcp(_) | Connect::Unix)
     }
 
     fn program_text<'t>(&self, text: &'t str) -> Cow<'t, str> {

@@ -153,6 +153,12 @@ pub(crate) fn prepare(
             entry = Some(arg.clone());
             break;
         }
+        if arg.split('=').next() == Some(PUBLISH_FLAG) {
+            // Ours, in NODE_OPTIONS, says where the inspector's address goes: stderr alone.
+            let separate = !arg.contains('=') && index + 1 < args.len();
+            args.drain(index..index + 1 + usize::from(separate));
+            continue;
+        }
         if let Some(value) = inspector_flag(arg) {
             let address = check_address(value)?;
             requested = Some(address.clone());
@@ -183,29 +189,29 @@ pub(crate) fn prepare(
     }
     // Inspector flags in NODE_OPTIONS would make every child node process wait for, or fight
     // over, the inspector port. Strip them, whether inherited or set on the command line.
-    let mut env_remove = Vec::new();
     let from_command = env.iter().position(|(k, _)| k == "NODE_OPTIONS");
     let options = match from_command {
         Some(i) => Some(env.remove(i).1),
         None => node_options,
     };
-    let mut kept = options.as_deref().map(strip_inspector_options).unwrap_or_default();
+    // Every Node process of the program publishes its inspector's address on its stderr alone,
+    // never at `/json/list` too: any local user can read that, connect, and run code as this
+    // user (the inspector asks nothing of whoever connects). The address on stderr, or in the
+    // bootloader's report on our private pipe, is read by us alone.
+    let own = options.as_deref().map(strip_inspector_options).unwrap_or_default();
+    let mut kept = format!("{PUBLISH_FLAG}=stderr {own}").trim_end().to_string();
     if let Some((boot, channel)) = follow {
-        kept = [kept, require_boot(boot)].join(" ").trim_start().to_string();
+        kept = [kept, require_boot(boot)].join(" ");
         env.push((follow::CHANNEL_VAR.to_string(), channel.to_string()));
     }
-    if !kept.is_empty() {
-        env.push(("NODE_OPTIONS".to_string(), kept));
-    } else if options.is_some() {
-        env_remove.push("NODE_OPTIONS".to_string());
-    }
+    env.push(("NODE_OPTIONS".to_string(), kept));
     // Relative to where the program runs, for the source maps looked for beside it.
     let entry = entry.filter(|_| is_node).map(|entry| match &cwd {
         Some(cwd) => cwd.join(entry).display().to_string(),
         None => entry,
     });
     Ok(Launch {
-        spec: process::Spec { program, args, env, env_remove, cwd, stdin },
+        spec: process::Spec { program, args, env, env_remove: Vec::new(), cwd, stdin },
         requested,
         is_node,
         entry,
@@ -222,6 +228,9 @@ fn is_node(program: &str) -> bool {
             .strip_prefix("node")
             .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.') && !v.is_empty())
 }
+
+/// Where the inspector's address is published (Node's default: `stderr,http`).
+const PUBLISH_FLAG: &str = "--inspect-publish-uid";
 
 /// The value of `--inspect-brk[=v]`, `--inspect[=v]` or `--inspect-wait[=v]`.
 fn inspector_flag(arg: &str) -> Option<&str> {
@@ -638,69 +647,78 @@ mod tests {
         check(
             "node --test t/",
             None,
-            r#"node ["--test", "t/"] env=[] remove=[] requested=None node=true entry=t/"#,
+            r#"node ["--test", "t/"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=t/"#,
         );
         // The user's inspector flag too: every test file's process would take it, on one port.
         check(
             "node --inspect-wait=0 --test t/",
             None,
-            r#"node ["--test", "t/"] env=[] remove=[] requested=None node=true entry=t/"#,
+            r#"node ["--test", "t/"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=t/"#,
         );
         check(
             "node a.js x",
             None,
-            r#"node ["--inspect-brk=0", "a.js", "x"] env=[] remove=[] requested=None node=true entry=a.js"#,
+            r#"node ["--inspect-brk=0", "a.js", "x"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "/usr/bin/node --inspect-brk=9230 a.js",
             None,
-            r#"/usr/bin/node ["--inspect-brk=127.0.0.1:9230", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9230") node=true entry=a.js"#,
+            r#"/usr/bin/node ["--inspect-brk=127.0.0.1:9230", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=Some("127.0.0.1:9230") node=true entry=a.js"#,
         );
         check(
             "node --inspect-brk a.js",
             None,
-            r#"node ["--inspect-brk=127.0.0.1:9229", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:9229") node=true entry=a.js"#,
+            r#"node ["--inspect-brk=127.0.0.1:9229", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=Some("127.0.0.1:9229") node=true entry=a.js"#,
         );
         check(
             "node --inspect=localhost:0 a.js",
             None,
-            r#"node ["--inspect-brk=localhost:0", "a.js"] env=[] remove=[] requested=Some("localhost:0") node=true entry=a.js"#,
+            r#"node ["--inspect-brk=localhost:0", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=Some("localhost:0") node=true entry=a.js"#,
         );
         check(
             "node --inspect-brk=[::1]:9333 a.js",
             None,
-            r#"node ["--inspect-brk=[::1]:9333", "a.js"] env=[] remove=[] requested=Some("[::1]:9333") node=true entry=a.js"#,
+            r#"node ["--inspect-brk=[::1]:9333", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=Some("[::1]:9333") node=true entry=a.js"#,
         );
         check(
             "node a.js --inspect-brk=1",
             None,
-            r#"node ["--inspect-brk=0", "a.js", "--inspect-brk=1"] env=[] remove=[] requested=None node=true entry=a.js"#,
+            r#"node ["--inspect-brk=0", "a.js", "--inspect-brk=1"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "node -r ./x.js --inspect-brk=5 a.js",
             None,
-            r#"node ["-r", "./x.js", "--inspect-brk=127.0.0.1:5", "a.js"] env=[] remove=[] requested=Some("127.0.0.1:5") node=true entry=a.js"#,
+            r#"node ["-r", "./x.js", "--inspect-brk=127.0.0.1:5", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=Some("127.0.0.1:5") node=true entry=a.js"#,
         );
         check(
             "FOO=1 node a.js",
             Some("--inspect --max-old-space-size=100"),
-            r#"node ["--inspect-brk=0", "a.js"] env=[("FOO", "1"), ("NODE_OPTIONS", "--max-old-space-size=100")] remove=[] requested=None node=true entry=a.js"#,
+            r#"node ["--inspect-brk=0", "a.js"] env=[("FOO", "1"), ("NODE_OPTIONS", "--inspect-publish-uid=stderr --max-old-space-size=100")] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "node a.js",
             Some("--inspect-brk=9229"),
-            r#"node ["--inspect-brk=0", "a.js"] env=[] remove=["NODE_OPTIONS"] requested=None node=true entry=a.js"#,
+            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "NODE_OPTIONS='--inspect-port 9 -r x' node a.js",
             Some("--foo"),
-            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "-r x")] remove=[] requested=None node=true entry=a.js"#,
+            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr -r x")] remove=[] requested=None node=true entry=a.js"#,
         );
-        check("npm test", None, r#"npm ["test"] env=[] remove=[] requested=None node=false"#);
+        check(
+            "node --inspect-publish-uid=http --inspect-publish-uid stderr,http a.js",
+            Some("--inspect-publish-uid=http"),
+            r#"node ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=a.js"#,
+        );
+        check(
+            "npm test",
+            None,
+            r#"npm ["test"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=false"#,
+        );
         check(
             "node22 a.js",
             None,
-            r#"node22 ["--inspect-brk=0", "a.js"] env=[] remove=[] requested=None node=true entry=a.js"#,
+            r#"node22 ["--inspect-brk=0", "a.js"] env=[("NODE_OPTIONS", "--inspect-publish-uid=stderr")] remove=[] requested=None node=true entry=a.js"#,
         );
         check(
             "node --inspect-brk=0.0.0.0:9229 a.js",

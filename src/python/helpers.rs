@@ -37,9 +37,12 @@ const CALLS: &str = include_str!("calls.py");
 const SYNTAX: &str = include_str!("syntax.py");
 const SESSION: &str = include_str!("session.py");
 const STOPS: &str = include_str!("stops.py");
+const ADAPTER: &str = include_str!("adapter.py");
+/// debugpy's adapter behind our guard on its ports, run as a script (`adapter.py`).
+pub(crate) const ADAPTER_FILE: &str = "debug_mcp_adapter.py";
 
 /// Our Python files by the names they have in the helper directory.
-const HELPERS: [(&str, &str); 11] = [
+const HELPERS: [(&str, &str); 12] = [
     ("debug_mcp_probe.py", PROBE),
     ("sitecustomize.py", SITECUSTOMIZE),
     ("debug_mcp_site.py", SITE),
@@ -51,6 +54,7 @@ const HELPERS: [(&str, &str); 11] = [
     ("debug_mcp_syntax.py", SYNTAX),
     ("debug_mcp_session.py", SESSION),
     ("debug_mcp_stops.py", STOPS),
+    (ADAPTER_FILE, ADAPTER),
 ];
 
 /// The helper directory made, if it was.

@@ -208,7 +208,8 @@ pub(crate) fn start_adapter(command: CommandLine) -> Result<Adapter, Failure> {
         std::env::var("DEBUG_MCP_DEBUGPY_PYTHON").unwrap_or_else(|_| program.interpreter.clone());
     let spec = process::Spec {
         program: python.clone(),
-        args: vec!["-m".into(), "debugpy.adapter".into()],
+        // `-m debugpy.adapter`, through our guard on the ports it listens on (adapter.py).
+        args: vec![helpers.join(helpers::ADAPTER_FILE).display().to_string()],
         // The command's NAME=value words reach the adapter and its launcher too.
         env: program.env.clone(),
         ..process::Spec::default()

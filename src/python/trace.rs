@@ -82,7 +82,8 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let inherited = reports.inherited();
     let fd = inherited.as_ref().map(|stream| stream.as_raw_fd());
     let spec = spec(plan, &reports, fd)?;
-    let debuggee = Debuggee::spawn_inheriting(&spec, |_| false, fd).map_err(|e| match e {
+    let kept: Vec<(RawFd, RawFd)> = fd.map(|fd| (fd, fd)).into_iter().collect();
+    let debuggee = Debuggee::spawn_inheriting(&spec, |_| false, &kept).map_err(|e| match e {
         SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
         SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
     })?;

@@ -18,13 +18,13 @@ use crate::{
 };
 
 /// Serves `fixtures/web` on a free loopback port until dropped.
-struct WebServer {
+pub struct WebServer {
     port: u16,
     stop: Arc<AtomicBool>,
 }
 
 impl WebServer {
-    fn start() -> WebServer {
+    pub fn start() -> WebServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         listener.set_nonblocking(true).unwrap();
@@ -43,7 +43,7 @@ impl WebServer {
         WebServer { port, stop }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}/{path}", self.port)
     }
 }

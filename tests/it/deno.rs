@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::need::npm_packages;
 use crate::{assert_no_debuggee, fixture, local, ok, tag, tool, values, Server};
 
-fn deno(tag: &str, args: &str) -> String {
+pub fn deno(tag: &str, args: &str) -> String {
     format!("DMCP_TAG={tag} '{}' {args}", fixture("node_modules/.bin/deno"))
 }
 

@@ -84,7 +84,7 @@ fn an_adapter_killed_under_a_session_is_said_to_have_ended() {
         format!("DMCP_TAG={tag} {} {}", python(), fixture("py/loop.py")),
         fixture("py/loop.py"),
         5,
-        "debugpy.adapter",
+        "debug_mcp_adapter.py",
         "debugpy",
     )];
     if need(Tool::Lldb) {

@@ -14,6 +14,7 @@ mod confined;
 mod defects;
 mod deno;
 mod docs;
+mod doors;
 mod elsewhere;
 mod failures;
 mod faults;
@@ -330,6 +331,18 @@ impl Server {
             assert!(message.get("id").is_none(), "response to another request: {message}");
             self.notifications.push(message);
         }
+    }
+
+    /// The response to `id` if it has come (notifications before it are kept), without waiting.
+    pub fn try_response(&mut self, id: &Value) -> Option<Value> {
+        while let Some(message) = self.recv_within(Duration::ZERO) {
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return Some(message);
+            }
+            assert!(message.get("id").is_none(), "response to another request: {message}");
+            self.notifications.push(message);
+        }
+        None
     }
 
     pub fn request(&mut self, method: &str, params: Value) -> Value {

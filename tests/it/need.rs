@@ -99,6 +99,41 @@ pub fn skip_unless_root(why: &str) {
     }
 }
 
+/// The unprivileged user the attacks of another local user run as: its uid and gid, made with
+/// `useradd` when missing (the tests must run as root to be that user: CI does). `None`: the
+/// test is skipped, a failure under `DEBUG_MCP_TEST_ALL=1` when running as root.
+pub fn other_user() -> Option<(u32, u32)> {
+    const NAME: &str = "debug-mcp-other";
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        // Not a failure even under DEBUG_MCP_TEST_ALL=1: only root can be another user.
+        let test = std::thread::current().name().unwrap_or("a test").to_string();
+        skipped(&test, "root, to act as another local user (CI runs as root)");
+        return None;
+    }
+    let ids = || {
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+        let line = passwd.lines().find(|l| l.starts_with(&format!("{NAME}:")))?.to_string();
+        let fields: Vec<&str> = line.split(':').collect();
+        Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?))
+    };
+    let found = ids().or_else(|| {
+        installing(|| {
+            if ids().is_none() {
+                let made = Command::new("useradd")
+                    .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", NAME])
+                    .status();
+                assert!(made.is_ok_and(|s| s.success()), "useradd {NAME} failed");
+            }
+        });
+        ids()
+    });
+    if found.is_none() {
+        skip_unless_root(&format!("a user `{NAME}` (`useradd --system {NAME}`, as root)"));
+    }
+    found
+}
+
 /// Skips the calling test for want of what no machine of CI's has (a container engine), even
 /// under `DEBUG_MCP_TEST_ALL=1`: a line says so now, and again at the end of the run.
 pub fn skip_without(why: &str) {
