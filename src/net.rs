@@ -34,14 +34,18 @@ pub(crate) fn socket_address(host: &str, port: u16) -> Result<std::net::SocketAd
 pub(crate) const PEERS_KNOWN: bool = cfg!(target_os = "linux");
 
 /// The user whose process made the loopback connection `stream` accepted: the owner of the
-/// peer's socket, the one whose local address is our peer's and whose remote address is ours
-/// (/proc/net/tcp and tcp6 list every socket of this network namespace with its owner, as
-/// identd reads them). TCP has no SO_PEERCRED.
+/// peer's socket, the one whose local address is our peer's and whose remote address is ours.
+/// TCP has no SO_PEERCRED: the kernel's socket diagnostics are asked (`sys::tcp_socket_owner`),
+/// or, where they do not answer, /proc/net/tcp and tcp6 read, which list every socket of this
+/// network namespace with its owner (as identd reads them).
 pub(crate) fn peer_user(stream: &std::net::TcpStream) -> Result<u32, String> {
     let (ours, theirs) = (
         stream.local_addr().map_err(|e| e.to_string())?,
         stream.peer_addr().map_err(|e| e.to_string())?,
     );
+    if let Ok(uid) = crate::sys::tcp_socket_owner(theirs, ours) {
+        return Ok(uid);
+    }
     let same = |listed: &str, address: std::net::SocketAddr| {
         proc_address(listed).is_some_and(|(ip, port)| {
             port == address.port() && ip.to_canonical() == address.ip().to_canonical()
@@ -103,6 +107,11 @@ mod tests {
         let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (accepted, _) = listener.accept().unwrap();
         if PEERS_KNOWN {
+            let ours = (accepted.peer_addr().unwrap(), accepted.local_addr().unwrap());
+            assert_eq!(
+                crate::sys::tcp_socket_owner(ours.0, ours.1).unwrap(),
+                crate::sys::effective_uid()
+            );
             assert_eq!(peer_user(&accepted), Ok(crate::sys::effective_uid()));
             assert_eq!(peer_is_another_user(&accepted), None);
         }

@@ -650,6 +650,80 @@ pub(crate) fn wait_readable(fd: &impl AsRawFd, timeout: Duration) -> io::Result<
     }
 }
 
+/// The user owning the TCP socket of this machine whose own address is `local` and whose peer
+/// is `remote`: an exact lookup through the kernel's socket diagnostics (netlink,
+/// `SOCK_DIAG_BY_FAMILY`), tens of microseconds where reading /proc/net/tcp walks every socket
+/// (~10 ms a read here, with the large tables of a 24 GiB machine). Linux only.
+pub(crate) fn tcp_socket_owner(
+    local: std::net::SocketAddr,
+    remote: std::net::SocketAddr,
+) -> io::Result<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::net::SocketAddr::{V4, V6};
+        const NETLINK_SOCK_DIAG: libc::c_int = 4;
+        const SOCK_DIAG_BY_FAMILY: u16 = 20;
+        const NLMSG_ERROR: u16 = 2;
+        let (family, source, destination) = match (local, remote) {
+            (V4(l), V4(r)) => (libc::AF_INET, l.ip().octets().to_vec(), r.ip().octets().to_vec()),
+            (V6(l), V6(r)) => (libc::AF_INET6, l.ip().octets().to_vec(), r.ip().octets().to_vec()),
+            _ => return Err(io::Error::other("the two addresses are of two families")),
+        };
+        // nlmsghdr (16 bytes), then inet_diag_req_v2: family, protocol, extensions, padding,
+        // states (all), and the socket's id: its port and its peer's (big-endian), its
+        // address and its peer's (16 bytes each), no interface, no cookie.
+        let mut request = [0u8; 16 + 56];
+        request[0..4].copy_from_slice(&(16u32 + 56).to_ne_bytes());
+        request[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+        request[6..8].copy_from_slice(&(libc::NLM_F_REQUEST as u16).to_ne_bytes());
+        request[8..12].copy_from_slice(&1u32.to_ne_bytes());
+        request[16] = family as u8;
+        request[17] = libc::IPPROTO_TCP as u8;
+        request[20..24].copy_from_slice(&u32::MAX.to_ne_bytes());
+        request[24..26].copy_from_slice(&local.port().to_be_bytes());
+        request[26..28].copy_from_slice(&remote.port().to_be_bytes());
+        request[28..28 + source.len()].copy_from_slice(&source);
+        request[44..44 + destination.len()].copy_from_slice(&destination);
+        request[64..72].copy_from_slice(&[0xff; 8]);
+        // SAFETY: a netlink socket made, used and closed here, on buffers we own.
+        let (sent, answer) = unsafe {
+            let fd = libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                NETLINK_SOCK_DIAG,
+            );
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fd = OwnedFd::from_raw_fd(fd);
+            let sent = libc::send(fd.as_raw_fd(), request.as_ptr().cast(), request.len(), 0);
+            let mut answer = [0u8; 512];
+            let got = match sent {
+                -1 => -1,
+                _ => libc::recv(fd.as_raw_fd(), answer.as_mut_ptr().cast(), answer.len(), 0),
+            };
+            (got, answer)
+        };
+        let got = usize::try_from(sent).map_err(|_| io::Error::last_os_error())?;
+        let kind = u16::from_ne_bytes([answer[4], answer[5]]);
+        if got >= 20 && kind == NLMSG_ERROR {
+            let errno = i32::from_ne_bytes([answer[16], answer[17], answer[18], answer[19]]);
+            return Err(io::Error::from_raw_os_error(-errno));
+        }
+        // inet_diag_msg: family, state, timer, retransmits, the socket's id (48 bytes),
+        // expires, receive and send queues, then the owner's uid.
+        if got < 16 + 68 || kind != SOCK_DIAG_BY_FAMILY {
+            return Err(io::Error::other("the kernel's socket diagnostics gave no socket"));
+        }
+        Ok(u32::from_ne_bytes([answer[80], answer[81], answer[82], answer[83]]))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (local, remote);
+        Err(io::Error::other("only Linux says which user owns a socket"))
+    }
+}
+
 /// Asks the kernel to acknowledge received data at once instead of delaying the ACK by up to
 /// 40 ms. Node's inspector socket lacks TCP_NODELAY, so its second small write in a row waits
 /// for our ACK; without this every pause costs ~44 ms (measured: a bare client took 88 s for 2,000 hits). Linux clears
