@@ -375,6 +375,36 @@ fn another_user_cannot_break_a_go_launch() {
     }
 }
 
+/// Sessions whose debugger speaks over stdin and stdout or a socket in the server's private
+/// directory open no port at all: debug-mcp's own Python debugger, lldb-dap, and rdbg as the
+/// configured adapter (`"connect": "unix"`: it listened on a loopback port before).
+#[test]
+fn nothing_listens_under_python_c_or_a_configured_adapter() {
+    let mut server = Server::initialized();
+    let tag = tag();
+    let python = crate::python::python();
+    let loop_py = fixture("py/loop.py");
+    let mut sessions = vec![json!({
+        "command": format!("DMCP_TAG={tag} {python} {loop_py}"),
+        "breakpoints": [{"file": loop_py, "line": 5}]})];
+    if need(Tool::Lldb) {
+        sessions.push(json!({"command": format!("DMCP_TAG={tag} {} 3", crate::native::c_loop()),
+            "breakpoints": [{"file": fixture("native/c/loop.c"), "line": 15}]}));
+    }
+    if need(Tool::Ruby) {
+        sessions.push(json!({"command": "ruby orders.rb", "cwd": fixture("native/ruby"),
+            "breakpoints": [{"file": fixture("native/ruby/orders.rb"), "line": 3}]}));
+    }
+    for arguments in sessions {
+        let state = tool(&mut server, "debug-launch", arguments.clone());
+        assert_eq!(state["state"], "paused", "{arguments}: {state}");
+        let ports = listening_ports(server.pid());
+        assert_eq!(ports, Vec::<u16>::new(), "{arguments}: nothing listens");
+        tool(&mut server, "debug-stop", json!({}));
+    }
+    assert_no_debuggee(&tag);
+}
+
 /// An HTTP server without tokens serves only its own user's processes.
 #[test]
 fn another_user_gets_nothing_from_an_http_server_without_tokens() {
