@@ -137,13 +137,29 @@ fn parse_answer(answer: &str) -> (u16, String, String) {
     (status, head.to_string(), body.to_string())
 }
 
-/// A private token file holding `tokens`.
-fn token_file(tokens: &[&str]) -> std::path::PathBuf {
+/// A private token file holding `tokens`, removed however the test ends.
+fn token_file(tokens: &[&str]) -> TokenFile {
     let path = std::env::temp_dir().join(format!("dmcp-tokens-{}", tag()));
     std::fs::write(&path, tokens.join("\n")).unwrap();
     let private = std::os::unix::fs::PermissionsExt::from_mode(0o600);
     std::fs::set_permissions(&path, private).unwrap();
-    path
+    TokenFile(path)
+}
+
+struct TokenFile(std::path::PathBuf);
+
+impl std::ops::Deref for TokenFile {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TokenFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Refused: a web page's Origin (403), a request without the token or with another (401),
@@ -188,7 +204,7 @@ fn http_refuses_what_it_must() {
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("reachable from other machines"), "{said}");
-    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&*file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     let refused = Command::new(env!("CARGO_BIN_EXE_debug-mcp-server"))
         .args(["--http", "127.0.0.1:0", "--token-file", file.to_str().unwrap()])
         .stdin(Stdio::null())
@@ -196,7 +212,6 @@ fn http_refuses_what_it_must() {
         .unwrap();
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success() && said.contains("chmod 600"), "{said}");
-    std::fs::remove_file(&file).unwrap();
 }
 
 /// One token's debug sessions are not another's; a handshake client's session ends with its
@@ -280,7 +295,6 @@ fn http_sessions_belong_to_their_client() {
     eventually(Duration::from_secs(10), "the departed client's program is killed", || {
         crate::processes_with_tag(&tag).is_empty()
     });
-    std::fs::remove_file(&file).unwrap();
 }
 
 /// SIGTERM while a call runs: the call is cancelled (its program killed), the server exits.
@@ -383,7 +397,6 @@ fn http_token_files_as_written() {
         }
         let _ = child.kill();
         let output = child.wait_with_output().unwrap();
-        std::fs::remove_file(&file).unwrap();
         let said = String::from_utf8_lossy(&output.stderr).to_string();
         (output.status.code(), said)
     };
@@ -402,7 +415,6 @@ fn http_token_files_as_written() {
         let (got, head, _) = server.send("POST", &[("Authorization", &bearer)], list);
         assert_eq!(got, status, "{token}: {head}");
     }
-    std::fs::remove_file(&file).unwrap();
 }
 
 /// One token's load never ends, shuts out or reads another's: token B's 70 handshakes let go
@@ -477,7 +489,6 @@ fn http_one_token_never_touches_anothers() {
     eventually(Duration::from_secs(30), "B's calls are cancelled as B leaves", || {
         crate::processes_with_tag(&tag).is_empty()
     });
-    std::fs::remove_file(&file).unwrap();
 }
 
 /// Connections that send nothing, trickle a request in, or sit idle between requests give way:
