@@ -71,12 +71,12 @@ def chromium_alone(port):
     browser = subprocess.Popen(["chromium", *FLAGS, f"--user-data-dir={profile}",
                                 f"http://127.0.0.1:{port}/beacon/index.html"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+                               start_new_session=True, env={**os.environ, "TMPDIR": profile})
     if not loaded.wait(30):
         raise SystemExit("the page never reported its load")
     elapsed = time.perf_counter() - start
     # Every process of the browser (they wrote in the profile while it was being removed, and
-    # left it behind), then the profile.
+    # left it behind), then the profile, which holds its temporary files too.
     os.killpg(browser.pid, 9)
     browser.wait()
     shutil.rmtree(profile, ignore_errors=True)

@@ -420,6 +420,8 @@ fn a_running_browser_is_attached_by_port_and_left_open() {
             .arg("--disable-background-networking")
             .arg(format!("--remote-debugging-port={port}"))
             .arg(format!("--user-data-dir={}", profile.display()))
+            // Its temporary files (org.chromium.Chromium.*) go with the profile.
+            .env("TMPDIR", &profile)
             .arg(web.url("static/index.html"))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null()),
