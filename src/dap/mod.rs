@@ -253,10 +253,11 @@ impl Said {
     /// Keeps the text of the `output` events already received: a refused `launch` may be
     /// answered while what explains it (Delve's build error, said on its debug console) waits
     /// in the event channel, and `select!` may take either first.
-    pub(crate) fn hear_waiting(&mut self, events: &Receiver<Value>) {
+    pub(crate) fn hear_waiting(&mut self, events: &Receiver<Value>) -> &Self {
         for event in events.try_iter() {
             self.hear(&event);
         }
+        self
     }
 
     /// The failure of a `launch` the adapter refused with `message`, in its own words too.

@@ -320,8 +320,7 @@ impl<F: Flavour> Run<'_, F> {
                         Ok(Err(message)) => message,
                         _ => "launch ended early".into(),
                     };
-                    said.hear_waiting(&events);
-                    return Err(said.launch_failed(self.flavour.adapter(), &message));
+                    return Err(said.hear_waiting(&events).launch_failed(self.flavour.adapter(), &message));
                 },
                 recv(limit) -> _ => return Err(Failure::new(Code::AdapterFailed, format!("{} did not get ready in time", self.flavour.adapter()))),
                 recv(self.call.cancel) -> _ => return Err(Failure::Cancelled),

@@ -439,9 +439,8 @@ impl<F: Flavour> Dap<F> {
                         continue;
                     }
                     let message = match answer { Ok(Err(m)) => m, _ => format!("{request} ended early") };
-                    said.hear_waiting(&events);
                     return Err(match request {
-                        "launch" => said.launch_failed(self.flavour.adapter(), &message),
+                        "launch" => said.hear_waiting(&events).launch_failed(self.flavour.adapter(), &message),
                         _ if message.contains("already being debugged") => Failure::new(Code::AttachFailed, format!(
                             "{} could not attach to the program: {message} Another client is attached: end its session (debug-stop, or detach the other debugger) first", self.flavour.adapter())),
                         _ => Failure::new(Code::AttachFailed, format!("{} could not attach to the program: {message}", self.flavour.adapter())),
