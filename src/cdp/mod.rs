@@ -269,13 +269,13 @@ impl Client {
         let (reply, answer) = crossbeam_channel::bounded(1);
         let id = self.next_id;
         self.next_id += 1;
-        let mut message = json!({"id": id, "method": method, "params": params});
+        let message = json!({"id": id, "method": method, "params": params});
         let (mut outer, relayed) = match inner {
             None => (message, None),
             Some((relay, session)) => {
                 let params = json!({"sessionId": session, "message": message.to_string()});
-                message = json!({"id": id, "method": relay.send, "params": params});
-                (message, Some((session.to_string(), id, relay.receive)))
+                let outer = json!({"id": id, "method": relay.send, "params": params});
+                (outer, Some((session.to_string(), id, relay.receive)))
             }
         };
         if let Some(session) = &self.session {

@@ -148,7 +148,7 @@ impl Native {
                 (None, Some(path), _) if ready => std::os::unix::net::UnixStream::connect(path)
                     .ok()
                     .map(|stream| Client::over_unix(stream, None)),
-                (None, None, super::Connect::Tcp(port)) if ready => {
+                (None, None, Connect::Tcp(port)) if ready => {
                     let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
                     Client::connect(address, Duration::from_secs(2)).ok().map(Ok)
                 }
