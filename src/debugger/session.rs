@@ -360,6 +360,8 @@ pub(crate) struct Actor<B: Backend> {
     command_line: String,
     /// Ended because no call came for the idle limit.
     idle_ended: bool,
+    /// Paused where no answer has shown yet: the next call to go on reports it instead.
+    unseen: bool,
     /// Expressions evaluated at every stop (`debug-watch`).
     watches: Vec<String>,
     /// The one-shot breakpoint of a `debug-continue` with `to`, until the next stop or end.
@@ -402,6 +404,7 @@ impl<B: Backend> Actor<B> {
             on_change,
             command_line: begin.command_line,
             idle_ended: false,
+            unseen: false,
             watches: Vec::new(),
             run_to: None,
             next_run_to: 0,
@@ -551,6 +554,7 @@ impl<B: Backend> Actor<B> {
         };
         self.state = State::Paused { reason, stop: Box::new(stop) };
         self.publish();
+        self.unseen = true;
         if self.waiter.is_some() {
             let state = self.stop_state();
             self.reply(Ok(state));
@@ -580,6 +584,14 @@ impl<B: Backend> Actor<B> {
     }
 
     fn handle_command(&mut self, command: Command) {
+        // An answer from the stop's own frames shows the stop.
+        if let Command::Threads { .. }
+        | Command::Stack { .. }
+        | Command::Evaluate { .. }
+        | Command::Variables { .. } = command
+        {
+            self.unseen = false;
+        }
         let (reply, answer) = match command {
             Command::Resume { action, timeout, to, reply } => {
                 return self.resume(action, timeout, to, reply)
@@ -800,6 +812,15 @@ impl<B: Backend> Actor<B> {
                 )));
                 return;
             }
+            // A stop that came while no call waited: this call is the first to see it.
+            (State::Paused { .. }, _) if self.unseen => {
+                let mut state = self.stop_state();
+                state["message"] = "stopped here before this call came, and not moved on: call \
+                                    debug-continue again to go on"
+                    .into();
+                let _ = reply.send(Ok(state));
+                return;
+            }
             (State::Paused { .. }, _) => true,
         };
         if let Some(spec) = to {
@@ -936,6 +957,7 @@ impl<B: Backend> Actor<B> {
                 state
             }
             State::Paused { reason, stop } => {
+                self.unseen = false;
                 let location = stop.location.to_json();
                 let mut state = json!({"sessionId": self.id, "state": "paused", "reason": reason,
                                        "location": location});

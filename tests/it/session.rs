@@ -1,7 +1,7 @@
 //! The session tools through the real binary and real node: launch, continue, step, pause,
 //! stack, evaluate, sessions, stop, and the states and failures between them.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -1010,5 +1010,44 @@ fn merged_tools_and_their_former_names() {
     assert_eq!((&mixed["code"], &mixed["field"]), (&json!("invalid_arguments"), &json!("command")));
     let mixed = tool(&mut server, "debug-launch", json!({"command": "node x.js", "target": "x"}));
     assert_eq!(mixed["field"], "target", "{mixed}");
+    assert_no_debuggee(&tag);
+}
+
+/// A stop that came while no call waited (the launch had answered `running`) is what the next
+/// `debug-continue` answers, not passed by: Node and Python alike. Once shown, the next call
+/// goes on.
+#[test]
+fn a_stop_no_answer_showed_is_reported_by_the_next_call() {
+    let tag = tag();
+    let python_file = crate::python::py("late_stop.py");
+    let programs = [
+        (node(&tag, "late_stop.js", ""), fixture("late_stop.js"), 3),
+        (format!("DMCP_TAG={tag} {} '{python_file}'", crate::need::python()), python_file, 6),
+    ];
+    for (command, file, line) in programs {
+        let mut server = Server::initialized();
+        let state = tool(
+            &mut server,
+            "debug-launch",
+            json!({"command": command, "timeout": 100,
+                   "breakpoints": [{"file": file, "line": line}]}),
+        );
+        assert_eq!(state["state"], "running", "{state}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while tool(&mut server, "debug-sessions", json!({}))["sessions"][0]["state"] != "paused" {
+            assert!(Instant::now() < deadline, "{command}: never paused");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let state = tool(&mut server, "debug-continue", json!({"timeout": 3000}));
+        assert_eq!(
+            (state["state"].as_str(), state["reason"].as_str(), state["location"]["line"].as_u64()),
+            (Some("paused"), Some("breakpoint"), Some(line)),
+            "{command}: {state}"
+        );
+        assert!(state["message"].as_str().unwrap().contains("before this call came"), "{state}");
+        let state = tool(&mut server, "debug-continue", json!({"timeout": 10000}));
+        assert_eq!(state["state"], "exited", "{command}: {state}");
+        assert!(state["stdout"].as_str().unwrap().contains("answer 42"), "{state}");
+    }
     assert_no_debuggee(&tag);
 }
