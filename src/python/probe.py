@@ -96,9 +96,21 @@ def line_starts(code):
     """The lines a code object's own instructions start (as dis.findlinestarts says)."""
     if hasattr(code, "co_lines"):
         return set(line for _, _, line in code.co_lines() if line is not None)
-    import dis
-
-    return set(line for _, line in dis.findlinestarts(code) if line is not None)
+    # Before 3.10, co_lnotab's pairs (bytecode, line increments), read as dis.findlinestarts
+    # reads them (importing dis would cost every run its start).
+    lines = set()
+    table = code.co_lnotab
+    line = code.co_firstlineno
+    last = None
+    for i in range(0, len(table), 2):
+        if table[i]:
+            if line != last:
+                lines.add(line)
+                last = line
+        step = table[i + 1]
+        line += step - 0x100 if step >= 0x80 else step
+    lines.add(line)
+    return lines
 
 
 def code_lines(code):
@@ -113,9 +125,9 @@ def code_lines(code):
 def lines_with_code(path):
     """The lines of a source file that hold code, or None when it cannot be read or compiled."""
     try:
-        import tokenize
-
-        with tokenize.open(path) as f:
+        # Bytes: compile reads the encoding cookie itself (tokenize would import re, enum,
+        # functools and collections into a program that may use none: ~7 ms of every start).
+        with open(path, "rb") as f:
             source = f.read()
         code = compile(source, path, "exec", 0, True)
     except Exception:

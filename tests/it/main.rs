@@ -21,6 +21,7 @@ mod faults;
 mod hang;
 mod http;
 mod launchers;
+mod lean;
 mod native;
 pub mod need;
 mod protocol;
