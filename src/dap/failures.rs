@@ -212,7 +212,7 @@ fn demangled(name: &str) -> String {
 }
 
 /// A Go string as Delve shows it (`"text"`), unquoted.
-fn unquote(text: &str) -> String {
+pub(crate) fn unquote(text: &str) -> String {
     String::from_utf8_lossy(&go_bytes(text)).into_owned()
 }
 

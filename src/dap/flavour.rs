@@ -209,6 +209,11 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn function_name<'n>(&self, name: &'n str) -> &'n str {
         name
     }
+    /// What to say of an expression the adapter could not evaluate (`message`, its reason),
+    /// when it does not say what works instead.
+    fn evaluation_failed(&self, message: &str) -> String {
+        message.to_string()
+    }
     /// The program's exit code, when an `output` event says it (Delve sends no `exited`).
     fn exit_said(&self, _body: &Value) -> Option<i32> {
         None

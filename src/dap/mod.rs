@@ -72,9 +72,9 @@ pub(crate) fn program_frames<F: flavour::Flavour>(flavour: &F, trace: &Value) ->
 
 /// An `evaluate` the adapter refused, as a probe would report it: `{type: "error", value}`
 /// with the adapter's own words (lldb-dap's `error: ` prefix left out).
-pub(crate) fn evaluation_error(message: &str) -> Value {
+pub(crate) fn evaluation_error<F: flavour::Flavour>(flavour: &F, message: &str) -> Value {
     let message = message.split_once(": ").map_or(message, |(_, m)| m);
-    json!({"type": "error", "value": message.trim()})
+    json!({"type": "error", "value": flavour.evaluation_failed(message.trim())})
 }
 
 /// Members of a structured value, listed at most, one level down.
@@ -571,7 +571,14 @@ fn route(message: Value, pending: &Pending, events: &Sender<Value>) {
             let answer = if message["success"] == true {
                 Ok(message.get("body").cloned().unwrap_or(Value::Null))
             } else {
-                Err(message["message"].as_str().unwrap_or("the request failed").to_string())
+                // Delve's `message` is only the kind ("Unable to evaluate expression"), its
+                // `error.format` the whole of it (with no `{variables}` to fill in).
+                let format = message.pointer("/body/error/format").and_then(Value::as_str);
+                let said = message["message"].as_str().unwrap_or("the request failed");
+                Err(format
+                    .filter(|f| f.starts_with(said) && !f.contains('{'))
+                    .unwrap_or(said)
+                    .to_string())
             };
             let _ = reply.send(answer);
         }

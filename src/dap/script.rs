@@ -626,10 +626,12 @@ impl<F: Flavour> Run<'_, F> {
             failures::record(&flavour, body, at_function, &frames, &mut go_logs, &mut ask)
         };
         self.go_logs = go_logs;
-        let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
-        let Some(mut record) = record else {
+        let fatal = !at_function && body["reason"] == "exception" && flavour.language() == "go";
+        let Some(mut record) = record.or_else(|| fatal.then(|| self.fatal_of_the_runtime(body))?)
+        else {
             return Ok(None);
         };
+        let mut ask = |command: &str, arguments: Value| self.ask(command, arguments);
         if record.get("test").is_none() && record["kind"] == "panic" {
             let threads = ask("threads", json!({})).unwrap_or_default();
             let named =
@@ -794,7 +796,7 @@ impl<F: Flavour> Run<'_, F> {
         let answer = match self.answer(&evaluated) {
             Ok(answer) => answer,
             Err(Failure::Error { message, .. }) => {
-                let result = dap::evaluation_error(&message).to_string();
+                let result = dap::evaluation_error(&self.flavour, &message).to_string();
                 return Ok((Hit { result, truncated: false, stack: None, from: None }, None));
             }
             Err(other) => return Err(other),

@@ -834,7 +834,9 @@ impl<F: Flavour> Dap<F> {
         let arguments = json!({"expression": expression, "frameId": frame_id, "context": "watch"});
         let answer = match self.request("evaluate", arguments) {
             Ok(answer) => answer,
-            Err(Failure::Error { message, .. }) => return Ok(dap::evaluation_error(&message)),
+            Err(Failure::Error { message, .. }) => {
+                return Ok(dap::evaluation_error(&self.flavour, &message))
+            }
             Err(other) => return Err(other),
         };
         let flavour = self.flavour.clone();

@@ -127,7 +127,6 @@ pub(crate) fn waiting_on(functions: &[&str]) -> Option<&'static str> {
                 Has("RwLock"),
                 Has("rwlock"),
                 Has("lll_lock"),
-                Has("Semacquire"),
                 Is("acquire"),
             ],
             "lock",
@@ -160,13 +159,19 @@ pub(crate) fn waiting_on(functions: &[&str]) -> Option<&'static str> {
             "I/O",
         ),
     ];
-    functions.iter().find_map(|function| {
-        let matches = |name: &Name| match *name {
-            Has(part) => function.contains(part),
-            Is(whole) => *function == whole || function.ends_with(&format!(".{whole}")),
-        };
-        WAITS.iter().find(|(names, _)| names.iter().any(matches)).map(|(_, state)| *state)
-    })
+    // Go's semaphore is under every wait of `sync` (a WaitGroup's, a Mutex's): the frame below
+    // it says which, and alone it is a lock.
+    const UNDER: &[(&[Name], &str)] = &[(&[Has("Semacquire")], "lock")];
+    let first = |rules: &[(&[Name], &'static str)]| {
+        functions.iter().find_map(|function| {
+            let matches = |name: &Name| match *name {
+                Has(part) => function.contains(part),
+                Is(whole) => *function == whole || function.ends_with(&format!(".{whole}")),
+            };
+            rules.iter().find(|(names, _)| names.iter().any(matches)).map(|(_, state)| *state)
+        })
+    };
+    first(WAITS).or_else(|| first(UNDER))
 }
 
 #[cfg(test)]
@@ -238,6 +243,16 @@ mod tests {
                 Some("lock"),
             ),
             (&["runtime.gopark", "time.Sleep", "main.main"][..], Some("sleep")),
+            (
+                &[
+                    "runtime.gopark",
+                    "runtime.semacquire1",
+                    "sync.runtime_Semacquire",
+                    "sync.(*WaitGroup).Wait",
+                ][..],
+                Some("wait group"),
+            ),
+            (&["runtime.gopark", "sync.runtime_Semacquire", "main.take"][..], Some("lock")),
             (
                 &[
                     "__futex_abstimed_wait_common",

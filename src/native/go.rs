@@ -46,6 +46,21 @@ impl GoCommand {
             && (self.packages.len() > 1 || self.packages.iter().any(|p| is_pattern(p)))
     }
 
+    /// The test binary's arguments with those `go test` adds itself: `-test.paniconexit0`,
+    /// and `-test.timeout=10m0s` unless a timeout is given (a test that waits forever is then
+    /// a hang, not the runtime's deadlock crash).
+    pub(super) fn with_defaults(self) -> Vec<String> {
+        if self.mode != "test" {
+            return self.args;
+        }
+        let mut args = vec!["-test.paniconexit0".to_string()];
+        if !self.args.iter().any(|a| a.starts_with("-test.timeout=")) {
+            args.push("-test.timeout=10m0s".into());
+        }
+        args.extend(self.args);
+        args
+    }
+
     /// `go test` of one package as written: the other words kept, the packages replaced.
     pub(super) fn for_package(&self, package: &str) -> Vec<String> {
         let mut words = vec!["go".to_string()];
@@ -396,6 +411,20 @@ mod tests {
         check("go test -c", "error: `go test -c` only builds the test binary");
         check("go run -bogus .", "error: `go run` does not know the flag `-bogus`");
         check("go run", "error: `go run` names no package");
+    }
+
+    #[test]
+    fn a_run_of_tests_gets_go_tests_own_flags() {
+        let args = |line: &str| {
+            let words: Vec<String> = crate::shell::split(line).unwrap().words;
+            read(&words[1..]).unwrap().with_defaults().join(" ")
+        };
+        assert_eq!(
+            args("go test -run X -v"),
+            "-test.paniconexit0 -test.timeout=10m0s -test.run=X -test.v"
+        );
+        assert_eq!(args("go test -timeout 2s"), "-test.paniconexit0 -test.timeout=2s");
+        assert_eq!(args("go run . -timeout 2s"), "-timeout 2s");
     }
 
     #[test]

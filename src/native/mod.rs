@@ -87,11 +87,13 @@ impl Native {
         builtin_for(command, language, files, elf).is_some()
     }
 
-    /// The adapter for `command` ([`Native::claims`]), ready to start.
+    /// The adapter for `command` ([`Native::claims`]), ready to start: for a one-shot run
+    /// (`run`, which `go test`'s own default flags fit) or a session.
     pub(crate) fn resolve(
         command: &CommandLine,
         language: Option<&str>,
         files: &[&str],
+        run: bool,
     ) -> Result<Native, Failure> {
         let configured = Configured::load(command.cwd.as_deref())
             .map_err(|m| Failure::new(Code::InvalidArguments, m))?;
@@ -116,7 +118,7 @@ impl Native {
         })?;
         let language = language.map(String::from);
         let profile = match builtin {
-            Builtin::Delve => delve(command, None)?,
+            Builtin::Delve => delve(command, None, run)?,
             Builtin::Gdb => gdb(command, language)?,
             Builtin::Lldb => match lldb_dap() {
                 Some(adapter) => lldb(command, adapter, language, files, binary, None)?,
@@ -500,8 +502,10 @@ fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failu
 }
 
 /// `go run [flags] PKG args`, `go test [flags] [PKG] [-args …]` or a built Go binary; with
-/// `package`, that package's tests (one of those `go test ./...` runs).
-fn delve(command: &CommandLine, package: Option<&Path>) -> Result<Profile, Failure> {
+/// `package`, that package's tests (one of those `go test ./...` runs). A one-shot `run` of
+/// tests gets the flags `go test` itself adds (a session's waits at a breakpoint are not the
+/// test's time: no `-test.timeout` there).
+fn delve(command: &CommandLine, package: Option<&Path>, run: bool) -> Result<Profile, Failure> {
     if which("dlv").is_none() {
         return Err(not_installed("delve", "apt-get install delve golang-go"));
     }
@@ -518,7 +522,9 @@ fn delve(command: &CommandLine, package: Option<&Path>) -> Result<Profile, Failu
         if go.mode == "test" && program.is_dir() {
             cwd = program.clone();
         }
-        (go.mode, program, go.args, flags)
+        let mode = go.mode;
+        let args = if run { go.with_defaults() } else { go.args };
+        (mode, program, args, flags)
     } else {
         let program = PathBuf::from(program_path(command, &words[0])?);
         ("exec", program, words[1..].to_vec(), String::new())
@@ -885,6 +891,18 @@ impl Flavour for Native {
         };
         Some(json!({"value": text, "type": value["type"],
             "variablesReference": value["variablesReference"]}))
+    }
+
+    fn evaluation_failed(&self, message: &str) -> String {
+        match message.contains("function calls not allowed") {
+            // Delve calls a function only from its own command line (`call`), with the
+            // goroutine stopped where it can: never in an expression of ours.
+            true => "Delve evaluates no function or method call (it calls them only from its \
+                     own `call` command): read the fields the method would read instead \
+                     (`len(c.items)` for `c.Len()`), or set a probe inside the method"
+                .into(),
+            false => message.to_string(),
+        }
     }
 
     fn function_name<'n>(&self, name: &'n str) -> &'n str {

@@ -50,7 +50,7 @@ impl Native {
                 return cargo_programs(command, adapter, language, files);
             }
         }
-        let native = Native::resolve(command, language, files)?;
+        let native = Native::resolve(command, language, files, true)?;
         let programs = vec![Program { command: command.clone(), native }];
         Ok(Suite { programs, notes: Vec::new(), fail_fast: None })
     }
@@ -108,7 +108,7 @@ fn go_packages(
             unreached.push(label.words.join(" "));
             continue;
         }
-        let native = Native(Arc::new(super::delve(command, Some(&package.dir))?));
+        let native = Native(Arc::new(super::delve(command, Some(&package.dir), true)?));
         programs.push(Program { command: label, native });
     }
     let words = command.words.join(" ");

@@ -185,7 +185,7 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
     };
     let native = match language {
         Language::Native => {
-            Some(Native::resolve(&spec.command, args.optional_string("language")?, &files)?)
+            Some(Native::resolve(&spec.command, args.optional_string("language")?, &files, false)?)
         }
         _ => None,
     };

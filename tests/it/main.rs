@@ -18,6 +18,7 @@ mod doors;
 mod elsewhere;
 mod failures;
 mod faults;
+mod go;
 mod hang;
 mod http;
 mod launchers;

@@ -46,11 +46,31 @@ impl<F: Flavour> Run<'_, F> {
             Some(listed) => listed["threads"].as_array().cloned().unwrap_or(threads),
             None => threads,
         };
+        self.threads_walked(&threads)
+    }
+
+    /// A Go runtime's fatal error that no goroutine of the program raised (`all goroutines
+    /// are asleep - deadlock!`, found by the scheduler): a failure whose `threads` are every
+    /// goroutine of the program's as `hang` shows them. The program is stopped there already.
+    pub(super) fn fatal_of_the_runtime(&mut self, body: &Value) -> Option<Value> {
+        let text = body["text"].as_str().filter(|t| !t.is_empty())?;
+        let message = failures::unquote(text);
+        let kind = body["description"].as_str().unwrap_or("fatal error");
+        let threads = self.ask_now("threads", json!({}))?;
+        let threads = threads["threads"].as_array().cloned().unwrap_or_default();
+        let mut record =
+            crate::debugger::script::failure_record("signal", kind, &message, Vec::new(), 0);
+        record["threads"] = self.threads_walked(&threads).into();
+        Some(record)
+    }
+
+    /// Each thread's own frames, with the locals and what it waits on.
+    fn threads_walked(&mut self, threads: &[Value]) -> Vec<Value> {
         let threads_named: Vec<&str> = threads.iter().filter_map(|t| t["name"].as_str()).collect();
         let pid = self.program_pid().unwrap_or(0);
         let flavour = self.flavour.clone();
         let mut records = Vec::new();
-        for thread in &threads {
+        for thread in threads {
             let arguments = json!({"threadId": thread["id"], "levels": DEPTH});
             let Some(trace) = self.ask_now("stackTrace", arguments) else { continue };
             let frames = crate::dap::program_frames(&flavour, &trace);
