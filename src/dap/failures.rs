@@ -121,7 +121,7 @@ pub(crate) fn record<F: Flavour>(
         .iter()
         .take(FAILURE_FRAMES)
         .map(|f| {
-            json!({"function": demangled(flavour.function_name(f["name"].as_str().unwrap_or_default())),
+            json!({"function": f["name"],
                    "file": path(f), "line": f["line"], "locals": locals(flavour, &f["id"], ask)})
         })
         .collect();
@@ -137,6 +137,17 @@ pub(crate) fn record<F: Flavour>(
         record["test"] = test.into();
     }
     Some(record)
+}
+
+/// The Rust test a panic's frames are in: the harness calls each `#[test]` function `P`
+/// through a closure of its own, `P::{{closure}}`, so the outermost frame so named, over `P`,
+/// names the test (`P` without its crate: `tests::parses_headers`).
+pub(crate) fn rust_test(frames: &[Value]) -> Option<String> {
+    let names: Vec<&str> = frames.iter().map(|f| f["name"].as_str().unwrap_or_default()).collect();
+    (1..names.len()).rev().find_map(|i| {
+        let test = names[i].strip_suffix("::{{closure}}")?;
+        (names[i - 1] == test).then(|| test.split_once("::").map_or(test, |(_, t)| t).to_string())
+    })
 }
 
 /// A frame's locals (and arguments) as `{name: preview}` (`dap::values::preview`: what a
@@ -202,13 +213,6 @@ fn variables<F: Flavour>(
         }
     }
     shown.into_json()
-}
-
-/// A Rust symbol's escapes spelled out (`_$u7b$$u7b$closure$u7d$$u7d$`: `{{closure}}`).
-fn demangled(name: &str) -> String {
-    let name =
-        name.replace("$u7b$", "{").replace("$u7d$", "}").replace("$LT$", "<").replace("$GT$", ">");
-    name.replace("::_{", "::{")
 }
 
 /// A Go string as Delve shows it (`"text"`), unquoted.
@@ -382,9 +386,5 @@ mod tests {
         assert_eq!(message(&two, 3, Some("tests::ad")), expected);
         let with_id = output.replace("'tests::adds' panicked", "'tests::adds' (4424) panicked");
         assert_eq!(message(&with_id, 3, Some("tests::ad")), expected);
-        assert_eq!(
-            demangled("rt::tests::t::_$u7b$$u7b$closure$u7d$$u7d$"),
-            "rt::tests::t::{{closure}}"
-        );
     }
 }

@@ -204,10 +204,10 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     ) -> Option<Value> {
         returned_scope(frame, ask)
     }
-    /// A frame's function name as the program's source spells it (Rust's hash suffixes
-    /// left out).
-    fn function_name<'n>(&self, name: &'n str) -> &'n str {
-        name
+    /// A frame's function name as the program's source spells it (Rust's legacy symbols
+    /// demangled, their hash suffixes left out).
+    fn function_name<'n>(&self, name: &'n str) -> std::borrow::Cow<'n, str> {
+        name.into()
     }
     /// What to say of an expression the adapter could not evaluate (`message`, its reason),
     /// when it does not say what works instead.

@@ -63,8 +63,8 @@ pub(crate) fn program_frames<F: flavour::Flavour>(flavour: &F, trace: &Value) ->
     for frame in &mut frames {
         let name = frame["name"].as_str().unwrap_or_default();
         let shown = flavour.function_name(name);
-        if shown.len() != name.len() {
-            frame["name"] = shown.to_string().into();
+        if shown != name {
+            frame["name"] = shown.into_owned().into();
         }
     }
     frames

@@ -644,8 +644,13 @@ impl<F: Flavour> Run<'_, F> {
                 })
             };
             let name = named.and_then(|t| t["name"].as_str());
-            if let Some(name) = name.filter(|n| !n.is_empty() && !binary(n)) {
-                record["test"] = name.into();
+            let name = name.filter(|n| !n.is_empty() && !binary(n));
+            // The thread's name is cut at 15 bytes (Linux's limit): the test's function in
+            // the frames says it whole.
+            let whole = failures::rust_test(&frames)
+                .filter(|whole| name.is_none_or(|name| whole.starts_with(name)));
+            if let Some(test) = whole.or(name.map(String::from)) {
+                record["test"] = test.into();
             }
         }
         if let Some(pid) = self.program_pid() {

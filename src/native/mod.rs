@@ -12,6 +12,7 @@ mod cargo;
 mod config;
 mod connect;
 mod delve;
+mod demangle;
 pub(crate) mod functions;
 mod go;
 mod remote;
@@ -905,15 +906,8 @@ impl Flavour for Native {
         }
     }
 
-    fn function_name<'n>(&self, name: &'n str) -> &'n str {
-        match name.rsplit_once("::h") {
-            Some((head, hash))
-                if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
-            {
-                head
-            }
-            _ => name,
-        }
+    fn function_name<'n>(&self, name: &'n str) -> std::borrow::Cow<'n, str> {
+        demangle::demangled(name)
     }
 
     /// Delve: `Process 1680 has exited with status 0`.
@@ -970,6 +964,18 @@ mod tests {
         let native = Native(Arc::new(Profile::lldb("lldb-dap", Value::Null)));
         assert_eq!(native.function_name("orders::total::hdc7604ba955b3d93"), "orders::total");
         assert_eq!(native.function_name("main"), "main");
+        assert_eq!(
+            native.function_name("rt::tests::t::_$u7b$$u7b$closure$u7d$$u7d$::h0123456789abcdef"),
+            "rt::tests::t::{{closure}}"
+        );
+        assert_eq!(
+            native.function_name("core::option::Option$LT$T$GT$::and_then::h0123456789abcdef"),
+            "core::option::Option<T>::and_then"
+        );
+        assert_eq!(
+            native.function_name("_$LT$$RF$str$u20$as$u20$x..Y$LT$$u27$a$C$$u20$u8$GT$$GT$::f"),
+            "<&str as x::Y<'a, u8>>::f"
+        );
         let marked = native.logpoint_message("bp1", "x={x}", true);
         assert_eq!(native.logpoint_owner(&format!("> [Go 1]: {marked}\n")), Some(("bp1", "x={x}")));
     }

@@ -28,6 +28,7 @@ pub mod need;
 mod protocol;
 mod pysession;
 mod python;
+mod rust;
 mod schema;
 mod scratch;
 mod script;

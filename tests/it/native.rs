@@ -12,7 +12,7 @@ use crate::need::{need, Tool};
 use crate::{err, fixture, launch, local, ok, root, tool, values, Server};
 
 /// Where the fixtures are built.
-fn out_dir() -> PathBuf {
+pub fn out_dir() -> PathBuf {
     let dir = root().join("target/native-fixtures");
     std::fs::create_dir_all(&dir).unwrap();
     dir

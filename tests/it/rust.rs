@@ -1,0 +1,93 @@
+//! Rust under lldb-dap as an agent meets it: a `cargo test` whose tests fail at once in many
+//! threads (each failure names its whole test, and carries its own panic message), names
+//! demangled in every answer.
+
+use serde_json::{json, Value};
+
+use crate::need::{need, Tool};
+use crate::{fixture, ok, tool, Server};
+
+fn names() -> String {
+    fixture("native/rust-names")
+}
+
+fn cargo_test(filter: &str) -> String {
+    let target = crate::native::out_dir().join("rust-names");
+    format!("CARGO_TARGET_DIR={} cargo test {filter}", target.display())
+}
+
+/// Nine tests whose names share their first 15 bytes (all a thread's name holds) fail at
+/// once: each failure names its own whole test, the one whose frames it holds, and its
+/// message is that test's panic, `left` and `right` as printed. Before, every record was
+/// named `tests::content_length_header_eight` and carried its message.
+#[test]
+fn every_failure_names_its_own_whole_test_and_its_own_values() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": cargo_test(""), "cwd": names(),
+        "failures": true, "maxFailures": 20, "timeout": 240000}));
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 9, "{s}");
+    let numbers = ["one", "two", "three", "four", "five", "six", "seven", "eight"];
+    let mut tests: Vec<&str> = Vec::new();
+    for failure in failures {
+        let test = failure["test"].as_str().unwrap_or_else(|| panic!("no test: {failure}"));
+        tests.push(test);
+        let frames = failure["frames"].as_array().unwrap();
+        let functions: Vec<&str> = frames.iter().map(|f| f["function"].as_str().unwrap()).collect();
+        assert!(functions.contains(&format!("rust_names::{test}").as_str()), "{failure}");
+        assert!(functions.iter().all(|f| !f.contains('$') && !f.contains("::h")), "{failure}");
+        let message = failure["message"].as_str().unwrap();
+        if let Some(n) = test.strip_prefix("tests::content_length_header_") {
+            let n = numbers.iter().position(|w| *w == n).unwrap() + 1;
+            assert_eq!(
+                message,
+                format!(
+                    "assertion `left == right` failed\n  left: Ok(Partial)\n right: \
+                     Ok(Complete((17, {n})))"
+                ),
+                "{failure}"
+            );
+        } else {
+            assert_eq!(test, "tests::content_length_async_parse", "{failure}");
+            assert!(message.contains("right: Complete((18, 42))"), "{failure}");
+            assert_eq!(functions[0], "rust_names::length_of::{{closure}}", "{failure}");
+        }
+    }
+    tests.sort();
+    tests.dedup();
+    assert_eq!(tests.len(), 9, "{tests:?}");
+}
+
+/// A session's stack and stop location name closures as the source does: `{{closure}}`, not
+/// `_$u7b$$u7b$closure$u7d$$u7d$`.
+#[test]
+fn names_are_demangled_in_sessions() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": cargo_test("content_length_header_two"), "cwd": names(),
+               "breakpoints": [{"file": "src/lib.rs", "line": 66}], "timeout": 240000}),
+    );
+    assert_eq!(state["location"]["function"], "rust_names::tests::expect", "{state}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let functions: Vec<&Value> =
+        stack["frames"].as_array().unwrap().iter().map(|f| &f["function"]).collect();
+    assert_eq!(
+        functions[..3],
+        [
+            &json!("rust_names::tests::expect"),
+            &json!("rust_names::tests::content_length_header_two"),
+            &json!("rust_names::tests::content_length_header_two::{{closure}}")
+        ],
+        "{stack}"
+    );
+    tool(&mut server, "debug-stop", json!({}));
+}
