@@ -200,7 +200,11 @@ fn variables<F: Flavour>(
             let kind = variable["type"].as_str().unwrap_or_default();
             let noise = match only {
                 Some(params) => !params.iter().any(|p| p == name),
-                None => name.starts_with(['~', '<']) || matches!(kind, "*testing.T" | "*testing.B"),
+                None => {
+                    name.starts_with(['~', '<'])
+                        || matches!(kind, "*testing.T" | "*testing.B")
+                        || flavour.group(name, true) == Some(false)
+                }
             };
             if !noise {
                 let mut children = |reference: &Value| {
@@ -208,7 +212,7 @@ fn variables<F: Flavour>(
                     let listed = ask("variables", arguments).unwrap_or_default();
                     listed["variables"].as_array().cloned().unwrap_or_default()
                 };
-                shown.add(name, &preview(flavour, &variable, &mut children));
+                shown.add(flavour.local_name(name), &preview(flavour, &variable, &mut children));
             }
         }
     }

@@ -140,6 +140,16 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     /// one of the program's names: whether its members are listed in its place (`in_scope`:
     /// listing a frame's scope, not an object's members). `None` for a name of the program.
     fn group(&self, name: &str, in_scope: bool) -> Option<bool>;
+    /// A local's name as the program spells it: lldb adds ` @ file:line` to a name that two
+    /// variables in scope have (an async fn's argument, and its copy in the future's state).
+    fn local_name<'n>(&self, name: &'n str) -> &'n str {
+        name
+    }
+    /// An item of a sequence of `kind` as the language prints it, where the adapter's text
+    /// is another's (lldb shows Rust's `u8` as C's `unsigned char`, `'C'`, where Rust says 67).
+    fn item_text(&self, _kind: &str, _item: &str) -> Option<String> {
+        None
+    }
     /// A variable's value text, typed as JSON (numbers, booleans, null, strings).
     fn value(&self, kind: &str, text: &str) -> Value;
     /// Whether a structured value's text only sums it up (`size=2`, an address), so that its

@@ -750,9 +750,18 @@ impl<F: Flavour> Dap<F> {
     ) -> Result<Vec<Variable>, Failure> {
         // The adapter's groupings (debugpy's "class variables") hold the program's names: they
         // are listed in their place, or left out.
-        let mut all = Vec::new();
-        for v in self.variables_of(reference)? {
-            match self.flavour.group(v["name"].as_str().unwrap_or_default(), in_scope) {
+        let mut all: Vec<Value> = Vec::new();
+        for mut v in self.variables_of(reference)? {
+            let name = v["name"].as_str().unwrap_or_default();
+            match self.flavour.group(name, in_scope) {
+                None if in_scope => {
+                    // Each local once, by the name the program gives it (the innermost first).
+                    let local = self.flavour.local_name(name).to_string();
+                    if !all.iter().any(|a| a["name"] == local.as_str()) {
+                        v["name"] = local.into();
+                        all.push(v);
+                    }
+                }
                 None => all.push(v),
                 Some(true) => {
                     let members = self.variables_of(&v["variablesReference"])?;

@@ -21,7 +21,7 @@ pub(crate) fn preview<F: Flavour>(
 ) -> String {
     let (kind, text) = kind_and_text(variable);
     let Some(opaque) = flavour.opaque(kind, text).filter(|_| expandable(variable)) else {
-        return text.to_string();
+        return without_address(text).to_string();
     };
     let listed = children(&variable["variablesReference"]);
     match opaque {
@@ -37,7 +37,24 @@ pub(crate) fn preview<F: Flavour>(
             }
             _ => members(flavour, kind, &listed),
         },
-        Opaque::Items => items(flavour, text, &listed, children),
+        Opaque::Items => items(flavour, kind, text, &listed, children),
+    }
+}
+
+/// lldb's text of a reference whose value has a summary, `0x00007ff… Ok(Partial)`: the value
+/// says what the address does not.
+fn without_address(text: &str) -> &str {
+    match text.split_once(' ') {
+        Some((address, rest))
+            if address.len() > 2
+                && address
+                    .strip_prefix("0x")
+                    .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                && !rest.starts_with(['"', '\'', '(', '<']) =>
+        {
+            rest
+        }
+        _ => text,
     }
 }
 
@@ -93,9 +110,9 @@ fn one_level<F: Flavour>(
         Some(Opaque::Members) => members(flavour, kind, &children(&variable["variablesReference"])),
         Some(Opaque::Items) => {
             let listed = children(&variable["variablesReference"]);
-            items(flavour, text, &listed, children)
+            items(flavour, kind, text, &listed, children)
         }
-        _ => text.to_string(),
+        _ => without_address(text).to_string(),
     }
 }
 
@@ -129,8 +146,11 @@ fn members<F: Flavour>(flavour: &F, kind: &str, listed: &[Value]) -> String {
     if !listed.is_empty()
         && listed.iter().all(|m| m["name"].as_str().is_some_and(|n| n.starts_with('[')))
     {
-        let shown_items: Vec<String> =
-            listed.iter().take(SHOWN).map(|i| shown(flavour, i)).collect();
+        let item = |i: &Value| {
+            let own = flavour.item_text(kind, kind_and_text(i).1);
+            own.unwrap_or_else(|| shown(flavour, i))
+        };
+        let shown_items: Vec<String> = listed.iter().take(SHOWN).map(item).collect();
         let more = if listed.len() > SHOWN { ", …" } else { "" };
         return format!("[{}{more}]", shown_items.join(", "));
     }
@@ -147,6 +167,7 @@ fn members<F: Flavour>(flavour: &F, kind: &str, listed: &[Value]) -> String {
 /// items that are structures with their fields.
 fn items<F: Flavour>(
     flavour: &F,
+    of: &str,
     text: &str,
     listed: &[Value],
     children: &mut dyn FnMut(&Value) -> Vec<Value>,
@@ -171,7 +192,7 @@ fn items<F: Flavour>(
             }
             _ => {
                 pairs = false;
-                shown(flavour, item)
+                flavour.item_text(of, item_text).unwrap_or_else(|| shown(flavour, item))
             }
         });
     }

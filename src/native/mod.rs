@@ -760,9 +760,12 @@ impl Flavour for Native {
 
     /// lldb-dap lists registers in groups: the general-purpose ones are listed in their
     /// place, the floating-point and vector sets left out (evaluate `$xmm0` for one).
-    fn group(&self, name: &str, _: bool) -> Option<bool> {
+    fn group(&self, name: &str, in_scope: bool) -> Option<bool> {
         match name {
             "General Purpose Registers" => Some(true),
+            // An async fn's own state (`{async_fn_env#0}`, unnamed) and the context it was
+            // polled with: the compiler's, not the program's.
+            "<null>" | "_task_context" if in_scope => Some(false),
             "Advanced Vector Extensions" => Some(false),
             _ if name.ends_with(" Registers") => Some(false),
             _ => None,
@@ -771,6 +774,21 @@ impl Flavour for Native {
 
     fn value(&self, kind: &str, text: &str) -> Value {
         typed_text(kind, text)
+    }
+
+    fn item_text(&self, kind: &str, item: &str) -> Option<String> {
+        values::rust_byte(kind, item).map(|b| b.to_string())
+    }
+
+    fn local_name<'n>(&self, name: &'n str) -> &'n str {
+        match name.rsplit_once(" @ ") {
+            Some((name, place))
+                if place.rsplit_once(':').is_some_and(|(_, line)| line.parse::<u32>().is_ok()) =>
+            {
+                name
+            }
+            _ => name,
+        }
     }
 
     /// A number, a boolean or a quoted string says the whole value (rdbg lists a `Float`'s

@@ -45,3 +45,50 @@ if _Enum is not None:
         return found
 
     _Enum._getCurrentVariantIndex = _variant_index
+
+
+# A reference to an enum (`left_val: &Result<…>` in a failed `assert_eq!`) is a pointer to
+# lldb, whose children are the enum's raw `$variants$`: shown through the enum's own provider
+# and summary here (`Ok(Partial)`), as the enum itself is.
+import lldb
+import lldb_lookup
+import rust_types
+
+_synthetic_lookup = lldb_lookup.synthetic_lookup
+
+
+def _enum_behind(valobj):
+    """The enum a pointer points at, or None."""
+    kind = valobj.GetType()
+    if not kind.IsPointerType() and not kind.IsReferenceType():
+        return None
+    pointee = kind.GetPointeeType()
+    if pointee.GetTypeClass() != lldb.eTypeClassStruct:
+        return None
+    fields = pointee.fields
+    if not fields or fields[0].name != rust_types.ENUM_LLDB_ENCODED_VARIANTS:
+        return None
+    value = valobj.Dereference()
+    return value if value.IsValid() else None
+
+
+def synthetic_lookup(valobj, _dict):
+    enum = _enum_behind(valobj)
+    if enum is not None:
+        category = lldb.debugger.GetCategory("Rust")
+        category.AddTypeSummary(
+            lldb.SBTypeNameSpecifier(valobj.GetTypeName()),
+            lldb.SBTypeSummary().CreateWithFunctionName("debug_mcp_rust_lldb.enum_summary"),
+        )
+        return lldb_providers.ClangEncodedEnumProvider(enum, _dict)
+    return _synthetic_lookup(valobj, _dict)
+
+
+def enum_summary(valobj, _dict):
+    enum = _enum_behind(valobj.GetNonSyntheticValue())
+    if enum is None:
+        return ""
+    return lldb_providers.ClangEncodedEnumSummaryProvider(enum, _dict)
+
+
+lldb_lookup.synthetic_lookup = synthetic_lookup

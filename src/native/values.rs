@@ -91,6 +91,40 @@ pub(super) fn opaque(kind: &str, text: &str) -> Option<Opaque> {
     (addressed || text == "{...}" || text.is_empty()).then_some(Opaque::Members)
 }
 
+/// An item of a Rust byte sequence (`&[u8]`, `Vec<u8>`, `[u8; 4]`), which lldb prints as C's
+/// `unsigned char` (`'C'`, `'\t'`, `'\x01'`), as the number Rust's `Debug` prints.
+pub(super) fn rust_byte(kind: &str, item: &str) -> Option<u8> {
+    let kind = kind.trim_start_matches('&').trim_start_matches("mut ");
+    let bytes = kind.starts_with("[u8]")
+        || kind.starts_with("[u8;")
+        || kind.starts_with("u8[")
+        || ["Vec<u8", "VecDeque<u8", "Box<[u8]"].iter().any(|k| kind.contains(k));
+    if !bytes {
+        return None;
+    }
+    let inner = item.strip_prefix('\'')?.strip_suffix('\'')?;
+    let mut chars = inner.chars();
+    let byte = match (chars.next()?, chars.next()) {
+        (c, None) => u8::try_from(u32::from(c)).ok()?,
+        ('\\', Some(escape)) => match (escape, chars.as_str()) {
+            ('x', hex) => u8::from_str_radix(hex, 16).ok()?,
+            (_, rest) if !rest.is_empty() => return None,
+            ('0', _) => 0,
+            ('a', _) => 7,
+            ('b', _) => 8,
+            ('t', _) => 9,
+            ('n', _) => 10,
+            ('v', _) => 11,
+            ('f', _) => 12,
+            ('r', _) => 13,
+            ('e', _) => 27,
+            (other, _) => u8::try_from(u32::from(other)).ok()?,
+        },
+        _ => return None,
+    };
+    Some(byte)
+}
+
 /// Our fixes to rustc's lldb formatters (`rust_lldb.py`), loaded after them.
 const RUST_LLDB: &str = include_str!("rust_lldb.py");
 
@@ -135,6 +169,17 @@ fn rust_fixes() -> std::io::Result<PathBuf> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn rust_bytes_are_numbers() {
+        assert_eq!(rust_byte("&[u8]", "'C'"), Some(67));
+        assert_eq!(rust_byte("&mut [u8]", "'\\t'"), Some(9));
+        assert_eq!(rust_byte("alloc::vec::Vec<u8, alloc::alloc::Global>", "'\\x01'"), Some(1));
+        assert_eq!(rust_byte("&[u8]", "'\\''"), Some(39));
+        assert_eq!(rust_byte("&[u8]", "'\\xff'"), Some(255));
+        assert_eq!(rust_byte("char[4]", "'C'"), None);
+        assert_eq!(rust_byte("&[char]", "'C'"), None);
+    }
 
     #[test]
     fn texts_that_hide_a_value() {

@@ -91,3 +91,62 @@ fn names_are_demangled_in_sessions() {
     );
     tool(&mut server, "debug-stop", json!({}));
 }
+
+/// What a failure and a stop show of values: an `assert_eq!`'s `left_val` and `right_val` (a
+/// reference to an enum) as the enum (`Ok(Partial)`, not its raw `$variants$` cut after its type
+/// name), bytes as the numbers Rust prints (not `'C'`), and an async fn's locals each once,
+/// without the compiler's state (`<null>`: `{async_fn_env#0}`) or `_task_context`.
+#[test]
+fn values_read_as_rust_prints_them() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({"command": cargo_test(""), "cwd": names(),
+        "failures": true, "maxFailures": 20, "timeout": 240000}));
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    let of = |test: &str| {
+        let failure = failures.iter().find(|f| f["test"] == test);
+        failure.unwrap_or_else(|| panic!("no {test}: {s}"))["frames"][0]["locals"].clone()
+    };
+    let header = of("tests::content_length_header_two");
+    assert_eq!(
+        (&header["left_val"], &header["right_val"], &header["line"]),
+        (
+            &json!("Ok(Partial)"),
+            &json!("Ok(Complete((17, 2)))"),
+            &json!("[67, 111, 110, 116, 101, 110, 116, 45, …] (size=17)")
+        ),
+        "{header}"
+    );
+    let async_fn = of("tests::content_length_async_parse");
+    let shown: Vec<&String> = async_fn.as_object().unwrap().keys().collect();
+    assert_eq!(
+        shown,
+        ["bytes", "kept", "kind", "left_val", "line", "parsed", "right_val"],
+        "{async_fn}"
+    );
+    assert_eq!(async_fn["right_val"], "Complete((18, 42))", "{async_fn}");
+
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": cargo_test("content_length_async"), "cwd": names(),
+               "breakpoints": [{"file": "src/lib.rs", "line": 39}], "timeout": 240000}),
+    );
+    let locals: Vec<(&Value, &Value)> =
+        state["locals"].as_array().unwrap().iter().map(|l| (&l["name"], &l["value"])).collect();
+    let bytes = json!("[67, 111, 110, 116, 101, 110, 116, 45, …] (size=18)");
+    assert_eq!(
+        locals,
+        [
+            (&json!("line"), &bytes),
+            (&json!("bytes"), &bytes),
+            (&json!("parsed"), &json!("Partial")),
+            (&json!("kept"), &json!("Partial"))
+        ],
+        "{state}"
+    );
+    tool(&mut server, "debug-stop", json!({}));
+}
