@@ -35,6 +35,8 @@ pub(crate) struct Traced {
 pub(crate) struct Calls {
     /// `(pid, record)`, as they arrived (a call's record comes when it ends).
     records: Vec<(u32, Value)>,
+    /// What the answer says of traced functions that could not be traced.
+    pub(crate) notes: Vec<String>,
     omitted: BTreeMap<String, u64>,
     bytes: usize,
 }
@@ -67,6 +69,18 @@ impl Calls {
         }
         for (function, count) in other.omitted {
             self.omit(&function, count);
+        }
+        for note in other.notes {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+    }
+
+    /// Says something of the traced functions in the answer (once).
+    pub(crate) fn note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
         }
     }
 

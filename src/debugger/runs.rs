@@ -210,6 +210,8 @@ impl<'a> Runs<'a> {
     pub(crate) fn finish(self) -> Result<Outcome, Failure> {
         let Runs { plan, mut outcome, mut words, unstarted, ran, .. } = self;
         outcome.add_places();
+        let traced = std::mem::take(&mut outcome.calls.notes);
+        outcome.notes.extend(traced);
         if ran == 0 {
             return Err(match unstarted.into_iter().next() {
                 Some((_, failure)) => failure,

@@ -1,6 +1,9 @@
 """debug-mcp's fixes to rustc's lldb formatters (lldb_providers.py), loaded after them.
 
-Two faults of theirs with lldb 19, each seen to mislead or hang lldb-dap:
+Three faults of theirs with lldb 19, each seen to mislead or hang lldb-dap:
+- A summary of memory that is not (yet) a value (a `String` local before its assignment, read
+  at a function's entry) raises, and lldb prints the traceback on its stderr: the program's
+  stderr, to the agent. A summary that cannot be read is empty here.
 - A variable whose memory is not (yet) a valid value (a local before its assignment, the
   other variant of an enum read wrongly) gives a String, Vec or slice a length of billions:
   lldb-dap asks for every child and never answers. Children are capped here, as lldb's own
@@ -22,6 +25,25 @@ def _capped(num_children):
 
     return capped
 
+
+def _quiet(summary):
+    def quiet(valobj, _dict):
+        try:
+            return summary(valobj, _dict)
+        except Exception:
+            return ""
+
+    return quiet
+
+
+# lldb_lookup took the providers' names into its own namespace: both are wrapped.
+import lldb_lookup as _lookup  # noqa: E402
+
+for _module in (lldb_providers, _lookup):
+    for _name in dir(_module):
+        _function = getattr(_module, _name)
+        if _name.endswith("SummaryProvider") and callable(_function) and not isinstance(_function, type):
+            setattr(_module, _name, _quiet(_function))
 
 for _name in dir(lldb_providers):
     _class = getattr(lldb_providers, _name)

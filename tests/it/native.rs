@@ -1044,7 +1044,7 @@ fn go_failure_messages_are_what_the_test_wrote() {
 }
 
 /// The notes of a result (its text blocks before the structured content).
-fn notes(result: &Value) -> Vec<String> {
+pub fn notes(result: &Value) -> Vec<String> {
     let content = result["content"].as_array().unwrap();
     content[..content.len() - 1].iter().map(|c| c["text"].as_str().unwrap().to_string()).collect()
 }

@@ -150,3 +150,36 @@ fn values_read_as_rust_prints_them() {
     );
     tool(&mut server, "debug-stop", json!({}));
 }
+
+/// `calls` on a function whose first statement is a macro defined in another file (lldb puts
+/// its entry on the macro's line): every call recorded, with its arguments and return; a
+/// traced function the program has no code of is said, not passed over in silence.
+#[test]
+fn calls_start_where_the_function_does_and_say_what_they_cannot_trace() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let command = format!("{} -q --bin headers -- 'Content-Length: 5' ''", cargo_test(""));
+    let command = command.replace("cargo test", "cargo run");
+    let result = server.debug_script(json!({"command": command, "cwd": names(),
+        "calls": [{"file": "src/lib.rs", "function": "parse_header"},
+                  {"file": "src/lib.rs", "function": "block_on"}], "timeout": 240000}));
+    let s = ok(&result);
+    let calls: Vec<(&Value, &Value)> =
+        s["calls"].as_array().unwrap().iter().map(|c| (&c["args"]["line"], &c["return"])).collect();
+    assert_eq!(
+        calls,
+        [
+            (&json!("[67, 111, 110, 116, 101, 110, 116, 45, …] (size=17)"), &json!("Ok(Partial)")),
+            (&json!("[]"), &json!("Err(\"empty\")"))
+        ],
+        "{s}"
+    );
+    assert_eq!(s["output"]["stderr"], "", "{s}");
+    let notes = crate::native::notes(&result);
+    assert!(
+        notes.iter().any(|n| n.starts_with("calls: `block_on`") && n.contains("no code of it")),
+        "{notes:?}"
+    );
+}

@@ -109,11 +109,25 @@ impl Tracer {
         files
     }
 
-    /// Where the adapter placed function `index`'s breakpoint.
+    /// Where the adapter placed function `index`'s breakpoint; one it could not place is
+    /// said in the answer's notes.
     pub(super) fn placed(&mut self, index: usize, breakpoint: &Value) {
         self.ids.retain(|(_, i)| *i != index);
         if let Some(id) = breakpoint["id"].as_i64() {
             self.ids.push((id, index));
+        }
+        if breakpoint["verified"] == false {
+            let function = &self.functions[index];
+            let why = breakpoint["message"].as_str().unwrap_or(
+                "the program has no code of it (never called, a generic never instantiated, or \
+                 inlined everywhere)",
+            );
+            self.calls.note(format!(
+                "calls: `{}` ({}:{}) could not be traced: {why}",
+                function.defined.name,
+                function.file.display(),
+                function.defined.line
+            ));
         }
     }
 
@@ -134,7 +148,16 @@ impl Tracer {
             f.defined.name == name
                 && path.is_none_or(|p| p == f.real || p == f.file || same_file(p, &f.real))
         };
-        let fitting = candidates.iter().copied().filter(|&i| fits(&self.functions[i]));
+        let named = |&i: &usize| self.functions[i].defined.name == name;
+        let in_file: Vec<usize> =
+            candidates.iter().copied().filter(|&i| fits(&self.functions[i])).collect();
+        // A function whose first statement is a macro of another file has its entry there
+        // (lldb places the breakpoint on the macro's line): its name says it.
+        let fitting = match in_file.is_empty() {
+            true => candidates.iter().copied().filter(named).collect(),
+            false => in_file,
+        };
+        let fitting = fitting.into_iter();
         let before = |&i: &usize| u64::from(self.functions[i].defined.line) <= line;
         let lines = |&i: &usize| self.functions[i].defined.line;
         fitting.clone().filter(before).max_by_key(lines).or_else(|| fitting.min_by_key(lines))
