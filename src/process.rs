@@ -133,8 +133,13 @@ impl Output {
 
     /// Adds program output that arrived another way (a debug adapter's `output` events).
     pub(crate) fn push(&self, stderr: bool, text: &str) {
+        self.push_bytes(stderr, text.as_bytes());
+    }
+
+    /// Adds program output read from a stream of its own, as it came.
+    pub(crate) fn push_bytes(&self, stderr: bool, bytes: &[u8]) {
         let tail = if stderr { &self.stderr } else { &self.stdout };
-        tail.lock().expect("output lock poisoned").push(text.as_bytes());
+        tail.lock().expect("output lock poisoned").push(bytes);
     }
 
     /// Leaves out the lines `noise` picks when the output is read (an adapter's own lines
@@ -477,6 +482,9 @@ pub(crate) struct Debuggee {
     /// A directory of the program's own (a browser's throwaway profile), removed once the
     /// program is gone.
     scratch: Option<PathBuf>,
+    /// What lives as long as the process (readers of its program's output), let go once it
+    /// was killed.
+    companion: Option<Box<dyn Send>>,
 }
 
 impl Debuggee {
@@ -579,6 +587,7 @@ impl Debuggee {
             tree,
             program: spec.program.clone(),
             scratch: None,
+            companion: None,
         };
         Ok((debuggee, pipes))
     }
@@ -648,6 +657,11 @@ impl Debuggee {
         self.kill()
     }
 
+    /// Keeps `companion` until the process is killed (its descendants with it).
+    pub(crate) fn keep(&mut self, companion: Box<dyn Send>) {
+        self.companion = Some(companion);
+    }
+
     /// Kills the whole process group at once and waits for the leader's exit. Processes the
     /// program started in its group go too: nothing the debuggee started is left behind.
     pub(crate) fn kill(&mut self) -> Exit {
@@ -660,6 +674,7 @@ impl Debuggee {
         self.group.kill();
         self.tree.kill_all();
         self.killed = true;
+        self.companion.take();
         if let Some(exit) = self.try_exit() {
             return exit;
         }

@@ -155,6 +155,11 @@ pub(crate) fn signal(pid: u32, signal: i32) -> bool {
     unsafe { libc::kill(pid, signal) == 0 }
 }
 
+/// The number of a signal by its name (`SIGABRT`).
+pub(crate) fn signal_number(name: &str) -> Option<i32> {
+    (1..32).find(|&n| signal_name(n) == name)
+}
+
 /// A signal's name (`SIGSTOP`), or its number.
 pub(crate) fn signal_name(signal: i32) -> String {
     let name = match signal {

@@ -139,6 +139,34 @@ pub(crate) fn record<F: Flavour>(
     Some(record)
 }
 
+/// What a program printed for the signal that ended it, from its `stderr`: a failed `assert`'s
+/// line, a sanitizer's error and summary, C++'s `terminate called after throwing` with its
+/// `what()`. None when it printed none of those (a segmentation fault says nothing).
+pub(crate) fn signal_text(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let last = |found: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| found(l));
+    if let Some(at) = last(&|l: &str| l.contains(": Assertion `") && l.ends_with("failed.")) {
+        return Some(lines[at].to_string());
+    }
+    let sanitizer = |l: &str| l.starts_with("==") && l.contains("==ERROR: ");
+    if let Some(at) = lines.iter().position(|l| sanitizer(l)) {
+        let error = lines[at].split_once("==ERROR: ").map_or(lines[at], |(_, e)| e);
+        let summary = lines[at..].iter().find(|l| l.starts_with("SUMMARY: "));
+        return Some(match summary {
+            Some(summary) => format!("{error}\n{summary}"),
+            None => error.to_string(),
+        });
+    }
+    if let Some(at) = last(&|l: &str| l.starts_with("terminate called after throwing")) {
+        let what = lines.get(at + 1).filter(|l| l.trim_start().starts_with("what():"));
+        return Some(match what {
+            Some(what) => format!("{}\n{}", lines[at], what.trim_start()),
+            None => lines[at].to_string(),
+        });
+    }
+    None
+}
+
 /// The Rust test a panic's frames are in: the harness calls each `#[test]` function `P`
 /// through a closure of its own, `P::{{closure}}`, so the outermost frame so named, over `P`,
 /// names the test (`P` without its crate: `tests::parses_headers`).
@@ -356,6 +384,30 @@ pub(crate) fn panic_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_program_printed_for_its_signal() {
+        let assert = "to stderr\nboth: both.c:7: main: Assertion `argc < 2' failed.\n";
+        assert_eq!(
+            signal_text(assert).unwrap(),
+            "both: both.c:7: main: Assertion `argc < 2' failed."
+        );
+        let asan = "=================================================================\n\
+            ==4242==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602 at pc 0x55\n\
+            READ of size 4 at 0x602 thread T0\n    #0 0x55 in main a.c:5\n\
+            SUMMARY: AddressSanitizer: heap-buffer-overflow a.c:5 in main\n";
+        assert_eq!(
+            signal_text(asan).unwrap(),
+            "AddressSanitizer: heap-buffer-overflow on address 0x602 at pc 0x55\n\
+             SUMMARY: AddressSanitizer: heap-buffer-overflow a.c:5 in main"
+        );
+        let cpp = "terminate called after throwing an instance of 'std::runtime_error'\n  what():  boom\n";
+        assert_eq!(
+            signal_text(cpp).unwrap(),
+            "terminate called after throwing an instance of 'std::runtime_error'\nwhat():  boom"
+        );
+        assert_eq!(signal_text("Segmentation fault\n"), None);
+    }
 
     #[test]
     fn go_logs_and_rust_panics_read_as_messages() {

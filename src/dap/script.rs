@@ -104,6 +104,7 @@ impl<'a, F: Flavour> Run<'a, F> {
             debuggee: None,
             hits: 0,
             exit_code: None,
+            fatal_signal: None,
             resolved_line: None,
             output: output.unwrap_or_default(),
             no_code: None,
@@ -141,6 +142,9 @@ struct Run<'a, F> {
     debuggee: Option<sys::ProcessGroup>,
     hits: u64,
     exit_code: Option<i32>,
+    /// A signal the program stopped at (`signal SIGABRT`): lldb says its end by it as an exit
+    /// code of the signal's number.
+    fatal_signal: Option<i32>,
     /// Where the adapter placed the breakpoint.
     resolved_line: Option<u32>,
     /// The program's stdout and stderr, from `output` events.
@@ -453,6 +457,11 @@ impl<F: Flavour> Run<'_, F> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         let reason = body["reason"].as_str().unwrap_or_default();
+        let signal = body["description"].as_str().and_then(|d| d.strip_prefix("signal "));
+        if let Some(signal) = signal.filter(|_| reason == "exception").and_then(sys::signal_number)
+        {
+            self.fatal_signal = Some(signal);
+        }
         if self.configured && self.call_stop(body)?.is_some() {
             return Ok(step);
         }
@@ -947,6 +956,10 @@ impl<F: Flavour> Collector for Run<'_, F> {
         let adapter = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
         self.kill_all();
         let exit = match (timed_out, self.exit_code) {
+            // Killed by the signal it stopped at, which lldb says as an exit code.
+            (false, Some(code)) if self.fatal_signal == Some(code) => {
+                Exit { code: None, signal: Some(code) }
+            }
             (false, Some(code)) => Exit { code: Some(code), signal: None },
             // rdbg runs the program in its own process: its exit is the program's.
             (false, None) if self.flavour.adapter_is_program() => adapter,
@@ -1015,6 +1028,13 @@ impl<F: Flavour> Collector for Run<'_, F> {
     }
 
     fn finish_failure(&self, failure: &mut Value, output: &Value) {
+        if failure["kind"] == "signal" {
+            let stderr = output["stderr"].as_str().unwrap_or_default();
+            if let Some(text) = failures::signal_text(stderr) {
+                failure["message"] = text.into();
+            }
+            return;
+        }
         if failure["kind"] != "panic" || failure["message"].as_str().is_some_and(|m| !m.is_empty())
         {
             return;

@@ -16,6 +16,7 @@ mod demangle;
 pub(crate) mod functions;
 mod go;
 mod remote;
+mod streams;
 mod suite;
 mod symbols;
 mod values;
@@ -576,6 +577,28 @@ impl Native {
     }
 }
 
+impl Native {
+    fn launched(
+        &self,
+        client: Client,
+        adapter: process::Debuggee,
+        arguments: Value,
+        output: Option<process::Output>,
+    ) -> Launched {
+        let profile = &self.0;
+        Launched {
+            client,
+            adapter,
+            arguments,
+            prepared: true,
+            label: format!("{} {}", profile.program, profile.args.join(" ")).trim().to_string(),
+            request: profile.request,
+            output,
+            arrivals: None,
+        }
+    }
+}
+
 impl Flavour for Native {
     fn language(&self) -> &str {
         &self.0.language
@@ -605,9 +628,29 @@ impl Flavour for Native {
             ..process::Spec::default()
         };
         let mut arguments = profile.arguments.clone();
-        let (adapter, client) = self.spawn_connected(spec, &mut arguments)?;
+        let (mut adapter, client) = self.spawn_connected(spec, &mut arguments)?;
         if let (true, Some((key, value))) = (stop_on_entry, &profile.stop_on_entry) {
             arguments[*key] = value.clone();
+        }
+        // lldb-dap launching a program: its stdout and stderr apart.
+        if profile.name == "lldb-dap"
+            && profile.request == "launch"
+            && arguments["coreFile"].is_null()
+        {
+            let output = crate::process::Output::default();
+            match streams::Streams::open(&output) {
+                Ok(streams) => {
+                    let mut commands =
+                        arguments["preRunCommands"].as_array().cloned().unwrap_or_default();
+                    commands.extend(streams.commands().into_iter().map(Value::from));
+                    arguments["preRunCommands"] = commands.into();
+                    adapter.keep(Box::new(streams));
+                    return Ok(self.launched(client, adapter, arguments, Some(output)));
+                }
+                Err(e) => {
+                    crate::log::warn(format_args!("the program's stderr stays in its stdout: {e}"))
+                }
+            }
         }
         let output = profile.output_is_adapters.then(|| {
             let mut output = adapter.output().clone();
@@ -617,16 +660,7 @@ impl Flavour for Native {
             });
             output
         });
-        Ok(Launched {
-            client,
-            adapter,
-            arguments,
-            prepared: true,
-            label: format!("{} {}", profile.program, profile.args.join(" ")).trim().to_string(),
-            request: profile.request,
-            output,
-            arrivals: None,
-        })
+        Ok(self.launched(client, adapter, arguments, output))
     }
 
     fn follow_children(&self, _: &mut Value) -> bool {

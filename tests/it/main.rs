@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod browser;
+mod c;
 mod calls;
 mod children;
 mod cli;
