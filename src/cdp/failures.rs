@@ -215,6 +215,9 @@ fn stack_frames(stack: &str) -> Vec<Value> {
 pub(crate) struct Seen {
     keys: HashSet<String>,
     held: HashMap<String, Value>,
+    /// Thrown by own code while a module loaded (the loader's promise caught it), by the
+    /// exception's description: recorded when Node throws it again as uncaught.
+    loading: HashMap<String, (String, Value)>,
 }
 
 impl Seen {
@@ -271,21 +274,34 @@ pub(crate) fn record(
     }
     let file = |i: usize| frames.get(i).and_then(|f| f["file"].as_str()).unwrap_or_default();
     let own: Vec<usize> = (0..frames.len()).filter(|&i| is_own(file(i))).collect();
-    let first = *own.first()?;
     let data = &params["data"];
     let (class, description) = exception(data);
+    let uncaught = data["uncaught"] == true;
+    // An error that left a module's body while it loaded, thrown on by the loader (its
+    // `ModuleJob.run` rejects the import with it: frames of Node's only): its record from
+    // where it began. One the module's own code caught goes no further.
+    if own.is_empty() {
+        if let Some((key, record)) = seen.loading.remove(&description) {
+            seen.keys.insert(key.clone());
+            return Some((key, record));
+        }
+    }
+    let first = *own.first()?;
     // mocha's `this.skip()` throws a `Pending` to end the test: skipped, not failed.
     if class == "Pending" && file(0).contains("/node_modules/mocha/") {
         return None;
     }
-    let uncaught = data["uncaught"] == true;
     let assertion = class.contains("Assert") || description.starts_with("AssertionError");
     // Own code that a runner called, with no library between: the runner gets the exception.
     let outermost = (first..frames.len()).take_while(|&i| is_own(file(i))).last().unwrap_or(first);
     let passed_on = |i: &usize| PASS_THROUGH.iter().any(|p| file(*i).starts_with(p));
     let caller = (outermost + 1..frames.len()).find(|i| !passed_on(i));
     let runner_caught = caller.is_none_or(|i| is_runner(file(i)));
-    if !(uncaught || assertion || runner_caught) {
+    // A module's body (an ES module's, or CommonJS that an ES module or tsx loads): the
+    // loader's promise catches what it throws (V8 cannot tell that from a `catch` of the
+    // module's own): held until the loader throws it on.
+    let loading = caller.is_some_and(|i| file(i).starts_with("node:internal/modules/"));
+    if !(uncaught || assertion || runner_caught || loading) {
         return None;
     }
     let message = message(&description, class);
@@ -303,8 +319,13 @@ pub(crate) fn record(
             frame
         })
         .collect();
-    let kind = if uncaught { "uncaught" } else { "test" };
+    let kind = if uncaught || loading { "uncaught" } else { "test" };
     let mut record = failure_record(kind, class, &message, listed, frames.len());
+    if loading && !(uncaught || assertion || runner_caught) {
+        seen.keys.remove(&key);
+        seen.loading.insert(description, (key, record));
+        return None;
+    }
     // jest's and vitest's name is global (read in the top frame); mocha's and node:test's is
     // the `this` of a runner's frame below the test.
     let runners = (outermost + 1..frames.len()).filter(|&i| is_runner(file(i)));

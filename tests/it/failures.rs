@@ -164,3 +164,41 @@ fn javascript_probes_answer_in_execution_order() {
     assert_eq!(s["probes"][0]["resolvedLine"], 7, "{s}");
     assert_no_debuggee(&tag);
 }
+
+/// An error thrown while an ES module loads (its own body, or a function it calls) is caught
+/// by Node's loader and thrown on: a failure, with its frames and locals, for `node app.mjs`,
+/// `tsx` and `node --import tsx` alike (each answered `failures: []`); an error the module's
+/// body catches itself is none.
+#[test]
+fn errors_thrown_while_a_module_loads() {
+    let tag = tag();
+    let dir = fixture("esm-fail");
+    let run = |command: &str| {
+        let result = run_script(json!({"command": command, "cwd": dir,
+            "env": {"DMCP_TAG": tag}, "failures": true, "timeout": 60000}));
+        let s = ok(&result).clone();
+        assert_eq!(s["exitCode"], 1, "{command}: {s}");
+        assert_eq!(s["failures"].as_array().unwrap().len(), 1, "{command}: {s}");
+        s["failures"][0].clone()
+    };
+    let failure = run("node app.mjs");
+    assert_eq!((&failure["kind"], &failure["type"]), (&json!("uncaught"), &json!("TypeError")));
+    let frames: Vec<(&Value, &Value)> = failure["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (&f["function"], &f["line"]))
+        .collect();
+    assert_eq!(frames, [(&json!("count"), &json!(4)), (&json!("(anonymous)"), &json!(11))]);
+    assert_eq!(failure["frames"][0]["locals"]["text"], "\"{\\\"item\\\": []}\"", "{failure}");
+
+    npm_packages();
+    for command in ["npx tsx main.ts", "node --import tsx main.ts"] {
+        let failure = run(command);
+        assert_eq!(failure["message"], "no rate for EUR", "{command}: {failure}");
+        let top = &failure["frames"][0];
+        assert_eq!((&top["function"], &top["line"]), (&json!("total"), &json!(7)), "{failure}");
+        assert_eq!(top["locals"]["currency"], "\"EUR\"", "{failure}");
+    }
+    assert_no_debuggee(&tag);
+}
