@@ -30,7 +30,9 @@ const QUIET_CHECK_MIN: Duration = Duration::from_millis(20);
 const QUIET_CHECK_MAX: Duration = Duration::from_millis(500);
 
 /// How long before a hang would be said the collector looks ahead (`Collector::look_ahead`):
-/// a third of the timeout (or of `hang`), at most this.
+/// a third of the timeout (or of `hang`), at least `LOOK_AHEAD_MIN` (a small Node program's
+/// heap snapshot takes ~0.5 s) but no more than three quarters of it, at most `LOOK_AHEAD_MAX`.
+const LOOK_AHEAD_MIN: Duration = Duration::from_millis(1500);
 const LOOK_AHEAD_MAX: Duration = Duration::from_secs(2);
 
 /// Looks ahead in one run at most this often (each may stall the program while it looks).
@@ -314,7 +316,8 @@ fn collect<C: Collector>(
     let mut last = (activity(collector, outcome), Instant::now());
     // Some of where a program hangs takes long to find: the collector looks ahead once the
     // deadline (or the end of a quiet stretch) is near, each quiet stretch once.
-    let lead = |window: Duration| (window / 3).min(LOOK_AHEAD_MAX);
+    let lead =
+        |window: Duration| (window / 3).max(LOOK_AHEAD_MIN.min(window * 3 / 4)).min(LOOK_AHEAD_MAX);
     let mut look =
         crossbeam_channel::at(deadline.checked_sub(lead(plan.timeout)).unwrap_or(deadline));
     let (mut looks, mut looked) = (0, false);
