@@ -35,22 +35,39 @@ pub(crate) fn thread_record(
         .or_else(|| waiting_on(&above))
         .or_else(|| walked.iter().find(|w| w.own).filter(|_| !above.is_empty()).and_then(called_at))
         .unwrap_or("running");
-    let own: Vec<usize> =
-        (0..walked.len()).filter(|&i| walked[i].own).take(FAILURE_FRAMES).collect();
-    let frames: Vec<Value> = own
+    // A thread that runs in a library's code (a loop that never ends inside a package) is
+    // shown where it is: the library's frames above the program's own, marked, so the
+    // function that spins is named.
+    let spinning = (state == "running").then(|| {
+        (0..walked.len())
+            .take_while(|&i| !walked[i].own)
+            .filter(|&i| walked[i].file.is_some())
+            .take(LIBRARY_FRAMES)
+    });
+    let own = (0..walked.len()).filter(|&i| walked[i].own).take(FAILURE_FRAMES);
+    let listed: Vec<usize> = spinning.into_iter().flatten().chain(own).collect();
+    let frames: Vec<Value> = listed
         .iter()
         .map(|&i| {
             let w = &walked[i];
-            json!({"function": w.function, "file": w.file, "line": w.line, "locals": locals(i)})
+            let mut frame = json!({"function": w.function, "file": w.file, "line": w.line,
+                                   "locals": locals(i)});
+            if !w.own {
+                frame["library"] = true.into();
+            }
+            frame
         })
         .collect();
     let mut record =
         json!({"process": process, "thread": thread, "state": state, "frames": frames});
-    if walked.len() > own.len() {
-        record["framesOmitted"] = (walked.len() - own.len()).into();
+    if walked.len() > listed.len() {
+        record["framesOmitted"] = (walked.len() - listed.len()).into();
     }
     record
 }
+
+/// Library frames shown above a running thread's own, at most.
+const LIBRARY_FRAMES: usize = 3;
 
 /// The threads with one stack as one record: the first of each kind, in order, says how many
 /// more are like it (`sameStack`: same process, state and own frames; its locals are its own).

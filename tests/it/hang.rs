@@ -224,3 +224,36 @@ fn the_cli_and_failures_runs_say_where() {
     assert_eq!(thread_in(s, "two")["state"], "lock", "{s}");
     assert_no_debuggee(&tag);
 }
+
+/// A loop that never ends inside an installed package: the thread is shown where it spins,
+/// the package's frames (marked `library`) above the program's own, with their locals. It
+/// showed only the program's frame, the spinning function among `framesOmitted`.
+#[test]
+fn a_thread_spinning_in_a_library_is_shown_where_it_spins() {
+    let tag = tag();
+    let mut server = Server::initialized();
+    let result = server.debug_script(
+        json!({"command": node(&tag, "hangs/spins/main.js", ""), "hang": 1000, "timeout": 20000}),
+    );
+    let s = ok(&result);
+    let thread = &s["hang"]["threads"][0];
+    assert_eq!(thread["state"], "running", "{s}");
+    let frames: Vec<(&Value, &Value, &Value)> = thread["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (&f["function"], &f["line"], &f["library"]))
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            (&json!("compareParts"), &json!(7), &json!(true)),
+            (&json!("exports.compare"), &json!(15), &json!(true)),
+            (&json!("newest"), &json!(5), &Value::Null),
+            (&json!("(anonymous)"), &json!(9), &Value::Null)
+        ],
+        "{s}"
+    );
+    assert_eq!(thread["frames"][0]["locals"]["a"], "Array(3) ['1', 'rc', '2']", "{s}");
+    assert_no_debuggee(&tag);
+}
