@@ -132,7 +132,8 @@ impl Run<'_> {
             let mut record = thread_record(pid, &name, &[], Some(state), &mut |_| json!({}));
             if let Answer::Idle(waiting) = answer {
                 record["waiting"] = counted(waiting.clone());
-                if let Some(awaiting) = self.awaiting(target) {
+                // Said only when some wait: an empty list costs the answer and says nothing.
+                if let Some(awaiting) = self.awaiting(target).filter(|a| a != &json!([])) {
                     record["awaiting"] = awaiting;
                 }
             }
