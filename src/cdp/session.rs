@@ -38,6 +38,7 @@ use crate::shell::CommandLine;
 
 mod guess;
 mod processes;
+mod stack;
 
 const PROBE: &str = include_str!("probe.js");
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -1014,36 +1015,15 @@ impl Backend for Cdp {
         Ok(())
     }
 
-    fn stack(&mut self, paused: &Paused, max: usize, include_async: bool) -> Vec<Frame> {
-        let params = &paused.params;
-        let mut frames: Vec<Frame> = params["callFrames"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .take(max)
-            .map(|frame| Frame {
-                location: self.scripts_of(&paused.at).location(frame),
-                async_reason: None,
-            })
-            .collect();
-        // Awaited callers: each `asyncStackTrace` link names why it continues (e.g. `await`).
-        let mut link = params.get("asyncStackTrace").filter(|_| include_async);
-        while let Some(trace) = link {
-            let reason = trace["description"].as_str().unwrap_or("async");
-            for frame in trace["callFrames"].as_array().into_iter().flatten() {
-                if frames.len() >= max {
-                    break;
-                }
-                // Async frames carry their location flat; shape it like a paused frame's.
-                let shaped = json!({"functionName": frame["functionName"], "url": frame["url"],
-                    "location": {"scriptId": frame["scriptId"], "lineNumber": frame["lineNumber"],
-                                 "columnNumber": frame["columnNumber"]}});
-                let location = self.scripts_of(&paused.at).location(&shaped);
-                frames.push(Frame { location, async_reason: Some(reason.into()) });
-            }
-            link = trace.get("parent");
-        }
-        frames
+    fn stack(
+        &mut self,
+        paused: &Paused,
+        max: usize,
+        include_async: bool,
+    ) -> (Vec<Frame>, Option<usize>) {
+        let scripts = self.scripts_of(&paused.at);
+        let (frames, total) = stack::frames(scripts, &paused.params, max, include_async);
+        (frames, Some(total))
     }
 
     /// What is in scope at the stopped line: the block scopes (a loop's `i`, a `for…of`'s

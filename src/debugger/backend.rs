@@ -106,8 +106,14 @@ pub(crate) trait Backend: Send + 'static {
     /// Tells the program to go on (`paused` is `None` while it runs: only `Continue` and
     /// `Pause` come then).
     fn resume(&mut self, action: Action, paused: Option<&Self::Paused>) -> Result<(), Failure>;
-    /// Up to `max` frames of the stopped thread, awaited callers too when `include_async`.
-    fn stack(&mut self, paused: &Self::Paused, max: usize, include_async: bool) -> Vec<Frame>;
+    /// Up to `max` frames of the stopped thread, awaited callers too when `include_async`, and
+    /// how many there are in all when that is not the stop's own count.
+    fn stack(
+        &mut self,
+        paused: &Self::Paused,
+        max: usize,
+        include_async: bool,
+    ) -> (Vec<Frame>, Option<usize>);
     /// The stop state's `locals`: the top frame's, at most `max`.
     fn locals(&mut self, paused: &Self::Paused, max: usize) -> Vec<Variable>;
     /// A frame's scope variables (`frame` is checked against the stop's frame count).

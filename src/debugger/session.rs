@@ -864,7 +864,8 @@ impl<B: Backend> Actor<B> {
         let State::Paused { stop, .. } = &self.state else {
             return Err(self.not_paused());
         };
-        let frames = self.backend.stack(&stop.paused, max_frames, include_async);
+        let (frames, total) = self.backend.stack(&stop.paused, max_frames, include_async);
+        let total = total.unwrap_or(stop.frames);
         let frames: Vec<Value> = frames
             .into_iter()
             .enumerate()
@@ -877,7 +878,7 @@ impl<B: Backend> Actor<B> {
                 json
             })
             .collect();
-        Ok(json!({"sessionId": self.id, "frames": frames, "totalFrames": stop.frames}))
+        Ok(json!({"sessionId": self.id, "frames": frames, "totalFrames": total}))
     }
 
     fn evaluate(&mut self, expression: &str, frame: usize, max_chars: usize) -> Reply {

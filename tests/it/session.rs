@@ -845,6 +845,42 @@ fn async_callers_appear_in_the_stack() {
     let without = tool(&mut server, "debug-stack", json!({"includeAsync": false}));
     assert!(without["frames"].as_array().unwrap().iter().all(|f| f.get("async").is_none()));
     tool(&mut server, "debug-stop", json!({}));
+
+    // A handler a router called synchronously (express's shape), after its `await`: the first
+    // caller marks where it continues (`await`); the callers after it called it synchronously
+    // and are not marked (they were all `await`); `totalFrames` counts every frame (it said 1).
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": node(&tag, "async_handler.js", ""),
+        "breakpoints": [{"file": fixture("async_handler.js"), "line": 7}]}),
+    );
+    assert_eq!(state["reason"], "breakpoint", "{state}");
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let frames: Vec<(&Value, &Value, Option<&Value>)> = stack["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(4)
+        .map(|f| (&f["function"], &f["line"], f.get("async")))
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            (&json!("handler"), &json!(7), None),
+            (&json!("dispatch"), &json!(12), Some(&json!("await"))),
+            (&json!("route"), &json!(16), None),
+            (&json!("(anonymous)"), &json!(19), None)
+        ],
+        "{stack}"
+    );
+    // Node's own loader frames follow the program's.
+    let listed = stack["frames"].as_array().unwrap().len();
+    assert_eq!(stack["totalFrames"], listed, "{stack}");
+    let two = tool(&mut server, "debug-stack", json!({"maxFrames": 2}));
+    assert_eq!(two["frames"].as_array().unwrap().len(), 2, "{two}");
+    assert_eq!(two["totalFrames"], listed, "{two}");
+    tool(&mut server, "debug-stop", json!({}));
     assert_no_debuggee(&tag);
 }
 

@@ -81,9 +81,9 @@ impl Backend for Fake {
         self.note(format!("resume {action:?} paused={}", paused.is_some()));
         Ok(())
     }
-    fn stack(&mut self, _: &(), max: usize, _: bool) -> Vec<Frame> {
+    fn stack(&mut self, _: &(), max: usize, _: bool) -> (Vec<Frame>, Option<usize>) {
         let frame = |line| Frame { location: location(line), async_reason: None };
-        [frame(3), frame(9)].into_iter().take(max).collect()
+        ([frame(3), frame(9)].into_iter().take(max).collect(), None)
     }
     fn locals(&mut self, _: &(), _: usize) -> Vec<Variable> {
         vec![Variable {
