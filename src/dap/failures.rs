@@ -40,8 +40,15 @@ pub(crate) fn record<F: Flavour>(
     ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
 ) -> Option<Value> {
     let path = |f: &Value| f.pointer("/source/path").and_then(Value::as_str).map(String::from);
-    let own: Vec<&Value> =
-        frames.iter().filter(|f| path(f).is_some_and(|p| !flavour.is_library(&p))).collect();
+    // (The Rust test harness's closure around each test, `P::{{closure}}` under `P`, is the
+    // test's own file but none of its code: left out.)
+    let name = |i: usize| frames.get(i).and_then(|f| f["name"].as_str()).unwrap_or_default();
+    let wrapper =
+        |i: usize| i > 0 && name(i).strip_suffix("::{{closure}}").is_some_and(|p| p == name(i - 1));
+    let own: Vec<&Value> = (0..frames.len())
+        .filter(|&i| path(&frames[i]).is_some_and(|p| !flavour.is_library(&p)) && !wrapper(i))
+        .map(|i| &frames[i])
+        .collect();
     if own.is_empty() {
         return None;
     }
@@ -234,7 +241,10 @@ fn variables<F: Flavour>(
                         || flavour.group(name, true) == Some(false)
                 }
             };
-            if !noise {
+            // lldb's word for a value it cannot read (`<error: no location, value may have
+            // been optimized out>`) is no value.
+            let unreadable = variable["value"].as_str().is_some_and(|v| v.starts_with("<error:"));
+            if !noise && !unreadable {
                 let mut children = |reference: &Value| {
                     let arguments = json!({"variablesReference": reference, "count": SHOWN + 1});
                     let listed = ask("variables", arguments).unwrap_or_default();

@@ -12,5 +12,6 @@ pub(crate) mod paths;
 pub(crate) mod runs;
 pub(crate) mod script;
 pub(crate) mod session;
+pub(crate) mod trim;
 
 pub(crate) use error::{Code, Failure};

@@ -309,7 +309,8 @@ fn source(args: &Args, call: &Call) -> Reply {
         .skip(start)
         .take(count)
         .map(|(i, t)| {
-            let mut entry = json!({"line": i + 1, "text": t});
+            // A minified bundle's line is a whole program: cut as a stop's source lines are.
+            let mut entry = json!({"line": i + 1, "text": crate::debugger::session::clip(t, 500)});
             if i + 1 == line {
                 entry["current"] = true.into();
             }

@@ -193,7 +193,8 @@ fn output() -> Value {
                         "pid": {"type": "integer"}, "command": {"type": "string"}}}},
                     "workers": {"type": "integer"}}},
             "output": {"type": "object", "properties": {
-                "stdout": {"type": "string"}, "stderr": {"type": "string"}, "truncated": {"type": "boolean"}}},
+                "stdout": {"type": "string"}, "stderr": {"type": "string"}, "truncated": {"type": "boolean"},
+                "cut": {"type": "object", "description": "with failures: bytes left out of each stream (its tail and each failure's own line are kept)", "additionalProperties": {"type": "integer"}}}},
             "error": {"type": "string", "description": "Present only when the call failed."},
             "code": {"type": "string", "description": "A stable word for the kind of failure."}
         },
@@ -510,10 +511,14 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
             plan.max_hits
         ));
     }
+    let output = match plan.failures {
+        Some(_) => crate::debugger::trim::for_failures(&outcome.output, &outcome.failures),
+        None => outcome.output.clone(),
+    };
     let mut structured = json!({
         "timedOut": outcome.timed_out,
         "hitsCapped": outcome.hits_capped,
-        "output": outcome.output,
+        "output": output,
     });
     if !probes.is_empty() {
         structured["probes"] = probes.into();

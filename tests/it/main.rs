@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod browser;
+mod budget;
 mod c;
 mod calls;
 mod children;
@@ -152,7 +153,8 @@ pub struct Server {
     pub notifications: Vec<Value>,
     /// The tool each `tools/call` in flight names, by request id: its answer is checked
     /// against that tool's output schema when it arrives, whoever reads it.
-    calls: std::collections::HashMap<Value, String>,
+    /// The `tools/call` requests under way, by id: the tool's name and its arguments.
+    calls: std::collections::HashMap<Value, (String, Value)>,
 }
 
 impl Server {
@@ -260,8 +262,9 @@ impl Server {
 
     pub fn send(&mut self, message: &Value) {
         if message["method"] == "tools/call" && !message["id"].is_null() {
-            let name = message["params"]["name"].as_str().unwrap_or_default();
-            self.calls.insert(message["id"].clone(), name.to_string());
+            let name = message["params"]["name"].as_str().unwrap_or_default().to_string();
+            let arguments = message["params"]["arguments"].clone();
+            self.calls.insert(message["id"].clone(), (name, arguments));
         }
         self.send_raw(message.to_string().as_bytes());
     }
@@ -298,7 +301,9 @@ impl Server {
         if message.get("method").is_some() {
             return;
         }
-        let Some(name) = message.get("id").and_then(|id| self.calls.remove(id)) else { return };
+        let Some((name, arguments)) = message.get("id").and_then(|id| self.calls.remove(id)) else {
+            return;
+        };
         let Some(mut result) = message.get("result") else { return };
         // A task's answer is a handle now and the tool's answer later (`tasks/get`), checked
         // by the test that reads it.
@@ -312,6 +317,7 @@ impl Server {
         if let Some(structured) = result.get("structuredContent") {
             schema::check(&name, structured);
         }
+        budget::check(&name, &arguments, result);
     }
 
     /// The next line from the server as it was written.

@@ -75,6 +75,31 @@ fn tools_list_declares_every_tool() {
 /// `breakpoint`/`breakpoints[i]`: a declared field is never refused as unknown, and a field
 /// some other tool declares is refused where this one does not. (Values are `null`: every
 /// call fails on its type, so nothing runs.)
+/// What the README says `tools/list` costs: the names, descriptions and input schemas a client
+/// puts before the model at most 10 KB (compact JSON), the whole answer (output schemas too) at
+/// most 20 KB. (The README said "under 9 KB" of a 19.5 KB answer.)
+#[test]
+fn tools_list_costs_what_the_readme_says() {
+    let mut server = Server::initialized();
+    let answer = server.request("tools/list", json!({}))["result"].clone();
+    let facing: usize = answer["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            json!({"name": t["name"], "description": t["description"],
+                        "inputSchema": t["inputSchema"]})
+            .to_string()
+            .len()
+        })
+        .sum();
+    assert!(facing <= 10 * 1024, "{facing} bytes of names, descriptions and input schemas");
+    let whole = answer.to_string().len();
+    assert!(whole <= 20 * 1024, "the whole tools/list answer is {whole} bytes");
+    let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
+    assert!(readme.contains("names, descriptions and input schemas, 10 KB"), "README's figure");
+}
+
 #[test]
 fn tools_accept_exactly_the_fields_their_schema_declares() {
     let mut server = Server::initialized();

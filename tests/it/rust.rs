@@ -183,3 +183,25 @@ fn calls_start_where_the_function_does_and_say_what_they_cannot_trace() {
         "{notes:?}"
     );
 }
+
+/// A `failures` answer of three Rust failures fits in 8 KB whole: cargo's output (every panic
+/// with its backtrace) is cut to its tail and each failure's own line, the bytes left out
+/// counted. It was 36 KB here (83.5 KB on a crate with more output).
+#[test]
+fn three_failures_fit_in_8_kb() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let command = format!("RUST_BACKTRACE=1 {}", cargo_test(""));
+    let result = server.debug_script(json!({"command": command, "cwd": names(),
+        "failures": true, "maxFailures": 3, "timeout": 240000}));
+    let s = ok(&result);
+    assert_eq!(s["failures"].as_array().unwrap().len(), 3, "{s}");
+    let size = result.to_string().len();
+    assert!(size <= 8 * 1024, "{size} bytes: {result}");
+    let output = &s["output"];
+    assert!(output["cut"]["stdout"].as_u64().unwrap() > 10_000, "{output}");
+    let stdout = output["stdout"].as_str().unwrap();
+    assert!(stdout.contains("test result: FAILED"), "the tail: {stdout}");
+}
