@@ -953,7 +953,13 @@ impl<F: Flavour> Collector for Run<'_, F> {
         }
         // An adapter may stay after `disconnect` (debugpy #672): close its input, then kill.
         self.client.close_input();
-        let adapter = self.adapter.finish(if timed_out { Duration::ZERO } else { ADAPTER_GRACE });
+        // An adapter that said the exit code has nothing more to say: lldb-dap 19 then spends
+        // most of a second crashing in its exit handlers (`free(): invalid pointer`, and its
+        // own symbolised stack trace) before it is gone.
+        let said =
+            self.terminated && self.exit_code.is_some() && !self.flavour.adapter_is_program();
+        let grace = if timed_out || said { Duration::ZERO } else { ADAPTER_GRACE };
+        let adapter = self.adapter.finish(grace);
         self.kill_all();
         let exit = match (timed_out, self.exit_code) {
             // Killed by the signal it stopped at, which lldb says as an exit code.

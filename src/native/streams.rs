@@ -21,7 +21,8 @@ use crate::thread::JoinOnDrop;
 pub(crate) struct Streams {
     dir: PathBuf,
     stop: Arc<AtomicBool>,
-    waker: Arc<Waker>,
+    /// One a reader: a waker's poke is drained by the reader that sees it.
+    wakers: Vec<Arc<Waker>>,
     readers: Vec<JoinOnDrop>,
 }
 
@@ -30,8 +31,7 @@ impl Streams {
     pub(crate) fn open(output: &Output) -> io::Result<Streams> {
         let dir = crate::scratch::private_dir("stdio")?;
         let stop = Arc::new(AtomicBool::new(false));
-        let waker = Arc::new(Waker::new()?);
-        let mut streams = Streams { dir, stop, waker, readers: Vec::new() };
+        let mut streams = Streams { dir, stop, wakers: Vec::new(), readers: Vec::new() };
         for (name, stderr) in [("stdout", false), ("stderr", true)] {
             let path = streams.dir.join(name);
             sys::make_fifo(&path)?;
@@ -42,8 +42,9 @@ impl Streams {
                 .write(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(&path)?;
-            let (output, stop, waker) =
-                (output.clone(), streams.stop.clone(), streams.waker.clone());
+            let waker = Arc::new(Waker::new()?);
+            streams.wakers.push(waker.clone());
+            let (output, stop) = (output.clone(), streams.stop.clone());
             let reader =
                 JoinOnDrop::spawn(name, move || read(pipe, &output, stderr, &stop, &waker));
             streams.readers.push(reader);
@@ -86,7 +87,7 @@ fn read(mut pipe: File, output: &Output, stderr: bool, stop: &AtomicBool, waker:
 impl Drop for Streams {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.waker.wake();
+        self.wakers.iter().for_each(|waker| waker.wake());
         self.readers.clear();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
