@@ -50,6 +50,12 @@ def timed(command, cwd=ROOT):
     return time.perf_counter() - start
 
 
+def _timed_env(command, cwd, env):
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=env, capture_output=True)
+    return time.perf_counter() - start
+
+
 def median(command, cwd=ROOT):
     return statistics.median(timed(command, cwd) for _ in range(RUNS))
 
@@ -163,6 +169,24 @@ def main():
     traced = median([bench.BINARY, "run", "--break", os.path.join(go, "main.go:16"), "--eval", "o.Total",
                      "--", "go", "run", "."], go)
     print(f"Go debug-script, `go run .`, 2 hits (Delve): {traced:.2f} s   `go run .` alone {alone:.2f} s")
+
+    # Why a suite fails, beside the suite alone: each measured in turn, in one run.
+    suite = os.path.join(ROOT, "fixtures", "native", "go-suite")
+    # (The suite fails: its exit code is not checked.)
+    failing = lambda argv, cwd, env=os.environ: statistics.median(
+        _timed_env(argv, cwd, env) for _ in range(RUNS))
+    alone = failing(["go", "test", "./..."], suite)
+    traced = failing([bench.BINARY, "run", "--failures", "--", "go", "test", "./..."], suite)
+    print(f"Go `go test ./...` (2 packages) with failures: {traced:.2f} s   alone {alone:.2f} s"
+          f"   +{traced - alone:.2f} s (target: at most +0.5 s)")
+    crate = os.path.join(ROOT, "fixtures", "native", "rust-suite")
+    env_target = {**os.environ, "CARGO_TARGET_DIR": os.path.join(OUT, "rust-suite")}
+    cargo = ["cargo", "test", "-q", "--no-fail-fast"]
+    subprocess.run(cargo, cwd=crate, env=env_target, capture_output=True)
+    alone = failing(cargo, crate, env_target)
+    traced = failing([bench.BINARY, "run", "--failures", "--"] + cargo, crate, env_target)
+    print(f"Rust `cargo test` (3 test programs) with failures: {traced:.2f} s   alone {alone:.2f} s"
+          f"   {traced / alone:.2f}x (target 1.25x)")
 
     goloop = os.path.join(OUT, "goloop")
     os.makedirs(goloop, exist_ok=True)

@@ -344,6 +344,41 @@ fn all_files(words: &[String]) -> bool {
     words.iter().all(|w| w.ends_with(".go"))
 }
 
+/// Each package's test binary, built as Delve would build it (`-gcflags all=-N -l`, the
+/// command's build flags) at once, as `go test` builds them, into `dir`: by package, the binary,
+/// or `None` where the build failed (Delve then builds it, and says why it cannot).
+pub(super) fn build_tests(
+    packages: &[&std::path::Path],
+    build_flags: &[String],
+    env: &[(String, String)],
+    dir: &std::path::Path,
+) -> Vec<Option<std::path::PathBuf>> {
+    std::thread::scope(|scope| {
+        let builds: Vec<_> = packages
+            .iter()
+            .enumerate()
+            .map(|(i, package)| {
+                let binary = dir.join(format!("{i}.test"));
+                scope.spawn(move || {
+                    let mut go = std::process::Command::new("go");
+                    go.args(["test", "-c", "-gcflags=all=-N -l", "-o"])
+                        .arg(&binary)
+                        .args(build_flags)
+                        .arg(".")
+                        .current_dir(package)
+                        .envs(env.iter().map(|(k, v)| (k, v)));
+                    let built = crate::process::output_of(&mut go);
+                    built
+                        .is_ok_and(|o| o.status.success())
+                        .then_some(binary)
+                        .filter(|b| b.is_file())
+                })
+            })
+            .collect();
+        builds.into_iter().map(|b| b.join().ok().flatten()).collect()
+    })
+}
+
 /// Build flags as Delve 1.20 takes them: one string, a value with spaces in single quotes.
 pub(super) fn join_build_flags(flags: &[String]) -> String {
     let quoted: Vec<String> = flags

@@ -508,6 +508,16 @@ fn gdb(command: &CommandLine, language: Option<String>) -> Result<Profile, Failu
 /// tests gets the flags `go test` itself adds (a session's waits at a breakpoint are not the
 /// test's time: no `-test.timeout` there).
 fn delve(command: &CommandLine, package: Option<&Path>, run: bool) -> Result<Profile, Failure> {
+    delve_built(command, package, run, None)
+}
+
+/// [`delve`], the package's test binary built already (`built`): Delve runs it as it is.
+fn delve_built(
+    command: &CommandLine,
+    package: Option<&Path>,
+    run: bool,
+    built: Option<&Path>,
+) -> Result<Profile, Failure> {
     if which("dlv").is_none() {
         return Err(not_installed("delve", "apt-get install delve golang-go"));
     }
@@ -526,7 +536,10 @@ fn delve(command: &CommandLine, package: Option<&Path>, run: bool) -> Result<Pro
         }
         let mode = go.mode;
         let args = if run { go.with_defaults() } else { go.args };
-        (mode, program, args, flags)
+        match built {
+            Some(binary) => ("exec", binary.to_path_buf(), args, String::new()),
+            None => (mode, program, args, flags),
+        }
     } else {
         let program = PathBuf::from(program_path(command, &words[0])?);
         ("exec", program, words[1..].to_vec(), String::new())

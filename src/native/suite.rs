@@ -24,6 +24,8 @@ pub(crate) struct Suite {
     /// The programs after one that fails are not run (`cargo test`, unless `--no-fail-fast`),
     /// this said why.
     pub(crate) fail_fast: Option<&'static str>,
+    /// Binaries built for the programs ahead, removed once they ran.
+    pub(crate) built: Option<Built>,
 }
 
 impl Native {
@@ -52,7 +54,7 @@ impl Native {
         }
         let native = Native::resolve(command, language, files, true)?;
         let programs = vec![Program { command: command.clone(), native }];
-        Ok(Suite { programs, notes: Vec::new(), fail_fast: None })
+        Ok(Suite { programs, notes: Vec::new(), fail_fast: None, built: None })
     }
 }
 
@@ -94,7 +96,7 @@ fn go_packages(
             (file.clone(), listed.or_else(|| go::import_path(dir, &command.env)))
         })
         .collect();
-    let mut programs = Vec::new();
+    let mut labels = Vec::new();
     let mut unreached = Vec::new();
     for package in packages.iter().filter(|p| p.tests) {
         let relative = match package.dir.strip_prefix(&cwd) {
@@ -108,8 +110,15 @@ fn go_packages(
             unreached.push(label.words.join(" "));
             continue;
         }
-        let native = Native(Arc::new(super::delve(command, Some(&package.dir), true)?));
-        programs.push(Program { command: label, native });
+        labels.push((label, package.dir.clone()));
+    }
+    // Every package's test binary built at once, as `go test` builds them (Delve would build
+    // each in turn, as it starts): Delve then runs each as it is.
+    let built = Built::for_packages(&labels, go, command);
+    let mut programs = Vec::new();
+    for ((label, dir), binary) in labels.into_iter().zip(built.binaries()) {
+        let profile = super::delve_built(command, Some(&dir), true, binary.as_deref())?;
+        programs.push(Program { command: label, native: Native(Arc::new(profile)) });
     }
     let words = command.words.join(" ");
     if programs.is_empty() {
@@ -123,7 +132,43 @@ fn go_packages(
         return Err(Failure::new(Code::InvalidCommand, why));
     }
     let notes = left_out(&unreached, &files).into_iter().collect();
-    Ok(Suite { programs, notes, fail_fast: None })
+    Ok(Suite { programs, notes, fail_fast: None, built: Some(built) })
+}
+
+/// Test binaries built ahead in a private directory, removed with it.
+pub(crate) struct Built {
+    dir: Option<PathBuf>,
+    binaries: Vec<Option<PathBuf>>,
+}
+
+impl Built {
+    fn for_packages(
+        packages: &[(CommandLine, PathBuf)],
+        go: &go::GoCommand,
+        command: &CommandLine,
+    ) -> Built {
+        // A command's own `-gcflags` would be overridden: Delve builds those.
+        let own_gcflags = go.build_flags.iter().any(|f| f.starts_with("-gcflags"));
+        let dir = match crate::scratch::private_dir("gotest") {
+            Ok(dir) if packages.len() > 1 && !own_gcflags => dir,
+            _ => return Built { dir: None, binaries: vec![None; packages.len()] },
+        };
+        let dirs: Vec<&Path> = packages.iter().map(|(_, dir)| dir.as_path()).collect();
+        let binaries = go::build_tests(&dirs, &go.build_flags, &command.env, &dir);
+        Built { dir: Some(dir), binaries }
+    }
+
+    fn binaries(&self) -> Vec<Option<PathBuf>> {
+        self.binaries.clone()
+    }
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// `cargo test`: every test program it builds, in cargo's order, under lldb-dap; those whose
@@ -176,5 +221,5 @@ fn cargo_programs(
     let fail_fast = (!command.words.iter().any(|w| w == "--no-fail-fast")).then_some(
         "cargo test stops at the first test program that fails; `--no-fail-fast` runs them all",
     );
-    Ok(Suite { programs, notes, fail_fast })
+    Ok(Suite { programs, notes, fail_fast, built: None })
 }

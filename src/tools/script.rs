@@ -223,6 +223,8 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
             let files: Vec<&str> = watched.iter().map(String::as_str).collect();
             let language = args.optional_string("language")?;
             let suite = Native::suite(&plan.command, language, &files)?;
+            // (Binaries built ahead are removed when `_built` goes, after the runs.)
+            let _built = suite.built;
             let programs = suite.programs.into_iter().map(|p| (p.command, p.native)).collect();
             crate::dap::script::run_each(programs, suite.notes, suite.fail_fast, &plan, call)
         }
