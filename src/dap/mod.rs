@@ -70,6 +70,23 @@ pub(crate) fn program_frames<F: flavour::Flavour>(flavour: &F, trace: &Value) ->
     frames
 }
 
+/// The signal a `stopped` event's program stopped at (lldb's `signal SIGABRT`), if it did.
+pub(crate) fn stop_signal(body: &Value) -> Option<i32> {
+    let signal = body["description"].as_str()?.strip_prefix("signal ")?;
+    (body["reason"] == "exception").then(|| crate::sys::signal_number(signal)).flatten()
+}
+
+/// How a program ended, from the exit code its adapter said: lldb says a program killed by a
+/// signal it stopped at (`fatal`) as an exit code of the signal's number.
+pub(crate) fn exit_of(code: Option<i32>, fatal: Option<i32>) -> crate::process::Exit {
+    match code {
+        Some(code) if fatal == Some(code) => {
+            crate::process::Exit { code: None, signal: Some(code) }
+        }
+        code => crate::process::Exit { code, signal: None },
+    }
+}
+
 /// An `evaluate` the adapter refused, as a probe would report it: `{type: "error", value}`
 /// with the adapter's own words (lldb-dap's `error: ` prefix left out).
 pub(crate) fn evaluation_error<F: flavour::Flavour>(flavour: &F, message: &str) -> Value {

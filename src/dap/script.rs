@@ -457,9 +457,7 @@ impl<F: Flavour> Run<'_, F> {
         let thread = body["threadId"].clone();
         let mut step = Step::Go;
         let reason = body["reason"].as_str().unwrap_or_default();
-        let signal = body["description"].as_str().and_then(|d| d.strip_prefix("signal "));
-        if let Some(signal) = signal.filter(|_| reason == "exception").and_then(sys::signal_number)
-        {
+        if let Some(signal) = dap::stop_signal(body) {
             self.fatal_signal = Some(signal);
         }
         if self.configured && self.call_stop(body)?.is_some() {
@@ -962,11 +960,7 @@ impl<F: Flavour> Collector for Run<'_, F> {
         let adapter = self.adapter.finish(grace);
         self.kill_all();
         let exit = match (timed_out, self.exit_code) {
-            // Killed by the signal it stopped at, which lldb says as an exit code.
-            (false, Some(code)) if self.fatal_signal == Some(code) => {
-                Exit { code: None, signal: Some(code) }
-            }
-            (false, Some(code)) => Exit { code: Some(code), signal: None },
+            (false, Some(code)) => dap::exit_of(Some(code), self.fatal_signal),
             // rdbg runs the program in its own process: its exit is the program's.
             (false, None) if self.flavour.adapter_is_program() => adapter,
             _ => Exit { code: None, signal: Some(sys::SIGKILL) },

@@ -274,6 +274,8 @@ pub(crate) struct Dap<F> {
     ended_under: Option<(String, Value)>,
     /// The exit code an adapter said in words before `terminated` ([`Flavour::exit_said`]).
     exit_code: Option<i32>,
+    /// A signal the program stopped at: its end by it is said as the signal.
+    fatal_signal: Option<i32>,
     /// The program's first `pause` stop is the adapter's, as it loads: passed over.
     load_pause: bool,
     /// Whether the adapter has data breakpoints (`supportsDataBreakpoints`).
@@ -321,6 +323,7 @@ impl<F: Flavour> Dap<F> {
             done: false,
             ended_under: None,
             exit_code: None,
+            fatal_signal: None,
             load_pause: false,
             load_paused: None,
             configured: false,
@@ -596,6 +599,7 @@ impl<F: Flavour> Dap<F> {
 
     fn stopped(&mut self, connection: usize, body: Value) -> Option<Happening<Paused>> {
         self.on = connection;
+        self.fatal_signal = dap::stop_signal(&body).or(self.fatal_signal);
         let thread = body["threadId"].clone();
         if std::mem::take(&mut self.load_pause) && body["reason"] == "pause" {
             match self.configured {
@@ -1402,7 +1406,7 @@ impl<F: Flavour> Backend for Dap<F> {
             _ => {}
         }
         self.kill_all();
-        Exit { code, signal: None }
+        dap::exit_of(code, self.fatal_signal)
     }
 
     fn debugger_ended(&self) -> Option<(String, Value)> {

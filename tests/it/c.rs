@@ -52,3 +52,20 @@ fn an_abort_is_a_signal_and_its_failure_says_the_assertion() {
     assert_eq!(failure["frames"][0]["function"], "main", "{s}");
     assert!(s["output"]["stderr"].as_str().unwrap().starts_with("to stderr\n"), "{s}");
 }
+
+/// A session too: the abort stops it (`exception`), and going on, it ends by the signal, not
+/// with an exit code of 6.
+#[test]
+fn a_session_ends_by_the_signal_it_stopped_at() {
+    if !need(Tool::Lldb) {
+        return;
+    }
+    let mut server = Server::initialized();
+    let command = format!("{} x", assert_program());
+    let state = crate::tool(&mut server, "debug-launch", json!({"command": command}));
+    assert_eq!((&state["state"], &state["reason"]), (&json!("paused"), &json!("exception")));
+    let state = crate::tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(state["state"], "exited", "{state}");
+    assert_eq!((state.get("exitCode"), &state["signal"]), (None, &json!(6)), "{state}");
+    assert_eq!(state["stderr"].as_str().unwrap().lines().next(), Some("to stderr"), "{state}");
+}
