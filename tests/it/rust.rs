@@ -16,6 +16,12 @@ fn cargo_test(filter: &str) -> String {
     format!("CARGO_TARGET_DIR={} cargo test {filter}", target.display())
 }
 
+/// The fixture crate's `cargo test` with every failure recorded.
+fn every_failure(server: &mut Server) -> Value {
+    server.debug_script(json!({"command": cargo_test(""), "cwd": names(),
+        "failures": true, "maxFailures": 20, "timeout": 240000}))
+}
+
 /// Nine tests whose names share their first 15 bytes (all a thread's name holds) fail at
 /// once: each failure names its own whole test, the one whose frames it holds, and its
 /// message is that test's panic, `left` and `right` as printed. Before, every record was
@@ -26,8 +32,7 @@ fn every_failure_names_its_own_whole_test_and_its_own_values() {
         return;
     }
     let mut server = Server::initialized();
-    let result = server.debug_script(json!({"command": cargo_test(""), "cwd": names(),
-        "failures": true, "maxFailures": 20, "timeout": 240000}));
+    let result = every_failure(&mut server);
     let s = ok(&result);
     let failures = s["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 9, "{s}");
@@ -102,8 +107,7 @@ fn values_read_as_rust_prints_them() {
         return;
     }
     let mut server = Server::initialized();
-    let result = server.debug_script(json!({"command": cargo_test(""), "cwd": names(),
-        "failures": true, "maxFailures": 20, "timeout": 240000}));
+    let result = every_failure(&mut server);
     let s = ok(&result);
     let failures = s["failures"].as_array().unwrap();
     let of = |test: &str| {
