@@ -40,13 +40,11 @@ pub(crate) fn record<F: Flavour>(
     ask: &mut dyn FnMut(&str, Value) -> Option<Value>,
 ) -> Option<Value> {
     let path = |f: &Value| f.pointer("/source/path").and_then(Value::as_str).map(String::from);
-    // (The Rust test harness's closure around each test, `P::{{closure}}` under `P`, is the
-    // test's own file but none of its code: left out.)
-    let name = |i: usize| frames.get(i).and_then(|f| f["name"].as_str()).unwrap_or_default();
-    let wrapper =
-        |i: usize| i > 0 && name(i).strip_suffix("::{{closure}}").is_some_and(|p| p == name(i - 1));
+    // (The Rust test harness's closure around each test is in the test's file but none of its
+    // code: left out.)
     let own: Vec<&Value> = (0..frames.len())
-        .filter(|&i| path(&frames[i]).is_some_and(|p| !flavour.is_library(&p)) && !wrapper(i))
+        .filter(|&i| path(&frames[i]).is_some_and(|p| !flavour.is_library(&p)))
+        .filter(|&i| harness_closure(frames, i).is_none())
         .map(|i| &frames[i])
         .collect();
     if own.is_empty() {
@@ -178,11 +176,16 @@ pub(crate) fn signal_text(stderr: &str) -> Option<String> {
 /// through a closure of its own, `P::{{closure}}`, so the outermost frame so named, over `P`,
 /// names the test (`P` without its crate: `tests::parses_headers`).
 pub(crate) fn rust_test(frames: &[Value]) -> Option<String> {
-    let names: Vec<&str> = frames.iter().map(|f| f["name"].as_str().unwrap_or_default()).collect();
-    (1..names.len()).rev().find_map(|i| {
-        let test = names[i].strip_suffix("::{{closure}}")?;
-        (names[i - 1] == test).then(|| test.split_once("::").map_or(test, |(_, t)| t).to_string())
-    })
+    let test = (1..frames.len()).rev().find_map(|i| harness_closure(frames, i))?;
+    Some(test.split_once("::").map_or(test, |(_, t)| t).to_string())
+}
+
+/// Whether frame `i` is the Rust test harness's closure around the test `P` in frame `i - 1`
+/// (`P::{{closure}}`): `P`, when it is.
+fn harness_closure(frames: &[Value], i: usize) -> Option<&str> {
+    let name = |i: usize| frames.get(i).and_then(|f| f["name"].as_str());
+    let test = name(i)?.strip_suffix("::{{closure}}")?;
+    (i > 0 && name(i - 1) == Some(test)).then_some(test)
 }
 
 /// A frame's locals (and arguments) as `{name: preview}` (`dap::values::preview`: what a
