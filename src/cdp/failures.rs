@@ -21,7 +21,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
-use crate::cdp::preview;
+use crate::cdp::unhandled::{self, Catchers};
+use crate::cdp::{preview, Origin};
 use crate::debugger::script::{failure_record, Locals, FAILURE_FRAMES};
 
 /// The test runners' own code, which calls a test's function and catches what it throws.
@@ -38,6 +39,11 @@ const RUNNERS: &[&str] = &[
 /// Frames that only pass a call on (node:test calls a test through `AsyncResource`'s
 /// `runInAsyncScope`): who called own code is the first frame beyond them.
 const PASS_THROUGH: &[&str] = &["node:async_hooks"];
+
+/// Whether a frame of `file` only passes a call on (see [`PASS_THROUGH`]).
+pub(crate) fn passes_on(file: &str) -> bool {
+    PASS_THROUGH.iter().any(|p| file.starts_with(p))
+}
 
 /// The running test's name, where the runner keeps it where code can read it (jest's and
 /// vitest's `expect` state).
@@ -218,9 +224,16 @@ pub(crate) struct Seen {
     /// Thrown by own code while a module loaded (the loader's promise caught it), by the
     /// exception's description: recorded when Node throws it again as uncaught.
     loading: HashMap<String, (String, Value)>,
+    /// `userUnhandled`: an exception that leaves own code into a library that catches it is
+    /// a failure too; the `try` blocks read to tell.
+    pub(crate) user_unhandled: Option<Catchers>,
 }
 
 impl Seen {
+    pub(crate) fn new(user_unhandled: bool) -> Seen {
+        Seen { user_unhandled: user_unhandled.then(Catchers::default), ..Seen::default() }
+    }
+
     /// An exception's record (from [`record`]): the failure now when it is uncaught or no
     /// runner reports failures where it was thrown (`runner_reports` false); else held until
     /// the runner reports it.
@@ -229,7 +242,7 @@ impl Seen {
         (key, record): (String, Value),
         runner_reports: bool,
     ) -> Option<Value> {
-        if record["kind"] == "uncaught" || !runner_reports {
+        if record["kind"] != "test" || !runner_reports {
             return Some(record);
         }
         self.held.insert(key, record);
@@ -260,12 +273,16 @@ fn is_runner(file: &str) -> bool {
     RUNNERS.iter().any(|runner| file.contains(runner))
 }
 
-/// The failure this exception pause may be, with its key, or `None` when it is none. `frames`
+/// The failure this exception pause of the thread `at` may be, with its key, or `None` when it
+/// is none. `frames`
 /// are the pause's frames as `{function, file, line}` (source-mapped), in the order of
-/// `params.callFrames`; `read` asks the paused target a request and waits for its answer.
+/// `params.callFrames`; `runner_reports`: a test runner reports failures where it was thrown;
+/// `read` asks the paused target a request and waits for its answer.
 pub(crate) fn record(
+    at: &Origin,
     params: &Value,
     frames: &[Value],
+    runner_reports: bool,
     seen: &mut Seen,
     read: &mut dyn FnMut(&str, Value) -> Option<Value>,
 ) -> Option<(String, Value)> {
@@ -294,14 +311,25 @@ pub(crate) fn record(
     let assertion = class.contains("Assert") || description.starts_with("AssertionError");
     // Own code that a runner called, with no library between: the runner gets the exception.
     let outermost = (first..frames.len()).take_while(|&i| is_own(file(i))).last().unwrap_or(first);
-    let passed_on = |i: &usize| PASS_THROUGH.iter().any(|p| file(*i).starts_with(p));
-    let caller = (outermost + 1..frames.len()).find(|i| !passed_on(i));
-    let runner_caught = caller.is_none_or(|i| is_runner(file(i)));
+    let caller = (outermost + 1..frames.len()).find(|&i| !passes_on(file(i)));
+    // Past an `await` no caller is on the stack: a runner's, where one reports failures.
+    let runner_caught = caller.map_or(runner_reports, |i| is_runner(file(i)));
     // A module's body (an ES module's, or CommonJS that an ES module or tsx loads): the
     // loader's promise catches what it throws (V8 cannot tell that from a `catch` of the
     // module's own): held until the loader throws it on.
     let loading = caller.is_some_and(|i| file(i).starts_with("node:internal/modules/"));
-    if !(uncaught || assertion || runner_caught || loading) {
+    let mut left_own = false;
+    if let (false, Some(catchers)) =
+        (uncaught || assertion || runner_caught || loading, seen.user_unhandled.as_mut())
+    {
+        let files: Vec<String> = (0..frames.len()).map(|i| file(i).to_string()).collect();
+        let mut source = |script: &str| {
+            let answer = read("Debugger.getScriptSource", json!({"scriptId": script}))?;
+            answer["scriptSource"].as_str().map(String::from)
+        };
+        left_own = catchers.leaves_own_code(at, &unhandled::stack(params), &files, &mut source);
+    }
+    if !(uncaught || assertion || runner_caught || loading || left_own) {
         return None;
     }
     let message = message(&description, class);
@@ -319,7 +347,11 @@ pub(crate) fn record(
             frame
         })
         .collect();
-    let kind = if uncaught || loading { "uncaught" } else { "test" };
+    let kind = match (uncaught || loading, left_own) {
+        (true, _) => "uncaught",
+        (false, true) => "userUnhandled",
+        (false, false) => "test",
+    };
     let mut record = failure_record(kind, class, &message, listed, frames.len());
     if loading && !(uncaught || assertion || runner_caught) {
         seen.keys.remove(&key);

@@ -5,7 +5,8 @@
 //! that knows strings, templates, comments and regular expressions, and the shapes functions
 //! take: `function f(…) {`, `async function* g(…) {`, a method `m(…) {` (also `async`,
 //! `static`, `get`, `set`, `*`), and arrows `(…) => …` and `x => …` named by what they are
-//! assigned to (`const f = (…) => {`, `f: function (…) {`).
+//! assigned to (`const f = (…) => {`, `f: function (…) {`). The same tokens give the `try`
+//! blocks that catch (`cdp::unhandled`).
 
 /// A position in the script: line and UTF-16 column, 0-based, as CDP counts them.
 pub(crate) type Position = (u32, u32);
@@ -406,6 +407,23 @@ pub(crate) fn first_statement(source: &str) -> Option<Position> {
         }
     }
     None
+}
+
+/// The `try { … }` blocks of `source` that have a `catch` (for `userUnhandled`: which frame
+/// catches a throw), each from its `{` to its `}`.
+pub(crate) fn try_blocks(source: &str) -> Vec<(Position, Position)> {
+    let tokens = tokenize(source);
+    let partner = partners(&tokens);
+    let is = |i: usize, kind: Kind, text: &str| {
+        tokens.get(i).is_some_and(|t| t.kind == kind && t.text == text)
+    };
+    (0..tokens.len())
+        .filter(|&i| is(i, Kind::Word, "try") && is(i + 1, Kind::Punct, "{"))
+        .filter_map(|i| {
+            let close = *partner.get(i + 1).filter(|&&c| c != usize::MAX)?;
+            is(close + 1, Kind::Word, "catch").then(|| (tokens[i + 1].at, tokens[close].at))
+        })
+        .collect()
 }
 
 /// For each token, the innermost bracket around it that closes (none at the top level).

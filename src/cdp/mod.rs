@@ -30,6 +30,7 @@ pub(crate) mod runtime;
 pub(crate) mod script;
 pub(crate) mod scripts;
 pub(crate) mod session;
+pub(crate) mod unhandled;
 pub(crate) mod urls;
 pub(crate) mod wire;
 

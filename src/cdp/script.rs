@@ -143,7 +143,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         landed: Resolution::default(),
         // Without a breakpoint there is no expression to check.
         checked: !plan.has_breakpoint() && plan.probes.is_empty(),
-        seen: failures::Seen::default(),
+        seen: failures::Seen::new(plan.user_unhandled),
         placed_at_load: false,
         watch_load,
         timed_out: false,
@@ -399,6 +399,11 @@ impl Run<'_> {
             let (method, params) = failures::pause_on_exceptions();
             self.send(&to, method, params)
         });
+        // Who catches a rejection past an `await` is in the frames that await it.
+        let awaits = self
+            .plan
+            .user_unhandled
+            .then(|| self.send(&to, "Debugger.setAsyncCallStackDepth", json!({"maxDepth": 32})));
 
         // The started process's own requests include undoing what our inspector flag would
         // hand its children; a followed process opened its inspector without a flag.
@@ -447,7 +452,7 @@ impl Run<'_> {
         let early_run =
             (!is_top).then(|| self.send(&to, "Runtime.runIfWaitingForDebugger", json!({})));
 
-        for reply in enabled.iter().chain(&runtime).chain(&pausing) {
+        for reply in enabled.iter().chain(&runtime).chain(&pausing).chain(&awaits) {
             self.answer(reply)?;
         }
         let installed = self.answer(&installed)?;
@@ -954,7 +959,7 @@ impl Run<'_> {
         let mut read = |method: &str, params: Value| self.ask(origin, method, params);
         let record = match site {
             Some(site) => site.report(params, &mut seen, &mut read),
-            None => failures::record(params, &frames, &mut seen, &mut read)
+            None => failures::record(origin, params, &frames, runner_reports, &mut seen, &mut read)
                 .and_then(|record| seen.thrown(record, runner_reports)),
         };
         self.seen = seen;

@@ -21,12 +21,13 @@ use crate::cdp::runtime::{
     check_go, ended_while_starting, name_start_pause, Following, Runtime, Started, UrlForm,
 };
 use crate::cdp::scripts::Scripts;
+use crate::cdp::unhandled::{self, Catchers};
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::model::{logpoint_parts, AttachSpec, LaunchSpec, Part, PathMapping};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, TraceFrame,
-    Variable, VariablesQuery,
+    Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, Variable,
+    VariablesQuery,
 };
 use crate::debugger::paths::Whereabouts;
 use crate::debugger::script::{self, Debugged, Undebugged, VALUE_CHARS};
@@ -214,8 +215,10 @@ pub(crate) struct Cdp {
     workers: usize,
     /// Whether exceptions thrown and caught in libraries and Node's internals stop the program.
     include_libraries: bool,
-    /// `Debugger.setPauseOnExceptions` state, for threads that start later.
+    /// `pauseOnExceptions`, for threads that start later.
     pause_state: String,
+    /// With `userUnhandled`: the `try` blocks of the scripts a throw's stack stood in.
+    catchers: Catchers,
     /// The instrumentation breakpoint that finds the entry script's first statement
     /// (stopOnEntry), until it does.
     entry_stop: Option<String>,
@@ -262,6 +265,7 @@ impl Cdp {
             workers: 0,
             include_libraries: false,
             pause_state: "none".into(),
+            catchers: Catchers::default(),
             entry_stop: None,
             early: Vec::new(),
             current: None,
@@ -302,7 +306,7 @@ impl Cdp {
             json!({"maxHits": 0, "pause": false, "maxChars": VALUE_CHARS, "maxDepth": 20});
         let install =
             format!("({})({}, {options})", PROBE.trim_end(), Value::from(self.binding.as_str()));
-        let pause = self.pause_state.clone();
+        let pause = unhandled::v8_state(&self.pause_state).to_string();
         let replies = [
             self.send(at, "Runtime.enable", json!({})),
             self.send(at, "Debugger.enable", json!({})),
@@ -614,6 +618,14 @@ impl Cdp {
                 drop(self.send(&at, "Debugger.resume", json!({})));
                 return None;
             }
+            "exception" | "promiseRejection"
+                if self.pause_state == "userUnhandled"
+                    && params["data"]["uncaught"] != true
+                    && !self.leaves_own_code(&at, &params) =>
+            {
+                drop(self.send(&at, "Debugger.resume", json!({})));
+                return None;
+            }
             // A library's or Node's own exception, caught there: not the program's business.
             "exception" | "promiseRejection"
                 if !self.include_libraries && params["data"]["uncaught"] != true && library =>
@@ -647,6 +659,7 @@ impl Cdp {
                 message: clip(message, 2000).into(),
                 stack: self.trace(&paused),
                 uncaught: data["uncaught"] == true,
+                user_unhandled: self.pause_state == "userUnhandled" && data["uncaught"] != true,
             }
         });
         let location = match self.targets.get_mut(&paused.at) {
@@ -660,28 +673,6 @@ impl Cdp {
         }
         let frames = paused.params["callFrames"].as_array().map_or(0, Vec::len);
         Stop { reason, hits: paused.hits.clone(), location, exception, frames, paused }
-    }
-
-    /// The stack of a stop, as an exception's traceback.
-    fn trace(&mut self, paused: &Paused) -> Vec<TraceFrame> {
-        let frames = paused.params["callFrames"].as_array().cloned().unwrap_or_default();
-        let urls = self.runtime.urls();
-        let mut scripts = self.targets.get_mut(&paused.at).map(|t| &mut t.scripts);
-        let mut fallback = Scripts::new(urls);
-        let scripts = scripts.get_or_insert(&mut fallback);
-        frames
-            .iter()
-            .map(|frame| {
-                let location = scripts.location(frame);
-                let file = location.file.unwrap_or_default();
-                TraceFrame {
-                    function: location.function,
-                    library: is_library_url(&file),
-                    line: u32::try_from(location.line).ok(),
-                    file,
-                }
-            })
-            .collect()
     }
 
     /// The scripts of the thread a stop is in (the program's when it is gone).
@@ -1304,8 +1295,11 @@ impl Backend for Cdp {
         self.pause_state = state.to_string();
         let targets: Vec<Origin> = self.targets.keys().cloned().collect();
         for at in targets {
-            let set =
-                self.request_at(&at, "Debugger.setPauseOnExceptions", json!({"state": state}));
+            let set = self.request_at(
+                &at,
+                "Debugger.setPauseOnExceptions",
+                json!({"state": unhandled::v8_state(state)}),
+            );
             if at == Origin::default() {
                 set?;
             }

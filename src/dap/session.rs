@@ -659,8 +659,7 @@ impl<F: Flavour> Dap<F> {
             let class = info["exceptionId"].as_str().unwrap_or_default();
             class.split("(note:").next().unwrap_or_default().trim().to_string()
         });
-        // The program ending (`sys.exit(1)`, a console script's `sys.exit(main())`) is not a
-        // failure to stop at.
+        // The program ending (`sys.exit(1)`, `sys.exit(main())`) is no failure to stop at.
         if class.as_deref().is_some_and(|class| self.flavour.is_exit(class)) {
             drop(self.session(connection).send("continue", json!({"threadId": thread})));
             return None;
@@ -687,7 +686,8 @@ impl<F: Flavour> Dap<F> {
             class: class.unwrap_or_default().into(),
             message: info["description"].clone(),
             stack: frames.iter().map(|frame| self.trace_frame(frame)).collect(),
-            uncaught: info["breakMode"] != "always",
+            uncaught: !matches!(info["breakMode"].as_str(), Some("always" | "userUnhandled")),
+            user_unhandled: info["breakMode"] == "userUnhandled",
         });
         if !self.prepared {
             self.install_probe_at(&top["id"]);

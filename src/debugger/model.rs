@@ -160,6 +160,8 @@ pub(crate) struct Exception {
     /// Its traceback, innermost first, when the runtime gives one.
     pub(crate) stack: Vec<TraceFrame>,
     pub(crate) uncaught: bool,
+    /// It left the program's own code into a library's (`pauseOnExceptions: userUnhandled`).
+    pub(crate) user_unhandled: bool,
 }
 
 /// One frame of an exception's traceback.

@@ -383,12 +383,7 @@ fn collect<C: Collector>(
             Step::Calls { pid, records, omitted } => {
                 outcome.calls.add(pid, records, &omitted, plan.max_calls)
             }
-            Step::Failed(failure) => match plan.failures {
-                Some(max) if outcome.failures.len() < max as usize => {
-                    outcome.failures.push(failure)
-                }
-                _ => outcome.more_failures += 1,
-            },
+            Step::Failed(failure) => outcome.failed(failure, plan.failures.unwrap_or(0)),
             // A program stopped by a signal (SIGSTOP, a background read of the terminal) has
             // not ended, whatever its runtime said: it ends by its timeout.
             Step::Draining | Step::Finished if program_stopped(collector) => {}

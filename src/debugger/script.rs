@@ -44,6 +44,9 @@ pub(crate) struct Plan {
     pub(crate) probes: Vec<Probe>,
     /// With `failures`: how many failures to record (`maxFailures`).
     pub(crate) failures: Option<u32>,
+    /// `userUnhandled` (with `failures`): exceptions that leave the program's own code into a
+    /// library that catches them are failures too (Python, JavaScript).
+    pub(crate) user_unhandled: bool,
     /// `hang`: a stretch with no hit, output or process change this long ends the run as its
     /// timeout does (the program is taken for hung).
     pub(crate) hang: Option<Duration>,
@@ -129,6 +132,10 @@ pub(crate) struct Outcome {
     pub(crate) failures: Vec<Value>,
     /// Failures past `maxFailures`, counted.
     pub(crate) more_failures: u64,
+    /// A failure's `same` (its process and exception, as the runtime names them) to where it
+    /// is in `failures`: a later record of the same exception (a `userUnhandled` one that a
+    /// test runner then failed its test for, or that went on uncaught) takes its place.
+    pub(crate) same: std::collections::HashMap<String, Option<usize>>,
     /// With `probes`: the line each probe resolved to.
     pub(crate) probe_lines: Vec<Option<u32>>,
     /// The program's processes a signal had stopped when the run ended.
@@ -477,6 +484,31 @@ impl Hit {
             self.result = format!("{{\"probe\":{index},{rest}");
         }
         self
+    }
+}
+
+impl Outcome {
+    /// Records a failure, the first `max`; counts the rest. A record that says it is the
+    /// `same` exception as an earlier one replaces it.
+    pub(crate) fn failed(&mut self, mut failure: Value, max: u32) {
+        let same = failure
+            .as_object_mut()
+            .and_then(|f| f.remove("same"))
+            .map(|same| format!("{}/{same}", failure["process"]));
+        if let Some(&at) = same.as_ref().and_then(|same| self.same.get(same)) {
+            if let Some(at) = at {
+                self.failures[at] = failure;
+            }
+            return;
+        }
+        let at = (self.failures.len() < max as usize).then_some(self.failures.len());
+        match at {
+            Some(_) => self.failures.push(failure),
+            None => self.more_failures += 1,
+        }
+        if let Some(same) = same {
+            self.same.insert(same, at);
+        }
     }
 }
 

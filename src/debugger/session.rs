@@ -985,9 +985,14 @@ impl<B: Backend> Actor<B> {
                 if !self.watched.is_empty() {
                     state["watchpoints"] = self.watched.clone().into();
                 }
-                if let Some(Exception { class, message, stack, uncaught }) = &stop.exception {
+                if let Some(Exception { class, message, stack, uncaught, user_unhandled }) =
+                    &stop.exception
+                {
                     state["exception"] = json!({"class": class, "message": message,
                                                 "stack": trace_text(stack), "uncaught": uncaught});
+                    if *user_unhandled {
+                        state["exception"]["userUnhandled"] = true.into();
+                    }
                 }
                 if !self.watches.is_empty() {
                     let watches = self.watches.iter().map(|expression| {

@@ -27,6 +27,8 @@ import os
 import sys
 import time
 
+import debug_mcp_probe
+
 _send = None
 _preview = None
 _syntax = None
@@ -52,7 +54,6 @@ _local = _thread._local()
 # `lambda: None` (2 bytes an instruction from 3.6); the yields are read from opcode when a
 # generator's first return event comes (importing opcode costs a start ~0.9 ms).
 _RETURN = (lambda: None).__code__.co_code[-2]
-_YIELDS = None
 _SUSPENDABLE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
 _ARGS = 0x04 | 0x08  # *args, **kwargs
 _NOT_FUNCTIONS = ("<module>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
@@ -460,7 +461,8 @@ _counting = {}  # file name -> the qualified names of its functions rewritten
 
 def traced(frame, event, arg, probes):
     """The local trace function for a frame whose `call` event this is, or None (not traced);
-    `probes` is the probes' own local trace function for the frame, if it has probes."""
+    `probes` is the trace's own local trace function for the frame (probes, exceptions
+    leaving it), which sees every event too."""
     code = frame.f_code
     info = _traced(code)
     if not info:
@@ -484,7 +486,7 @@ def traced(frame, event, arg, probes):
             at = frame.f_lasti
             if 0 <= at < len(instructions) and instructions[at] == _RETURN:
                 _end(frame, "return", arg)
-            elif suspendable and _suspended(instructions, at):
+            elif suspendable and debug_mcp_probe.suspended(instructions, at):
                 pass  # a yield or an await: the call goes on
             elif error is not None:
                 _end(frame, "threw", error)
@@ -492,7 +494,7 @@ def traced(frame, event, arg, probes):
                 _end(frame, "return", arg)
         elif event == "exception":
             _pending[id(frame)] = arg[1]
-        elif probes is not None:
+        if probes is not None:
             probes(frame, event, arg)
         return local
 
@@ -501,23 +503,6 @@ def traced(frame, event, arg, probes):
 
 _instructions = {}  # code object -> its co_code
 _pending = {}  # id(frame) -> the exception last raised in it, until it returns
-
-
-def _suspended(code, at):
-    """Whether a generator's or coroutine's `return` event at instruction offset `at` of
-    `code` (its bytes) is a yield (before 3.12). Before 3.11 a frame suspended at
-    `yield from` / `await` points at the instruction before it."""
-    global _YIELDS, _YIELD_FROM
-    if _YIELDS is None:
-        import opcode
-
-        _YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
-        _YIELD_FROM = opcode.opmap.get("YIELD_FROM")
-    if at < 0 or at >= len(code):
-        return False
-    if code[at] in _YIELDS:
-        return True
-    return _YIELD_FROM is not None and at + 2 < len(code) and code[at + 2] == _YIELD_FROM
 
 
 # CPython 3.12 and later: sys.monitoring, a tool id of our own.

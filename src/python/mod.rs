@@ -468,6 +468,7 @@ impl Flavour for Python {
         match state {
             "all" => json!(["raised", "uncaught"]),
             "uncaught" => json!(["uncaught"]),
+            "userUnhandled" => json!(["uncaught", "userUnhandled"]),
             _ => json!([]),
         }
     }

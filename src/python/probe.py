@@ -138,6 +138,64 @@ def lines_with_code(path):
 LOGPOINT = "\x1elp:"
 
 
+_RETURNS = None
+_YIELDS = None
+_YIELD_FROM = None
+
+
+def _opcodes(*names):
+    import opcode
+
+    return frozenset(opcode.opmap[name] for name in names if name in opcode.opmap)
+
+
+def _last_in(frame, opcodes):
+    code = frame.f_code.co_code
+    return frame.f_lasti < len(code) and code[frame.f_lasti] in opcodes
+
+
+def at_return(frame):
+    """Whether `frame`'s last instruction returns (at a settrace `return` event: it leaves for
+    good, not at a `yield` or an `await`, nor for an exception)."""
+    global _RETURNS
+    if _RETURNS is None:
+        _RETURNS = _opcodes("RETURN_VALUE", "RETURN_CONST")
+    return _last_in(frame, _RETURNS)
+
+
+def suspended(code, at):
+    """Whether a generator's or coroutine's `return` event at instruction offset `at` of
+    `code` (its bytes) is a yield (before 3.12). Before 3.11 a frame suspended at
+    `yield from` / `await` points at the instruction before it."""
+    global _YIELDS, _YIELD_FROM
+    if _YIELDS is None:
+        import opcode
+
+        _YIELDS = {opcode.opmap.get("YIELD_VALUE"), opcode.opmap.get("YIELD_FROM")} - {None}
+        _YIELD_FROM = opcode.opmap.get("YIELD_FROM")
+    if at < 0 or at >= len(code):
+        return False
+    if code[at] in _YIELDS:
+        return True
+    return _YIELD_FROM is not None and at + 2 < len(code) and code[at + 2] == _YIELD_FROM
+
+
+def unwinding(frame):
+    """At a settrace `return` event: whether `frame` leaves for an exception (its last
+    instruction is then the one that raised), not returning or yielding."""
+    return not (at_return(frame) or suspended(frame.f_code.co_code, frame.f_lasti))
+
+
+def unwound(seen, frame, arg):
+    """At a settrace `return` event of `frame`: `(exception, traceback)` when it leaves for the
+    exception its `exception` event kept in `seen.thrown` (`(frame, exception, traceback)`)."""
+    thrown = getattr(seen, "thrown", None)
+    if thrown is None or thrown[0] is not frame:
+        return None
+    seen.thrown = None
+    return thrown[1:] if arg is None and unwinding(frame) else None
+
+
 def mark(breakpoint_id):
     """The start of a logpoint's message: whose it is (debugpy does not say)."""
     return LOGPOINT + breakpoint_id + "\x1e"

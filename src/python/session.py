@@ -114,7 +114,9 @@ def start():
                               "supportsSetVariable": True, "supportsExceptionInfoRequest": True,
                               "exceptionBreakpointFilters": [
                                   {"filter": "raised", "label": "Raised Exceptions"},
-                                  {"filter": "uncaught", "label": "Uncaught Exceptions"}]})
+                                  {"filter": "uncaught", "label": "Uncaught Exceptions"},
+                                  {"filter": "userUnhandled",
+                                   "label": "User Uncaught Exceptions"}]})
         elif command in ("attach", "launch"):
             arguments = request.get("arguments") or {}
             stops.setup(_Session, arguments.get("stopOnEntry"), arguments.get("rules"))

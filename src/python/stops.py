@@ -34,7 +34,8 @@ _code_lines = {}
 _real = {}
 _hidden = {}
 _next_id = 0
-# `raised`, `uncaught`; whether library code is passed over for `raised`, and the files kept.
+# `raised`, `uncaught`, `userUnhandled`; whether library code is passed over for `raised`, and
+# the files kept.
 _filters = set()
 _pass_over = False
 _keep = set()
@@ -403,10 +404,54 @@ def _raised(frame, exception):
     _stop(frame, "exception", exception=(type(exception), exception, "always"))
 
 
+_ENDINGS = (SystemExit, KeyboardInterrupt, StopIteration, StopAsyncIteration, GeneratorExit)
+
+
+def _unwound(frame, exception, traceback):
+    """An exception leaves `frame`: a stop for `userUnhandled` when `frame` is the program's own
+    code and its caller a library's (a web framework that answers 500 for it, a test runner),
+    in `frame`, before it is gone. Once per exception."""
+    if "userUnhandled" not in _filters or isinstance(exception, _ENDINGS):
+        return
+    caller = frame.f_back
+    if caller is None or hidden(frame) or hidden(caller):
+        return
+    if _is_library_code(frame.f_code) or not _is_library_code(caller.f_code):
+        return
+    if getattr(_seen, "unwound", None) is exception:
+        return
+    _seen.unwound = exception
+    # Shown from where it was raised (the frames it left are done, their locals kept).
+    raised = []
+    while traceback is not None and traceback.tb_frame is not frame:
+        traceback = traceback.tb_next
+    while traceback is not None:
+        raised.append((traceback.tb_frame, traceback.tb_lineno))
+        traceback = traceback.tb_next
+    raised.reverse()
+    callers = []
+    while frame is not None:
+        callers.append((frame, frame.f_lineno))
+        frame = frame.f_back
+    frames = [(f, line) for f, line in raised[:-1] + callers if not hidden(f)]
+    _stop(frames[0][0], "exception", exception=(type(exception), exception, "userUnhandled"),
+          frames=frames)
+
+
+def _is_library_code(code):
+    """For `userUnhandled`: code of the standard library, an installed package, or one that
+    has no file (`<string>`: what a library compiles, a dataclass's `__init__`)."""
+    path = real(code.co_filename)
+    return (is_library(path) or path.startswith("<")) and path not in _keep
+
+
 def uncaught(kind, value, traceback):
     """An exception no one caught, at sys.excepthook or threading.excepthook: a stop where it
-    was raised (the traceback's frames), when `uncaught` is watched."""
+    was raised (the traceback's frames), when `uncaught` is watched (and it did not stop where
+    it left the program's own code)."""
     if _detached or "uncaught" not in _filters or issubclass(kind, SystemExit):
+        return
+    if getattr(_seen, "unwound", None) is value:
         return
     frames = []
     while traceback is not None:
@@ -521,6 +566,8 @@ def _m_yield(code, offset, value):
 
 def _m_unwind(code, offset, exception):
     _left(False)
+    if not _busy():
+        _unwound(sys._getframe(1), exception, exception.__traceback__)
 
 
 def _left(yielded):
@@ -556,6 +603,8 @@ def _wants_lines(code):
         return False
     if breakpoint_lines(code):
         return True
+    if "userUnhandled" in _filters and not _is_library_code(code):
+        return True
     return "raised" in _filters and not (_pass_over and is_library(real(code.co_filename)))
 
 
@@ -578,6 +627,9 @@ def _trace_local(frame, event, arg):
         step = _steps.get(_thread.get_ident())
         if step is not None:
             step.left(frame, step.unwinding is not frame and _yields(frame))
+        left = debug_mcp_probe.unwound(_seen, frame, arg)
+        if left is not None:
+            _unwound(frame, *left)
     elif event == "opcode":
         step = _steps.get(_thread.get_ident())
         if step is not None and step.watched is frame:
@@ -586,26 +638,18 @@ def _trace_local(frame, event, arg):
         step = _steps.get(_thread.get_ident())
         if step is not None:
             step.unwinding = frame
+        if "userUnhandled" in _filters:
+            _seen.thrown = (frame, arg[1], arg[2])
         _raised(frame, arg[1])
     return _trace_local
-
-
-_RETURNS = None
 
 
 def _yields(frame):
     """Whether a generator's or coroutine's frame leaves at a `yield` or an `await` rather than
     for good (the settrace `return` event says neither)."""
-    global _RETURNS
     if not frame.f_code.co_flags & 0x2A0:  # generator, coroutine, async generator
         return False
-    if _RETURNS is None:
-        import opcode
-
-        _RETURNS = set(opcode.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST")
-                       if name in opcode.opmap)
-    code = frame.f_code.co_code
-    return frame.f_lasti < len(code) and code[frame.f_lasti] not in _RETURNS
+    return not debug_mcp_probe.at_return(frame)
 
 
 # -- keeping the events to what is needed
@@ -621,6 +665,8 @@ def _update():
         wanted |= events.PY_START | events.PY_RESUME
     if "raised" in _filters:
         wanted |= events.RAISE
+    if "userUnhandled" in _filters:
+        wanted |= events.PY_UNWIND
     if _steps or _pause or _suspend:
         wanted |= events.LINE | events.PY_RETURN | events.PY_YIELD | events.PY_UNWIND
         # Lines disabled while nothing stepped report again.

@@ -96,7 +96,9 @@ def start():
         _watch_failures()
     if _plan.get("calls"):
         _watch_calls()
-    if not _probes and _calls is None:
+    if _plan.get("userUnhandled") and hasattr(sys, "monitoring"):
+        _watch_unwinds()
+    if not _probes and _calls is None and not _plan.get("userUnhandled"):
         return
     if hasattr(sys, "monitoring"):
         if _calls is not None:
@@ -568,7 +570,8 @@ def _locals(frame):
 
 def failure(kind, exc, tb, test=None):
     """Reports one failure: the exception, and the program's own frames of its traceback (where
-    it was raised first, at most 5), each with its locals."""
+    it was raised first, at most 5), each with its locals. A test's or an uncaught exception
+    reported as `userUnhandled` already says it is the `same`: it takes that one's place."""
     global _failures
     if (_stopped_failures() or isinstance(exc, (SystemExit, KeyboardInterrupt))
             or getattr(_local, "busy", False)):
@@ -590,6 +593,10 @@ def failure(kind, exc, tb, test=None):
         record = {"kind": kind, "type": type(exc).__name__, "message": message, "frames": frames}
         if test:
             record["test"] = test
+        if kind == "userUnhandled":
+            _unwound[id(exc)] = exc
+        if _unwound.get(id(exc)) is exc:
+            record["same"] = id(exc)
         omitted = len(entries) - len(frames)
         if omitted:
             record["framesOmitted"] = omitted
@@ -600,6 +607,43 @@ def failure(kind, exc, tb, test=None):
         _local.busy = False
 
 
+# Exceptions that left the program's own code into a library that caught them (`userUnhandled`),
+# by id: recorded where they left it, at once (the library may never end: a server).
+
+_unwound = {}
+# A test runner calls the test and catches what it raises: the test's failure (recorded as
+# such), or an exception it expected (`assertRaises`, `pytest.raises`).
+_RUNNERS = tuple(os.sep + name + os.sep for name in ("unittest", "_pytest", "pluggy"))
+_ENDINGS = (SystemExit, KeyboardInterrupt, StopIteration, StopAsyncIteration, GeneratorExit)
+
+
+def _left_own(frame, exception, traceback):
+    """`exception` leaves `frame`: a failure when `frame` is the program's own code and its
+    caller a library's (not a test runner's)."""
+    caller = frame.f_back
+    if (caller is None or isinstance(exception, _ENDINGS) or getattr(_local, "busy", False)
+            or _unwound.get(id(exception)) is exception):
+        return
+    if not _own(frame.f_code.co_filename) or _own(caller.f_code.co_filename):
+        return
+    if any(runner in caller.f_code.co_filename for runner in _RUNNERS):
+        return
+    failure("userUnhandled", exception, traceback)
+
+
+def _watch_unwinds():
+    """3.12+: PY_UNWIND, which costs nothing until an exception leaves a frame."""
+    monitoring = sys.monitoring
+    if _monitoring_tool() is None:
+        return
+
+    def on_unwind(code, offset, exception):
+        _left_own(sys._getframe(1), exception, exception.__traceback__)
+
+    monitoring.register_callback(_tool, monitoring.events.PY_UNWIND, on_unwind)
+    monitoring.set_events(_tool, monitoring.get_events(_tool) | monitoring.events.PY_UNWIND)
+
+
 def _stopped_failures():
     # The server keeps the first `maxFailures` of all processes and counts the rest: each
     # process sends its first hundred.
@@ -608,17 +652,24 @@ def _stopped_failures():
 
 # CPython 3.12 and later: sys.monitoring.
 
-def _watch_with_monitoring():
+def _monitoring_tool():
+    """The sys.monitoring tool id the trace uses, taken once (None when none is free)."""
     global _tool
+    if _tool is None:
+        monitoring = sys.monitoring
+        # 0 is the debugger's, 1 coverage's, 2 the profiler's, 5 the optimizer's: 3 or 4.
+        for tool in (3, 4, 5, 2, 1):
+            if monitoring.get_tool(tool) is None:
+                monitoring.use_tool_id(tool, "debug-mcp")
+                _tool = tool
+                break
+    return _tool
+
+
+def _watch_with_monitoring():
     monitoring = sys.monitoring
-    # 0 is the debugger's, 1 coverage's, 2 the profiler's, 5 the optimizer's: 3 or 4, free.
-    for tool in (3, 4, 5, 2, 1):
-        if monitoring.get_tool(tool) is None:
-            _tool = tool
-            break
-    else:
+    if _monitoring_tool() is None:
         return _watch_with_settrace()
-    monitoring.use_tool_id(_tool, "debug-mcp")
     events = monitoring.events
 
     def on_start(code, offset):
@@ -635,7 +686,7 @@ def _watch_with_monitoring():
 
     monitoring.register_callback(_tool, events.PY_START, on_start)
     monitoring.register_callback(_tool, events.LINE, on_line)
-    monitoring.set_events(_tool, events.PY_START)
+    monitoring.set_events(_tool, monitoring.get_events(_tool) | events.PY_START)
 
 
 # Before 3.12, first: a probed module that Python imports from its source file, and the main
@@ -884,8 +935,22 @@ def _watch_with_settrace():
                     _hit(index, frame)
         return local
 
-    # Per code object: 0 untouched, 1 probed, 2 its calls traced, 3 both (one dict lookup for
-    # the untouched code every call of the program runs).
+    unwinds = bool(_plan.get("userUnhandled"))
+
+    def watching(frame, event, arg):
+        """The program's own frames, for `userUnhandled`: where an exception leaves them."""
+        if event == "exception":
+            _local.thrown = (frame, arg[1], arg[2])
+        elif event == "return":
+            left = debug_mcp_probe.unwound(_local, frame, arg)
+            if left is not None:
+                _left_own(frame, *left)
+        elif event == "line":
+            local(frame, event, arg)
+        return watching
+
+    # Per code object: bit 1 probed, 2 its calls traced, 4 own code watched for exceptions
+    # leaving it (one dict lookup for the untouched code every call of the program runs).
     kinds = {}
     # At interpreter shutdown (3.7) modules' globals become None while code still runs:
     # tracing ends with the program's own exit handlers.
@@ -898,14 +963,21 @@ def _watch_with_settrace():
         kind = kinds.get(code)
         if kind is None:
             traced = _calls is not None and code not in _rewritten and bool(_calls._traced(code))
-            kind = kinds[code] = bool(_probes_in(code)) + 2 * traced
+            watched = unwinds and _own(code.co_filename)
+            kind = kinds[code] = bool(_probes_in(code)) + 2 * traced + 4 * watched
         if not kind:
             return None
-        if kind >= 2:
-            traced = _calls.traced(frame, event, arg, local if kind == 3 else None)
+        tracer = None
+        if kind & 4:
+            tracer = watching
+            frame.f_trace_lines = bool(kind & 1)
+        elif kind & 1:
+            tracer = local
+        if kind & 2:
+            traced = _calls.traced(frame, event, arg, tracer)
             if traced is not None:
                 return traced
-        return local if kind & 1 else None
+        return tracer
 
     def trace_all():
         import threading
@@ -913,7 +985,7 @@ def _watch_with_settrace():
         sys.settrace(global_trace)
         threading.settrace(global_trace)
 
-    if not hasattr(sys, "addaudithook"):
+    if unwinds or not hasattr(sys, "addaudithook"):
         return trace_all()
     # Tracing slows every call down: it starts when a probed file's code first runs, not at
     # the interpreter's start.

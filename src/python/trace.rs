@@ -135,6 +135,7 @@ fn spec(plan: &Plan, reports: &Reports, fd: Option<RawFd>) -> Result<process::Sp
                        "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
                        "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
                        "failures": plan.failures.unwrap_or(0),
+                       "userUnhandled": plan.user_unhandled,
                        "calls": calls, "maxCalls": plan.max_calls,
                        "hangSignal": crate::sys::hang_signal(),
                        "limits": {"frames": script::FAILURE_FRAMES,

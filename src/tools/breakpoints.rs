@@ -27,7 +27,7 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         properties["data"] = json!({"type": "string"});
         properties["access"] = json!({"type": "string", "enum": ["write", "read", "readWrite"]});
         properties["remove"] = json!({"type": "string"});
-        properties["exceptions"] = json!({"type": "string", "enum": ["none", "uncaught", "all"]});
+        properties["exceptions"] = super::launch::pause_on_exceptions_schema();
         properties["includeLibraries"] = json!({"type": "boolean", "description": "with all: also those libraries raise and catch"});
         properties
     },

@@ -94,7 +94,7 @@ pub(crate) const FORMER: &[Tool] = &[
         description: "Former name of debug-breakpoint with `exceptions`.",
         properties: || {
             json!({"sessionId": session_id(),
-                   "state": {"type": "string", "enum": ["none", "uncaught", "all"]},
+                   "state": super::launch::pause_on_exceptions_schema(),
                    "includeLibraries": {"type": "boolean"}})
         },
         required: &["state"],
@@ -116,7 +116,7 @@ fn step(args: &Args, call: &Call, field: &str) -> Reply {
 
 /// Which exceptions stop the program: `field`'s state, and `includeLibraries`.
 pub(crate) fn pause_on_exceptions(args: &Args, call: &Call, field: &str) -> Reply {
-    let state = args.choice(field, &["none", "uncaught", "all"], None)?.to_string();
+    let state = args.choice(field, super::launch::EXCEPTION_STATES, None)?.to_string();
     let include_libraries = args.boolean("includeLibraries", false)?;
     let set = |reply| Command::PauseOnExceptions { state, include_libraries, reply };
     ask(args, call, Duration::ZERO, set)

@@ -147,8 +147,12 @@ fn breakpoints_schema() -> Value {
            "required": ["file", "line"]}})
 }
 
+/// Which exceptions stop a session: `userUnhandled` stops where one leaves the program's own
+/// code into a library's (a web framework that answers 500 for it) and where one is uncaught.
+pub(crate) const EXCEPTION_STATES: &[&str] = &["none", "uncaught", "userUnhandled", "all"];
+
 pub(crate) fn pause_on_exceptions_schema() -> Value {
-    json!({"type": "string", "enum": ["none", "uncaught", "all"]})
+    json!({"type": "string", "enum": EXCEPTION_STATES})
 }
 
 fn breakpoints_arg(
@@ -160,7 +164,7 @@ fn breakpoints_arg(
 }
 
 fn pause_on_exceptions_arg(args: &Args) -> Result<String, Failure> {
-    let state = args.choice("pauseOnExceptions", &["none", "uncaught", "all"], Some("none"))?;
+    let state = args.choice("pauseOnExceptions", EXCEPTION_STATES, Some("none"))?;
     Ok(state.to_string())
 }
 

@@ -124,6 +124,7 @@ fn properties() -> Value {
         "calls": {"type": "array", "minItems": 1, "items": calls_item(), "description": "every call of these functions (all of file's without function): args, return or throw, in call order; maxHits caps them (200)"},
         "failures": {"type": "boolean", "description": "record failing tests and uncaught errors"},
         "maxFailures": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_FAILURES},
+        "userUnhandled": {"type": "boolean", "description": "with failures: also errors that left own code into a library that caught them (a web framework's 500)"},
         "language": language_schema()
     });
     extend(extend(properties, run_properties(true)), page::properties(true))
@@ -271,6 +272,10 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         false => None,
     };
     let failures = failures.map(|n| u32::try_from(n).expect("bounded by the range check"));
+    let user_unhandled = args.boolean("userUnhandled", false)?;
+    if user_unhandled && failures.is_none() {
+        return Err(ArgError::new("userUnhandled", "only with `failures: true`").into());
+    }
     let mut probes = Vec::new();
     let (file, line, condition, expression) = match (args.has("probes"), args.has("breakpoint")) {
         (true, true) => {
@@ -318,6 +323,11 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         Some(_) => Language::Browser,
         None => language_arg(args, &command, &files)?,
     };
+    if user_unhandled && matches!(language, Language::Native) {
+        let why = "a compiled program's exceptions are not caught by a library: give `failures` \
+                   alone (panics, signals and failing tests are failures already)";
+        return Err(ArgError::new("userUnhandled", why).into());
+    }
     let place = |file: &str, line: u64| -> Result<(PathBuf, PathBuf, u32), Failure> {
         let line = u32::try_from(line).expect("bounded by the range check");
         let (file, real_file) =
@@ -372,6 +382,7 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         include_stack,
         probes,
         failures,
+        user_unhandled,
         hang,
         calls,
         max_calls,

@@ -38,6 +38,7 @@ mod session;
 mod shapes;
 mod soak;
 mod sourcemaps;
+mod unhandled;
 mod values;
 
 use std::io::{BufRead, BufReader, Write};

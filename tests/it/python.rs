@@ -15,7 +15,7 @@ use crate::{
 pub use crate::need::python;
 
 /// pytest through the test venv's console script, quiet, without its cache, on `args`.
-fn pytest(tag: &str, args: &str) -> String {
+pub fn pytest(tag: &str, args: &str) -> String {
     let pytest = std::path::Path::new(&python()).with_file_name("pytest");
     format!("DMCP_TAG={tag} {} -q -p no:cacheprovider {args}", pytest.display())
 }

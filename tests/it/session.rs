@@ -475,7 +475,7 @@ fn launch_failures_are_clear() {
     );
     assert_eq!(
         error["error"],
-        "invalid argument `pauseOnExceptions`: expected one of none, uncaught, all, got \"some\""
+        "invalid argument `pauseOnExceptions`: expected one of none, uncaught, userUnhandled, all, got \"some\""
     );
     let error = tool(&mut server, "debug-continue", json!({"step": "sideways"}));
     assert_eq!(error["code"], "invalid_arguments");

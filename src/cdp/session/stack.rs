@@ -5,8 +5,52 @@
 
 use serde_json::{json, Value};
 
+use super::{is_library_url, Cdp, Paused};
 use crate::cdp::scripts::Scripts;
-use crate::debugger::model::Frame;
+use crate::cdp::{unhandled, Origin};
+use crate::debugger::model::{Frame, TraceFrame};
+
+impl Cdp {
+    /// The stack of a stop, as an exception's traceback.
+    pub(super) fn trace(&mut self, paused: &Paused) -> Vec<TraceFrame> {
+        let frames = paused.params["callFrames"].as_array().cloned().unwrap_or_default();
+        let urls = self.runtime.urls();
+        let mut scripts = self.targets.get_mut(&paused.at).map(|t| &mut t.scripts);
+        let mut fallback = Scripts::new(urls);
+        let scripts = scripts.get_or_insert(&mut fallback);
+        frames
+            .iter()
+            .map(|frame| {
+                let location = scripts.location(frame);
+                let file = location.file.unwrap_or_default();
+                TraceFrame {
+                    function: location.function,
+                    library: is_library_url(&file),
+                    line: u32::try_from(location.line).ok(),
+                    file,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether the exception thrown at the pause `params` of `at` leaves the program's own code
+    /// into a library that catches it (see `cdp::unhandled`).
+    pub(super) fn leaves_own_code(&mut self, at: &Origin, params: &Value) -> bool {
+        let stack = unhandled::stack(params);
+        let Some(target) = self.targets.get_mut(at) else { return false };
+        let files: Vec<String> =
+            stack.iter().map(|f| target.scripts.location(f).file.unwrap_or_default()).collect();
+        let mut catchers = std::mem::take(&mut self.catchers);
+        let mut source = |script: &str| {
+            let asked = json!({"scriptId": script});
+            let answer = self.request_at(at, "Debugger.getScriptSource", asked).ok()?;
+            answer["scriptSource"].as_str().map(String::from)
+        };
+        let leaves = catchers.leaves_own_code(at, &stack, &files, &mut source);
+        self.catchers = catchers;
+        leaves
+    }
+}
 
 /// Up to `max` frames of the pause `params`, and how many there are in all.
 pub(super) fn frames(
