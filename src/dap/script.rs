@@ -30,7 +30,9 @@ use crate::log;
 use crate::process::{self, Debuggee, Exit};
 use crate::shell::CommandLine;
 use crate::sys;
+use ahead::{Ahead, Sent};
 
+mod ahead;
 mod calls;
 mod hang;
 
@@ -59,24 +61,33 @@ pub(crate) fn run_each<F: Flavour>(
     for note in notes {
         runs.note(note);
     }
-    for (command, flavour) in programs {
+    // The next program's adapter starts while one runs.
+    let mut ahead: Option<Ahead> = None;
+    for (i, (command, flavour)) in programs.iter().enumerate() {
+        // Dropped after the run (declared before it): its thread outlives the adapter.
+        let current = ahead.take();
         let shown = command.words.join(" ");
         if let Some(why) = runs.over().or(fail_fast.filter(|_| failed)) {
             runs.skip(&shown, why);
             continue;
         }
-        let plan = Plan { command, ..plan.clone() };
+        ahead = programs.get(i + 1).map(|(command, flavour)| Ahead::start(command, flavour));
+        let plan = Plan { command: command.clone(), ..plan.clone() };
         if let Some(preparing) = flavour.preparing() {
             call.progress.report(0, || preparing);
         }
-        let launched = match flavour.start(&plan.command, false) {
+        let launched = match &current {
+            Some(current) => current.launched().map(|(launched, sent)| (launched, Some(sent))),
+            None => flavour.start(&plan.command, false).map(|launched| (launched, None)),
+        };
+        let (launched, sent) = match launched {
             Ok(launched) => launched,
             Err(failure) => {
                 runs.not_started(&shown, failure)?;
                 continue;
             }
         };
-        let mut run = Run::start(flavour, launched, &plan, call, deadline);
+        let mut run = Run::start(flavour.clone(), launched, sent, &plan, call, deadline);
         let started = run.setup();
         let exit = runs.run(&mut run, started, &plan, call, &shown)?;
         failed |= exit.is_some_and(|e| e.code != Some(0));
@@ -88,6 +99,7 @@ impl<'a, F: Flavour> Run<'a, F> {
     fn start(
         flavour: F,
         launched: Launched,
+        sent: Option<Sent>,
         plan: &'a Plan,
         call: &'a Call,
         deadline: Instant,
@@ -120,6 +132,7 @@ impl<'a, F: Flavour> Run<'a, F> {
             read_ahead: Vec::new(),
             go_logs: Default::default(),
             launch: Some((request, arguments)),
+            sent,
             child: None,
             later: Default::default(),
             failures_read: Vec::new(),
@@ -176,6 +189,8 @@ struct Run<'a, F> {
     go_logs: std::collections::HashMap<String, usize>,
     /// The `launch` (or `attach`) request and its arguments, until `setup` sends them.
     launch: Option<(&'static str, Value)>,
+    /// `initialize` and `launch` sent ahead (`Ahead`), their answers to read.
+    sent: Option<Sent>,
     /// The program's pid when the adapter does not say it (Delve's child), once found.
     child: Option<u32>,
     /// What is due before the next event: steps read beside a stop (other threads' failures
@@ -241,11 +256,16 @@ impl<F: Flavour> Run<'_, F> {
             let tracer = calls::Tracer::new(&self.flavour, &self.plan.calls, self.plan.max_calls)?;
             self.calls = Some(tracer);
         }
-        let initialize =
-            self.client.send("initialize", dap::initialize_arguments(self.flavour.adapter()));
+        let (initialize, launch) = match self.sent.take() {
+            Some((initialize, launch)) => (initialize, Some(launch)),
+            None => {
+                let arguments = dap::initialize_arguments(self.flavour.adapter());
+                (self.client.send("initialize", arguments), None)
+            }
+        };
         self.logpoints = self.answer(&initialize)?["supportsLogPoints"] == true;
         // debugpy answers `launch` only after `configurationDone`.
-        let mut launch = self.client.send(request, arguments);
+        let mut launch = launch.unwrap_or_else(|| self.client.send(request, arguments));
         self.until_initialized(&mut launch)?;
         if !self.plan.probes.is_empty() {
             self.set_probes()?;
