@@ -21,7 +21,7 @@ pub(crate) fn preview<F: Flavour>(
 ) -> String {
     let (kind, text) = kind_and_text(variable);
     let Some(opaque) = flavour.opaque(kind, text).filter(|_| expandable(variable)) else {
-        return without_address(text).to_string();
+        return plain(flavour, kind, without_address(text));
     };
     let listed = children(&variable["variablesReference"]);
     match opaque {
@@ -127,6 +127,15 @@ fn shown<F: Flavour>(flavour: &F, member: &Value) -> String {
     let (kind, text) = kind_and_text(member);
     match flavour.opaque(kind, text) {
         Some(Opaque::Members) => "{…}".to_string(),
+        _ => plain(flavour, kind, text),
+    }
+}
+
+/// A value's text as is, but a character that is a number in the program's language (Rust's
+/// `u8`, which lldb prints as C's `unsigned char`).
+fn plain<F: Flavour>(flavour: &F, kind: &str, text: &str) -> String {
+    match text.starts_with('\'').then(|| flavour.value(kind, text)) {
+        Some(Value::Number(number)) => number.to_string(),
         _ => text.to_string(),
     }
 }

@@ -820,7 +820,10 @@ impl Flavour for Native {
     }
 
     fn value(&self, kind: &str, text: &str) -> Value {
-        typed_text(kind, text)
+        match values::rust_u8(kind, text).filter(|_| self.0.language == "rust") {
+            Some(number) => number.into(),
+            None => typed_text(kind, text),
+        }
     }
 
     fn item_text(&self, kind: &str, item: &str) -> Option<String> {

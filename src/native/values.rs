@@ -99,9 +99,17 @@ pub(super) fn rust_byte(kind: &str, item: &str) -> Option<u8> {
         || kind.starts_with("[u8;")
         || kind.starts_with("u8[")
         || ["Vec<u8", "VecDeque<u8", "Box<[u8]"].iter().any(|k| kind.contains(k));
-    if !bytes {
-        return None;
-    }
+    bytes.then(|| char_byte(item)).flatten()
+}
+
+/// A Rust `u8` (a local, a field), which lldb types as C's `unsigned char` and prints as a
+/// character (`'\x05'`): its number. (An `i8` is lldb's `char`, as a Rust `char` may be.)
+pub(super) fn rust_u8(kind: &str, text: &str) -> Option<u8> {
+    matches!(kind, "u8" | "unsigned char").then(|| char_byte(text))?
+}
+
+/// The byte a C character literal says (`'C'`, `'\t'`, `'\x01'`).
+fn char_byte(item: &str) -> Option<u8> {
     let inner = item.strip_prefix('\'')?.strip_suffix('\'')?;
     let mut chars = inner.chars();
     let byte = match (chars.next()?, chars.next()) {
@@ -169,6 +177,14 @@ fn rust_fixes() -> std::io::Result<PathBuf> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn rust_u8s_are_numbers() {
+        assert_eq!(rust_u8("unsigned char", "'\\x05'"), Some(5));
+        assert_eq!(rust_u8("unsigned char", "'\\xc8'"), Some(200));
+        assert_eq!(rust_u8("u8", "'A'"), Some(65));
+        assert_eq!(rust_u8("char", "'A'"), None);
+    }
 
     #[test]
     fn rust_bytes_are_numbers() {

@@ -99,7 +99,7 @@ fn names_are_demangled_in_sessions() {
 
 /// What a failure and a stop show of values: an `assert_eq!`'s `left_val` and `right_val` (a
 /// reference to an enum) as the enum (`Ok(Partial)`, not its raw `$variants$` cut after its type
-/// name), bytes as the numbers Rust prints (not `'C'`), and an async fn's locals each once,
+/// name), bytes and a `u8` as the numbers Rust prints (not `'C'`), and an async fn's locals each once,
 /// without the compiler's state (`<null>`: `{async_fn_env#0}`) or `_task_context`.
 #[test]
 fn values_read_as_rust_prints_them() {
@@ -128,10 +128,12 @@ fn values_read_as_rust_prints_them() {
     let shown: Vec<&String> = async_fn.as_object().unwrap().keys().collect();
     assert_eq!(
         shown,
-        ["bytes", "kept", "kind", "left_val", "line", "parsed", "right_val"],
+        ["bytes", "first", "kept", "kind", "left_val", "line", "parsed", "right_val"],
         "{async_fn}"
     );
     assert_eq!(async_fn["right_val"], "Complete((18, 42))", "{async_fn}");
+    // A `u8` is a number, as Rust prints it (lldb: C's `unsigned char`, `'C'`).
+    assert_eq!(async_fn["first"], "67", "{async_fn}");
 
     let state = tool(
         &mut server,
@@ -147,6 +149,7 @@ fn values_read_as_rust_prints_them() {
         [
             (&json!("line"), &bytes),
             (&json!("bytes"), &bytes),
+            (&json!("first"), &json!(67)),
             (&json!("parsed"), &json!("Partial")),
             (&json!("kept"), &json!("Partial"))
         ],
