@@ -21,9 +21,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
-use crate::cdp::unhandled::{self, Catchers};
+use crate::cdp::unhandled::{self, passes_on, Catchers};
+use crate::cdp::urls::is_own;
 use crate::cdp::{preview, Origin};
-use crate::debugger::script::{failure_record, Locals, FAILURE_FRAMES};
+use crate::debugger::limits::FAILURE_FRAMES;
+use crate::debugger::script::{failure_record, Locals};
 
 /// The test runners' own code, which calls a test's function and catches what it throws.
 const RUNNERS: &[&str] = &[
@@ -35,15 +37,6 @@ const RUNNERS: &[&str] = &[
     "node:internal/test_runner/",
     "ext:cli/40_test.js",
 ];
-
-/// Frames that only pass a call on (node:test calls a test through `AsyncResource`'s
-/// `runInAsyncScope`): who called own code is the first frame beyond them.
-const PASS_THROUGH: &[&str] = &["node:async_hooks"];
-
-/// Whether a frame of `file` only passes a call on (see [`PASS_THROUGH`]).
-pub(crate) fn passes_on(file: &str) -> bool {
-    PASS_THROUGH.iter().any(|p| file.starts_with(p))
-}
 
 /// The running test's name, where the runner keeps it where code can read it (jest's and
 /// vitest's `expect` state).
@@ -258,15 +251,6 @@ impl Seen {
         }
         self.keys.insert(key).then_some(record)
     }
-}
-
-/// Whether a file (as `Scripts::frame_json` names it) is the program's own code.
-pub(crate) fn is_own(file: &str) -> bool {
-    !(file.is_empty()
-        || file.starts_with("node:")
-        || file.starts_with("ext:")
-        || file.contains("/node_modules/")
-        || file.starts_with("internal/"))
 }
 
 fn is_runner(file: &str) -> bool {

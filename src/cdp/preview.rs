@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use crate::debugger::model::VALUE_MAX;
-use crate::debugger::session::clip;
+use crate::debugger::limits::clip;
+use crate::debugger::limits::VALUE_MAX;
 
 /// Items of an array shown before `…` (V8 previews up to 100).
 const MAX_ITEMS: usize = 10;

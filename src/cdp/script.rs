@@ -36,7 +36,8 @@ use crate::cdp::runtime::{
 };
 use crate::cdp::scripts::Scripts;
 use crate::cdp::{self, Client, Event, Origin};
-use crate::debugger::script::{self, Debugged, Hit, Outcome, Plan, Step, VALUE_CHARS};
+use crate::debugger::limits::VALUE_CHARS;
+use crate::debugger::script::{self, Debugged, Hit, Outcome, Plan, Step};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit};
@@ -166,7 +167,7 @@ pub(crate) fn run(runtime: Box<dyn Runtime>, plan: &Plan, call: &Call) -> Result
         run.nudge = crossbeam_channel::after(limit);
         run.limited = true;
     }
-    script::drive(&mut run, started, plan, call, deadline)
+    crate::debugger::runs::drive(&mut run, started, plan, call, deadline)
 }
 
 /// Whether a `Debugger.paused` event's `params` say breakpoint `id` was hit.

@@ -22,16 +22,20 @@ use crate::cdp::runtime::{
 };
 use crate::cdp::scripts::Scripts;
 use crate::cdp::unhandled::{self, Catchers};
+use crate::cdp::urls::is_own;
 use crate::cdp::{self, Client, Event, Origin};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
+use crate::debugger::limits::clip;
+use crate::debugger::limits::VALUE_CHARS;
+use crate::debugger::model::Undebugged;
 use crate::debugger::model::{logpoint_parts, AttachSpec, LaunchSpec, Part, PathMapping};
 use crate::debugger::model::{
     Action, BreakpointSpec, Exception, Frame, Reason, Resolution, Source, Stop, Thread, Variable,
     VariablesQuery,
 };
 use crate::debugger::paths::Whereabouts;
-use crate::debugger::script::{self, Debugged, Undebugged, VALUE_CHARS};
-use crate::debugger::session::{self as actor, clip, Begin, Handle, OnChange};
+use crate::debugger::script::{self, Debugged};
+use crate::debugger::session::{self as actor, Begin, Handle, OnChange};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -607,7 +611,7 @@ impl Cdp {
             && self.is_entry(params["data"]["url"].as_str().unwrap_or_default());
         let waits_for_entry =
             self.entry_stop.is_some() || target.placed.iter().any(|(id, _)| id == ENTRY);
-        let library = is_library_url(&target.scripts.file(top_script(&params)));
+        let library = !is_own(&target.scripts.file(top_script(&params)));
         if at_entry_line || entry_script {
             self.clear_entry_stop();
         }
@@ -1468,14 +1472,6 @@ fn variable(name: &str, remote: &Value) -> Variable {
 }
 
 /// Whether a script's file (or URL) is a dependency's or the runtime's own, not the program's.
-fn is_library_url(file: &str) -> bool {
-    file.is_empty()
-        || file.starts_with("node:")
-        || file.starts_with("ext:")
-        || file.contains("/node_modules/")
-        || file.contains("/deno/npm/")
-}
-
 /// The script of the top frame of a `Debugger.paused` event (frames' own `url` is empty).
 fn top_script(params: &Value) -> &str {
     params.pointer("/callFrames/0/location/scriptId").and_then(Value::as_str).unwrap_or_default()

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::cdp::failures::{is_own, passes_on};
 use crate::cdp::functions::{try_blocks, Position};
+use crate::cdp::urls::is_own;
 use crate::cdp::Origin;
 
 /// The `Debugger.setPauseOnExceptions` state for a session's `pauseOnExceptions`: V8 pauses at
@@ -98,6 +98,15 @@ impl Catchers {
         };
         !ASSERTIONS.iter().any(|a| file(catcher).contains(a))
     }
+}
+
+/// Frames that only pass a call on (node:test calls a test through `AsyncResource`'s
+/// `runInAsyncScope`): who called own code is the first frame beyond them.
+const PASS_THROUGH: &[&str] = &["node:async_hooks"];
+
+/// Whether a frame of `file` only passes a call on (see [`PASS_THROUGH`]).
+pub(crate) fn passes_on(file: &str) -> bool {
+    PASS_THROUGH.iter().any(|p| file.starts_with(p))
 }
 
 /// Assertions that call a function to see it throw, and catch what it throws.

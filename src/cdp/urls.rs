@@ -221,6 +221,18 @@ fn path_pattern(path: &str) -> String {
 }
 
 /// The path of a `file://` URL, percent-decoded; other URLs (`node:internal/...`) unchanged.
+/// Whether a file (a frame's, as `Scripts` names it) is the program's own code: not the
+/// runtime's (`node:`, `internal/`, Deno's `ext:`), nor an installed package's (`node_modules`,
+/// Deno's npm cache).
+pub(crate) fn is_own(file: &str) -> bool {
+    !(file.is_empty()
+        || file.starts_with("node:")
+        || file.starts_with("ext:")
+        || file.starts_with("internal/")
+        || file.contains("/node_modules/")
+        || file.contains("/deno/npm/"))
+}
+
 pub(crate) fn file_url_to_path(url: &str) -> String {
     match url.strip_prefix("file://") {
         Some(path) => crate::sourcemap::percent_decode(path),

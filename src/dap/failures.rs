@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 
 use crate::dap::flavour::Flavour;
 use crate::dap::values::{preview, SHOWN};
-use crate::debugger::script::{failure_record, Locals, FAILURE_FRAMES, FAILURE_MESSAGE};
+use crate::debugger::limits::{FAILURE_FRAMES, FAILURE_MESSAGE};
+use crate::debugger::script::{failure_record, Locals};
 
 /// Whether a stop's reason may be a failure (not a breakpoint, a step or a pause of ours).
 pub(crate) fn may_be_failure(reason: &str) -> bool {

@@ -279,7 +279,7 @@ impl Said {
 
     /// The failure of a `launch` the adapter refused with `message`, in its own words too.
     pub(crate) fn launch_failed(&self, adapter: &str, message: &str) -> Failure {
-        let said = crate::debugger::session::clip(self.0.trim(), 2000);
+        let said = crate::debugger::limits::clip(self.0.trim(), 2000);
         let message = match said.is_empty() || message.contains(said.as_str()) {
             true => message.to_string(),
             false => format!("{message}. {adapter} said: {said}"),

@@ -25,12 +25,14 @@ use serde_json::{json, Value};
 use crate::dap::flavour::{Flavour, Launched};
 use crate::dap::{self, Child, Client};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
+use crate::debugger::limits::VALUE_CHARS;
+use crate::debugger::model::Undebugged;
 use crate::debugger::model::{
     Action, AttachSpec, BreakpointSpec, Exception, Frame, LaunchSpec, Location, PathMapping,
     Reason, Resolution, Source, Stop, Thread, TraceFrame, Variable, VariablesQuery,
 };
 use crate::debugger::paths::{self, Whereabouts};
-use crate::debugger::script::{Debugged, Undebugged, VALUE_CHARS};
+use crate::debugger::script::Debugged;
 use crate::debugger::session::{self as actor, Begin, Handle, OnChange, Setup};
 use crate::debugger::{Code, Failure};
 use crate::log;
@@ -781,7 +783,7 @@ impl<F: Flavour> Dap<F> {
         let name = self.flavour.adapter().to_string();
         let pid = adapter.process.pid();
         let (_, stderr, ..) = adapter.process.output().since(0, 0);
-        let stderr = crate::debugger::session::clip_end(stderr.trim(), 1000);
+        let stderr = crate::debugger::limits::clip_end(stderr.trim(), 1000);
         let program = self.debuggee.map(|g| g.pid());
         let running = program.is_some_and(|pid| sys::Process::now(pid).is_some_and(|p| p.alive()));
         let fate = match (program, running) {
@@ -1376,7 +1378,7 @@ impl<F: Flavour> Backend for Dap<F> {
         let thread = self.thread_id(paused.connection, &paused.thread);
         match paused.connection.checked_sub(1).and_then(|c| self.children.get(c)) {
             Some(child) => Some(json!({"pid": child.pid?, "thread": thread,
-                                       "command": crate::debugger::session::clip(&child.command, 200)})),
+                                       "command": crate::debugger::limits::clip(&child.command, 200)})),
             None => Some(json!({"pid": self.debuggee?.pid(), "thread": thread})),
         }
     }

@@ -6,9 +6,9 @@
 use crossbeam_channel::Receiver;
 use serde_json::Value;
 
+use crate::debugger::model::Undebugged;
 use crate::debugger::model::{Action, BreakpointSpec, Resolution, Source, Stop, Thread};
 use crate::debugger::model::{Frame, Variable, VariablesQuery};
-use crate::debugger::script::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Output};
 

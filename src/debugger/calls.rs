@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
-use crate::debugger::script::RESULTS_BUDGET;
+use crate::debugger::limits::RESULTS_BUDGET;
 
 /// The calls recorded when `maxHits` does not say: enough for a test's call tree, small
 /// enough to read.

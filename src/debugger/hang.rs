@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::debugger::script::FAILURE_FRAMES;
+use crate::debugger::limits::FAILURE_FRAMES;
 
 /// One frame of a hung thread's stack, top first.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@ pub(crate) mod backend;
 pub(crate) mod calls;
 mod error;
 pub(crate) mod hang;
+pub(crate) mod limits;
 pub(crate) mod model;
 pub(crate) mod paths;
 pub(crate) mod runs;

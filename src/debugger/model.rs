@@ -8,11 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-/// Characters of a value in a stop state's `locals`, and in `debug-variables` unless its
-/// `maxChars` says otherwise.
-pub(crate) const VALUE_PREVIEW: usize = 200;
-/// Characters of a variable's value a backend gives at most; the answer cuts it further.
-pub(crate) const VALUE_MAX: usize = 64 * 1024;
+use crate::debugger::Failure;
 
 /// A breakpoint as `debug-launch` and `debug-set-breakpoint` take it.
 #[derive(Clone, Debug)]
@@ -128,7 +124,7 @@ impl Variable {
     /// a text value cut at `max_chars`.
     pub(crate) fn to_json(&self, detailed: bool, max_chars: usize) -> Value {
         let value = match &self.value {
-            Value::String(text) => crate::debugger::session::clip(text, max_chars).into(),
+            Value::String(text) => crate::debugger::limits::clip(text, max_chars).into(),
             other => other.clone(),
         };
         let mut json = json!({"name": self.name, "type": self.kind, "value": value});
@@ -396,4 +392,112 @@ mod tests {
         assert_eq!(logpoint_parts("open {x"), [T("open {x")]);
         assert_eq!(logpoint_parts("plain"), [T("plain")]);
     }
+}
+
+/// What the program ran where breakpoints do not reach: child processes (as far as they were
+/// seen) that could not be followed, and worker threads.
+#[derive(Debug, Default)]
+pub(crate) struct Undebugged {
+    pub(crate) processes: Vec<crate::process::Descendant>,
+    pub(crate) workers: usize,
+}
+
+impl Undebugged {
+    /// The processes a program ran that were not debugged: its `descendants` less those
+    /// `followed`, and less a shell that only started a followed one (npm's `sh -c 'greet'`).
+    pub(crate) fn processes(
+        descendants: Vec<crate::process::Descendant>,
+        followed: &[u32],
+    ) -> Vec<crate::process::Descendant> {
+        let launchers: Vec<u32> = descendants
+            .iter()
+            .filter(|d| followed.contains(&d.process.pid))
+            .map(|d| d.parent)
+            .collect();
+        let undebugged = |d: &crate::process::Descendant| {
+            let launcher = launchers.contains(&d.process.pid) && crate::shell::is_shell(&d.command);
+            !launcher && !followed.contains(&d.process.pid)
+        };
+        descendants.into_iter().filter(undebugged).collect()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.processes.is_empty() && self.workers == 0
+    }
+
+    /// `{processes: [{pid, command}], workers}`.
+    pub(crate) fn to_json(&self) -> Value {
+        let processes: Vec<Value> = self
+            .processes
+            .iter()
+            .map(|d| json!({"pid": d.process.pid, "command": command_label(d)}))
+            .collect();
+        json!({"processes": processes, "workers": self.workers})
+    }
+
+    /// "3 child processes (pid 12: node t.js, …) and 1 worker thread", or `None`.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if !self.processes.is_empty() {
+            let named: Vec<String> = self
+                .processes
+                .iter()
+                .take(3)
+                .map(|d| format!("pid {}: {}", d.process.pid, command_label(d)))
+                .collect();
+            let more = if self.processes.len() > 3 { ", …" } else { "" };
+            let n = self.processes.len();
+            let what = plural(n, "child process", "child processes");
+            parts.push(format!("{what} ({}{more})", named.join("; ")));
+        }
+        if self.workers > 0 {
+            parts.push(plural(self.workers, "worker thread", "worker threads"));
+        }
+        (!parts.is_empty()).then(|| parts.join(" and "))
+    }
+
+    /// The note for an answer: what ran undebugged.
+    pub(crate) fn note(&self) -> Option<String> {
+        self.describe().map(|what| {
+            format!(
+                "Note: code run in {what} was not debugged: debug-mcp could not follow them \
+                 (not a runtime it debugs, or one it cannot follow into)."
+            )
+        })
+    }
+
+    /// The hint for a breakpoint that was not hit, when the program ran code outside the
+    /// debugger: `missed` says what did not happen where it was debugged ("line 7 never ran
+    /// in the 2 processes debugged (…)").
+    pub(crate) fn hint(&self, missed: &str) -> Option<String> {
+        self.describe().map(|what| {
+            format!(
+                "{missed}; the program also ran {what} that could not be followed: if the line \
+                 ran there, its hits were not seen"
+            )
+        })
+    }
+
+    /// Adds `undebugged` to a failure's details, when there is anything to say.
+    pub(crate) fn add_to(&self, failure: Failure) -> Failure {
+        match self.is_empty() {
+            true => failure,
+            false => failure.with("undebugged", self.to_json()),
+        }
+    }
+
+    /// Adds `undebugged` and the note (as `message`) to an exited session state.
+    pub(crate) fn add_to_state(&self, state: &mut Value) {
+        if let Some(note) = self.note() {
+            state["undebugged"] = self.to_json();
+            state["message"] = note.into();
+        }
+    }
+}
+
+/// A descendant's command, short enough for an answer.
+fn command_label(d: &crate::process::Descendant) -> String {
+    crate::debugger::limits::clip(&d.command, 200)
 }

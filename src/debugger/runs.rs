@@ -499,3 +499,17 @@ fn probes_hint(never_bound: &dyn Fn() -> String, outcome: &Outcome, plan: &Plan)
         false => format!("{missed}: check the paths, and that the program reaches them"),
     }
 }
+
+/// Collects hits until the program ends, then ends the run. `started` is how setting up went:
+/// on failure, everything the collector started is ended and the failure returned.
+pub(crate) fn drive<C: Collector>(
+    collector: &mut C,
+    started: Result<(), Failure>,
+    plan: &Plan,
+    call: &Call,
+    deadline: Instant,
+) -> Result<Outcome, Failure> {
+    let mut runs = Runs::new(plan, deadline);
+    runs.run(collector, started, plan, call, "")?;
+    runs.finish()
+}

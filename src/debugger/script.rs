@@ -9,19 +9,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::calls::{Calls, Traced};
-use crate::debugger::runs::Runs;
+use crate::debugger::limits::{FAILURE_MESSAGE, LOCALS_SHOWN, LOCAL_PREVIEW, RESULTS_BUDGET};
+use crate::debugger::model::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Stopped};
 use crate::shell::CommandLine;
-
-/// The results of all hits together stay under this many bytes of JSON; the text block repeats
-/// them, so the whole message stays well under the 10 MiB clients accept.
-pub(crate) const RESULTS_BUDGET: usize = 3 * 1024 * 1024;
-/// One value's JSON is cut to about this many characters.
-pub(crate) const VALUE_CHARS: usize = 64 * 1024;
 
 /// A checked request.
 #[derive(Debug, Clone)]
@@ -156,109 +150,6 @@ pub(crate) struct Outcome {
     place_of: Vec<Option<u32>>,
 }
 
-/// What the program ran where breakpoints do not reach: child processes (as far as they were
-/// seen) that could not be followed, and worker threads.
-#[derive(Debug, Default)]
-pub(crate) struct Undebugged {
-    pub(crate) processes: Vec<crate::process::Descendant>,
-    pub(crate) workers: usize,
-}
-
-impl Undebugged {
-    /// The processes a program ran that were not debugged: its `descendants` less those
-    /// `followed`, and less a shell that only started a followed one (npm's `sh -c 'greet'`).
-    pub(crate) fn processes(
-        descendants: Vec<crate::process::Descendant>,
-        followed: &[u32],
-    ) -> Vec<crate::process::Descendant> {
-        let launchers: Vec<u32> = descendants
-            .iter()
-            .filter(|d| followed.contains(&d.process.pid))
-            .map(|d| d.parent)
-            .collect();
-        let undebugged = |d: &crate::process::Descendant| {
-            let launcher = launchers.contains(&d.process.pid) && crate::shell::is_shell(&d.command);
-            !launcher && !followed.contains(&d.process.pid)
-        };
-        descendants.into_iter().filter(undebugged).collect()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.processes.is_empty() && self.workers == 0
-    }
-
-    /// `{processes: [{pid, command}], workers}`.
-    pub(crate) fn to_json(&self) -> Value {
-        let processes: Vec<Value> = self
-            .processes
-            .iter()
-            .map(|d| json!({"pid": d.process.pid, "command": command_label(d)}))
-            .collect();
-        json!({"processes": processes, "workers": self.workers})
-    }
-
-    /// "3 child processes (pid 12: node t.js, …) and 1 worker thread", or `None`.
-    pub(crate) fn describe(&self) -> Option<String> {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let mut parts = Vec::new();
-        if !self.processes.is_empty() {
-            let named: Vec<String> = self
-                .processes
-                .iter()
-                .take(3)
-                .map(|d| format!("pid {}: {}", d.process.pid, command_label(d)))
-                .collect();
-            let more = if self.processes.len() > 3 { ", …" } else { "" };
-            let n = self.processes.len();
-            let what = plural(n, "child process", "child processes");
-            parts.push(format!("{what} ({}{more})", named.join("; ")));
-        }
-        if self.workers > 0 {
-            parts.push(plural(self.workers, "worker thread", "worker threads"));
-        }
-        (!parts.is_empty()).then(|| parts.join(" and "))
-    }
-
-    /// The note for an answer: what ran undebugged.
-    pub(crate) fn note(&self) -> Option<String> {
-        self.describe().map(|what| {
-            format!(
-                "Note: code run in {what} was not debugged: debug-mcp could not follow them \
-                 (not a runtime it debugs, or one it cannot follow into)."
-            )
-        })
-    }
-
-    /// The hint for a breakpoint that was not hit, when the program ran code outside the
-    /// debugger: `missed` says what did not happen where it was debugged ("line 7 never ran
-    /// in the 2 processes debugged (…)").
-    pub(crate) fn hint(&self, missed: &str) -> Option<String> {
-        self.describe().map(|what| {
-            format!(
-                "{missed}; the program also ran {what} that could not be followed: if the line \
-                 ran there, its hits were not seen"
-            )
-        })
-    }
-
-    /// Adds `undebugged` to a failure's details, when there is anything to say.
-    pub(crate) fn add_to(&self, failure: Failure) -> Failure {
-        match self.is_empty() {
-            true => failure,
-            false => failure.with("undebugged", self.to_json()),
-        }
-    }
-
-    /// Adds `undebugged` and the note (as `message`) to an exited session state.
-    pub(crate) fn add_to_state(&self, state: &mut Value) {
-        if let Some(note) = self.note() {
-            state["undebugged"] = self.to_json();
-            state["message"] = note.into();
-        }
-    }
-}
-
 /// A process debugged, as answers list it (`processes`, in `debug-script` and
 /// `debug-sessions`): `{pid, command, parent?, hits?, threads?}`, the command clipped.
 pub(crate) struct Debugged<'a> {
@@ -274,7 +165,7 @@ pub(crate) struct Debugged<'a> {
 impl Debugged<'_> {
     pub(crate) fn to_json(&self) -> Value {
         let mut process =
-            json!({"pid": self.pid, "command": crate::debugger::session::clip(self.command, 200)});
+            json!({"pid": self.pid, "command": crate::debugger::limits::clip(self.command, 200)});
         if let Some(parent) = self.parent {
             process["parent"] = parent.into();
         }
@@ -357,11 +248,6 @@ impl Outcome {
     }
 }
 
-/// A descendant's command, short enough for an answer.
-fn command_label(d: &crate::process::Descendant) -> String {
-    crate::debugger::session::clip(&d.command, 200)
-}
-
 impl Outcome {
     /// Adds one hit's `{type, value}` JSON text (the value replaced by a marker once the
     /// answer's budget is spent; `from`, the fields that say where it ran, spliced in) and
@@ -409,14 +295,6 @@ impl Outcome {
     }
 }
 
-/// What a failure's record lists at most: the program's own frames, and characters of its
-/// message; and of a frame's locals, the names shown and a preview's characters. The same for
-/// every runtime (Python's tracer is given them in its plan).
-pub(crate) const FAILURE_FRAMES: usize = 5;
-pub(crate) const FAILURE_MESSAGE: usize = 1000;
-pub(crate) const LOCALS_SHOWN: usize = 12;
-pub(crate) const LOCAL_PREVIEW: usize = 100;
-
 /// A failure's record, the same shape for every runtime: `{kind, type, message, frames,
 /// framesOmitted?}` (`frames`: the own frames listed, of `all` in the stack); the runtime adds
 /// `test` and `process`.
@@ -427,7 +305,7 @@ pub(crate) fn failure_record(
     frames: Vec<Value>,
     all: usize,
 ) -> Value {
-    let message = crate::debugger::session::clip(message, FAILURE_MESSAGE);
+    let message = crate::debugger::limits::clip(message, FAILURE_MESSAGE);
     let listed = frames.len();
     let mut record = json!({"kind": kind, "type": kind_type, "message": message, "frames": frames});
     if all > listed {
@@ -453,7 +331,7 @@ impl Locals {
         match self.shown.len() {
             LOCALS_SHOWN => self.more += 1,
             _ => {
-                let preview = crate::debugger::session::clip(preview, LOCAL_PREVIEW);
+                let preview = crate::debugger::limits::clip(preview, LOCAL_PREVIEW);
                 self.shown.insert(name.to_string(), preview.into());
             }
         }
@@ -608,20 +486,6 @@ pub(crate) trait Collector {
     fn activity(&self) -> u64 {
         0
     }
-}
-
-/// Collects hits until the program ends, then ends the run. `started` is how setting up went:
-/// on failure, everything the collector started is ended and the failure returned.
-pub(crate) fn drive<C: Collector>(
-    collector: &mut C,
-    started: Result<(), Failure>,
-    plan: &Plan,
-    call: &Call,
-    deadline: Instant,
-) -> Result<Outcome, Failure> {
-    let mut runs = Runs::new(plan, deadline);
-    runs.run(collector, started, plan, call, "")?;
-    runs.finish()
 }
 
 /// The failure for a run that outlived its `timeout` before any hit.

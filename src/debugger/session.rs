@@ -16,10 +16,12 @@ use crossbeam_channel::{never, select, Receiver, Sender};
 use serde_json::{json, Value};
 
 use crate::debugger::backend::{Backend, Happening, Input};
+use crate::debugger::limits::clip;
+use crate::debugger::limits::VALUE_PREVIEW;
+use crate::debugger::model::LaunchSpec;
 use crate::debugger::model::{
     trace_text, Action, BreakpointSpec, Exception, Reason, Stop, VariablesQuery,
 };
-use crate::debugger::model::{LaunchSpec, VALUE_PREVIEW};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Exit, Output};
@@ -1113,24 +1115,6 @@ fn not_paused<P>(id: &str, state: &State<P>) -> Failure {
 
 #[cfg(test)]
 mod tests;
-
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max).collect();
-    format!("{cut}… [truncated]")
-}
-
-/// The last `max` characters of `text`, marked when cut: where a log's news is.
-pub(crate) fn clip_end(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_string();
-    }
-    let kept: String = text.chars().skip(count - max).collect();
-    format!("[truncated] …{kept}")
-}
 
 /// The lines around a location, from the file it names (or, for a file not on disk, from
 /// `original`).

@@ -71,7 +71,7 @@ fn explain(text: &str, failures: &[Value]) -> (String, usize) {
         let line = lines[i];
         match line.len() > LINE + 4 && i < tail_from {
             true => {
-                out.push_str(crate::debugger::session::clip(line.trim_end(), LINE).as_str());
+                out.push_str(crate::debugger::limits::clip(line.trim_end(), LINE).as_str());
                 out.push('\n');
             }
             false => out.push_str(line),

@@ -154,7 +154,7 @@ pub(super) fn build(command: &CommandLine) -> Result<Programs, Failure> {
     })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let said = crate::debugger::session::clip(stderr.trim(), 4000);
+        let said = crate::debugger::limits::clip(stderr.trim(), 4000);
         return Err(Failure::new(
             Code::LaunchFailed,
             format!("cargo could not build the program: {said}"),

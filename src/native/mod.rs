@@ -575,7 +575,7 @@ fn is_go(command: &CommandLine) -> bool {
 /// What an adapter printed (its stdout and stderr), for the words of a failure.
 fn said(adapter: &Debuggee) -> String {
     let (out, err, ..) = adapter.output().since(0, 0);
-    crate::debugger::session::clip(format!("{out}{err}").trim(), 2000)
+    crate::debugger::limits::clip(format!("{out}{err}").trim(), 2000)
 }
 
 impl Native {

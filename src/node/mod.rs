@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::cdp::follow;
 use crate::cdp::runtime::{Follow, Inner, Runtime, Started, UrlForm};
 use crate::cdp::{Client, Event, Relay};
-use crate::debugger::script::Undebugged;
+use crate::debugger::model::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{self, Debuggee, Exit, SpawnError};

@@ -16,9 +16,10 @@ use serde_json::{json, Value};
 
 use crate::dap::flavour::{Flavour, Launched, Offered};
 use crate::dap::Client;
-use crate::debugger::model::{logpoint_parts, Part, VALUE_MAX};
+use crate::debugger::limits::clip;
+use crate::debugger::limits::VALUE_MAX;
+use crate::debugger::model::{logpoint_parts, Part};
 use crate::debugger::script;
-use crate::debugger::session::clip;
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, SpawnError};
 use crate::shell::CommandLine;
@@ -187,7 +188,7 @@ pub(crate) fn adapter_failed(adapter: &mut Debuggee, python: &str, client: &Clie
         [stderr.trim(), noise.trim()].into_iter().filter(|w| !w.is_empty()).collect();
     let words = match words.is_empty() {
         true => "it printed nothing".to_string(),
-        false => crate::debugger::session::clip(&words.join("\n"), 2000),
+        false => crate::debugger::limits::clip(&words.join("\n"), 2000),
     };
     Failure::new(
         Code::AdapterFailed,

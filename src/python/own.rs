@@ -155,7 +155,7 @@ pub(crate) fn ended_early(program: &mut Debuggee) -> Failure {
     let said = format!("{stdout}{stderr}");
     let said = match said.trim() {
         "" => "it printed nothing".to_string(),
-        said => crate::debugger::session::clip(said, 2000),
+        said => crate::debugger::limits::clip(said, 2000),
     };
     Failure::new(
         Code::AdapterFailed,

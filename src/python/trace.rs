@@ -27,7 +27,9 @@ use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::calls::Calls;
 use crate::debugger::hang::{thread_record, Walked};
-use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step, Undebugged};
+use crate::debugger::limits;
+use crate::debugger::model::Undebugged;
+use crate::debugger::script::{self, Collector, Debugged, Hit, Outcome, Plan, Step};
 use crate::debugger::{Code, Failure};
 use crate::process::{self, Debuggee, Exit, SpawnError};
 use crate::thread::JoinOnDrop;
@@ -99,7 +101,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         resolved: Vec::new(),
         capped: false,
     };
-    script::drive(&mut run, Ok(()), plan, call, deadline)
+    crate::debugger::runs::drive(&mut run, Ok(()), plan, call, deadline)
 }
 
 /// The command as it runs: as written, with the plan and the helpers in its environment (and
@@ -132,16 +134,16 @@ fn spec(plan: &Plan, reports: &Reports, fd: Option<RawFd>) -> Result<process::Sp
         .map(|c| json!({"file": c.real_file.display().to_string(), "function": c.function}))
         .collect();
     let trace = json!({"probes": probes, "socket": reports.path.display().to_string(),
-                       "maxHits": plan.max_hits, "maxChars": script::VALUE_CHARS,
+                       "maxHits": plan.max_hits, "maxChars": limits::VALUE_CHARS,
                        "stack": plan.include_stack, "stackFrames": STACK_FRAMES,
                        "failures": plan.failures.unwrap_or(0),
                        "userUnhandled": plan.user_unhandled,
                        "calls": calls, "maxCalls": plan.max_calls,
                        "hangSignal": crate::sys::hang_signal(),
-                       "limits": {"frames": script::FAILURE_FRAMES,
-                                  "message": script::FAILURE_MESSAGE,
-                                  "locals": script::LOCALS_SHOWN,
-                                  "preview": script::LOCAL_PREVIEW}});
+                       "limits": {"frames": limits::FAILURE_FRAMES,
+                                  "message": limits::FAILURE_MESSAGE,
+                                  "locals": limits::LOCALS_SHOWN,
+                                  "preview": limits::LOCAL_PREVIEW}});
     let mut env = command.env.clone();
     env.push(("PYTHONPATH".into(), python::python_path(&command.env, &helpers)));
     env.push(("DEBUG_MCP_TRACE".into(), python::ascii_json(&trace)));

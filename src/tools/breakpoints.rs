@@ -15,6 +15,22 @@ use crate::tools::{
     Call, Tool,
 };
 
+/// Which exceptions stop a session: `userUnhandled` stops where one leaves the program's own
+/// code into a library's (a web framework that answers 500 for it) and where one is uncaught.
+pub(crate) const EXCEPTION_STATES: &[&str] = &["none", "uncaught", "userUnhandled", "all"];
+
+pub(crate) fn pause_on_exceptions_schema() -> Value {
+    json!({"type": "string", "enum": EXCEPTION_STATES})
+}
+
+/// Which exceptions stop the program: `field`'s state, and `includeLibraries`.
+pub(crate) fn pause_on_exceptions(args: &Args, call: &Call, field: &str) -> Reply {
+    let state = args.choice(field, EXCEPTION_STATES, None)?.to_string();
+    let include_libraries = args.boolean("includeLibraries", false)?;
+    let set = |reply| Command::PauseOnExceptions { state, include_libraries, reply };
+    ask(args, call, Duration::ZERO, set)
+}
+
 pub(crate) const TOOLS: &[Tool] = &[Tool {
     name: "debug-breakpoint",
     title: "Breakpoints, watchpoints and exception stops",
@@ -27,7 +43,7 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         properties["data"] = json!({"type": "string"});
         properties["access"] = json!({"type": "string", "enum": ["write", "read", "readWrite"]});
         properties["remove"] = json!({"type": "string"});
-        properties["exceptions"] = super::launch::pause_on_exceptions_schema();
+        properties["exceptions"] = pause_on_exceptions_schema();
         properties["includeLibraries"] = json!({"type": "boolean", "description": "with all: also those libraries raise and catch"});
         properties
     },
@@ -42,7 +58,7 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
         if args.has("remove") {
             answer(remove(args, call, "remove"))
         } else if args.has("exceptions") {
-            answer(crate::tools::control::pause_on_exceptions(args, call, "exceptions"))
+            answer(pause_on_exceptions(args, call, "exceptions"))
         } else if args.has("file") || args.has("data") || args.has("line") {
             answer(set(args, call))
         } else {

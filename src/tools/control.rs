@@ -8,7 +8,9 @@ use serde_json::json;
 
 use crate::debugger::model::Action;
 use crate::debugger::session::{Command, Reply};
-use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
+use crate::tools::breakpoints::{
+    breakpoint_properties, breakpoint_spec, pause_on_exceptions, pause_on_exceptions_schema,
+};
 use crate::tools::{
     answer, any_object, ask, one_of, session_cwd, session_id, timeout, timeout_arg, Args, Call,
     Tool,
@@ -94,7 +96,7 @@ pub(crate) const FORMER: &[Tool] = &[
         description: "Former name of debug-breakpoint with `exceptions`.",
         properties: || {
             json!({"sessionId": session_id(),
-                   "state": super::launch::pause_on_exceptions_schema(),
+                   "state": pause_on_exceptions_schema(),
                    "includeLibraries": {"type": "boolean"}})
         },
         required: &["state"],
@@ -112,14 +114,6 @@ fn step(args: &Args, call: &Call, field: &str) -> Reply {
         _ => Action::StepOut,
     };
     resume(args, call, action)
-}
-
-/// Which exceptions stop the program: `field`'s state, and `includeLibraries`.
-pub(crate) fn pause_on_exceptions(args: &Args, call: &Call, field: &str) -> Reply {
-    let state = args.choice(field, super::launch::EXCEPTION_STATES, None)?.to_string();
-    let include_libraries = args.boolean("includeLibraries", false)?;
-    let set = |reply| Command::PauseOnExceptions { state, include_libraries, reply };
-    ask(args, call, Duration::ZERO, set)
 }
 
 fn to_properties() -> serde_json::Value {

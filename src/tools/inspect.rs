@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::debugger::model::{VariablesQuery, VALUE_PREVIEW};
+use crate::debugger::limits::VALUE_PREVIEW;
+use crate::debugger::model::VariablesQuery;
 use crate::debugger::session::{Command, Reply};
 use crate::debugger::{Code, Failure};
 use crate::tools::{answer, any_object, ask, session_id, ArgError, Args, Call, Tool};
@@ -310,7 +311,7 @@ fn source(args: &Args, call: &Call) -> Reply {
         .take(count)
         .map(|(i, t)| {
             // A minified bundle's line is a whole program: cut as a stop's source lines are.
-            let mut entry = json!({"line": i + 1, "text": crate::debugger::session::clip(t, 500)});
+            let mut entry = json!({"line": i + 1, "text": crate::debugger::limits::clip(t, 500)});
             if i + 1 == line {
                 entry["current"] = true.into();
             }

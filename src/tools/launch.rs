@@ -18,7 +18,9 @@ use crate::jsonrpc::Json;
 use crate::native::Native;
 use crate::node::Node;
 use crate::python::Python;
-use crate::tools::breakpoints::{breakpoint_properties, breakpoint_spec};
+use crate::tools::breakpoints::{
+    breakpoint_properties, breakpoint_spec, pause_on_exceptions_schema, EXCEPTION_STATES,
+};
 use crate::tools::page::{self, Page};
 use crate::tools::script;
 use crate::tools::{
@@ -145,14 +147,6 @@ fn path_mappings_schema() -> Value {
 fn breakpoints_schema() -> Value {
     json!({"type": "array", "items": {"type": "object", "properties": breakpoint_properties(),
            "required": ["file", "line"]}})
-}
-
-/// Which exceptions stop a session: `userUnhandled` stops where one leaves the program's own
-/// code into a library's (a web framework that answers 500 for it) and where one is uncaught.
-pub(crate) const EXCEPTION_STATES: &[&str] = &["none", "uncaught", "userUnhandled", "all"];
-
-pub(crate) fn pause_on_exceptions_schema() -> Value {
-    json!({"type": "string", "enum": EXCEPTION_STATES})
 }
 
 fn breakpoints_arg(

@@ -14,8 +14,9 @@ use serde_json::{json, Value};
 
 use super::hang::Answer;
 use super::Run;
+use crate::cdp::urls::is_own;
 use crate::cdp::{self, failures, heap, Event, Origin};
-use crate::debugger::script::FAILURE_FRAMES;
+use crate::debugger::limits::FAILURE_FRAMES;
 use crate::log;
 
 /// What a snapshot costs, measured on Node 20 with its transfer and reading: 4 MB used (a
@@ -126,7 +127,7 @@ impl Run<'_> {
     /// The program's async functions suspended in the heap of `target`'s snapshot `text`.
     fn suspended(&mut self, target: &Origin, text: &str) -> Result<Vec<Held>, String> {
         let scripts = &self.targets.get(target).ok_or("the thread ended")?.scripts;
-        let own = |script: &str| failures::is_own(&scripts.file(script));
+        let own = |script: &str| is_own(&scripts.file(script));
         let found = heap::generators(text, &own)?;
         let names: Vec<&str> = found.iter().map(|g| g.function.as_str()).collect();
         log::debug(format_args!("the program's suspended functions, innermost first: {names:?}"));

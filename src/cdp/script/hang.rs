@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::Run;
 use crate::cdp::failures;
+use crate::cdp::urls::is_own;
 use crate::cdp::{self, Origin};
 use crate::debugger::hang::{thread_record, Walked};
 
@@ -150,7 +151,7 @@ impl Run<'_> {
                 let file = shown["file"].as_str().map(String::from);
                 Walked {
                     function: shown["function"].as_str().unwrap_or_default().to_string(),
-                    own: file.as_deref().is_some_and(failures::is_own),
+                    own: file.as_deref().is_some_and(is_own),
                     file,
                     line: shown["line"].as_u64().unwrap_or(0),
                 }

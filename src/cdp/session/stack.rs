@@ -5,8 +5,9 @@
 
 use serde_json::{json, Value};
 
-use super::{is_library_url, Cdp, Paused};
+use super::{Cdp, Paused};
 use crate::cdp::scripts::Scripts;
+use crate::cdp::urls::is_own;
 use crate::cdp::{unhandled, Origin};
 use crate::debugger::model::{Frame, TraceFrame};
 
@@ -25,7 +26,7 @@ impl Cdp {
                 let file = location.file.unwrap_or_default();
                 TraceFrame {
                     function: location.function,
-                    library: is_library_url(&file),
+                    library: !is_own(&file),
                     line: u32::try_from(location.line).ok(),
                     file,
                 }

@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 use super::{start_with, Begin, Command, Reply};
 use super::{Clocks, Handle};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
+use crate::debugger::model::Undebugged;
 use crate::debugger::model::{
     Action, BreakpointSpec, Frame, Location, Reason, Resolution, Source, Stop, Thread, Variable,
     VariablesQuery,
 };
-use crate::debugger::script::Undebugged;
 use crate::debugger::{Code, Failure};
 use crate::process::{Exit, Output};
 
