@@ -6,7 +6,7 @@
 //! Breakpoints go through `cdp/breakpoints.rs`, values through the same probe as
 //! `debug-script`, locations through source maps (`cdp/scripts.rs`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use std::time::{Duration, Instant};
@@ -36,6 +36,7 @@ use crate::debugger::model::{
 use crate::debugger::paths::Whereabouts;
 use crate::debugger::script::{self, Debugged};
 use crate::debugger::session::{self as actor, Begin, Handle, OnChange};
+use crate::debugger::turns::{Turn, Turns};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -144,6 +145,13 @@ fn binding(id: &str) -> String {
 
 /// What a CDP stop keeps: the `Debugger.paused` event's parameters (call frames with their
 /// ids and scope chains, the async trace).
+impl Turn for Paused {
+    type Key = Origin;
+    fn turn(&self) -> Origin {
+        self.at.clone()
+    }
+}
+
 pub(crate) struct Paused {
     params: Value,
     /// The thread that stopped.
@@ -228,13 +236,9 @@ pub(crate) struct Cdp {
     entry_stop: Option<String>,
     /// What happened while setting up, for the actor.
     early: Vec<Happening<Paused>>,
-    /// The thread whose stop the session shows, while one is shown.
-    current: Option<Origin>,
-    /// Stops in other threads while one is shown (they stay paused), and what else they said
-    /// meanwhile: handed to the actor once the shown one goes on.
-    held: VecDeque<Happening<Paused>>,
-    /// The current thread was stepped: it keeps its turn until it stops again.
-    stepping: bool,
+    /// One thread's stop shown at a time: the others' held (they stay paused), and what else
+    /// they said meanwhile, handed to the actor once the shown one goes on.
+    turns: Turns<Paused>,
     /// The program's own thread paused once already (its start pause is behind it).
     began: bool,
     /// Where an attached program's files are here, when guessed.
@@ -272,9 +276,7 @@ impl Cdp {
             catchers: Catchers::default(),
             entry_stop: None,
             early: Vec::new(),
-            current: None,
-            held: VecDeque::new(),
-            stepping: false,
+            turns: Turns::default(),
             began: false,
             files: Whereabouts::default(),
         }
@@ -463,19 +465,7 @@ impl Cdp {
     /// held (that thread stays paused) until the shown one goes on.
     fn take(&mut self, event: Event) -> Option<Happening<Paused>> {
         let happening = self.handle_event(event)?;
-        if let Happening::Stopped(stop) = &happening {
-            match &self.current {
-                Some(current) if *current != stop.paused.at => {
-                    self.held.push_back(happening);
-                    return None;
-                }
-                _ => {
-                    self.current = Some(stop.paused.at.clone());
-                    self.stepping = false;
-                }
-            }
-        }
-        Some(happening)
+        self.turns.arrived(happening)
     }
 
     fn handle_event(&mut self, mut event: Event) -> Option<Happening<Paused>> {
@@ -497,11 +487,7 @@ impl Cdp {
                 let at =
                     Origin { connection: event.origin.connection, session: Some(session.into()) };
                 self.targets.remove(&at);
-                self.held.retain(|h| !matches!(h, Happening::Stopped(s) if s.paused.at == at));
-                if self.current.as_ref() == Some(&at) {
-                    self.current = None;
-                    self.stepping = false;
-                }
+                self.turns.forget(|gone| *gone == at);
                 return None;
             }
         } else if self.runtime.on_event(&mut self.conns[0].client, &event) {
@@ -520,12 +506,7 @@ impl Cdp {
                 }
                 return self.paused(at, std::mem::take(&mut event.params));
             }
-            "Debugger.resumed" if self.current.as_ref() == Some(&at) => {
-                if !self.stepping {
-                    self.current = None;
-                }
-                return Some(Happening::Resumed);
-            }
+            "Debugger.resumed" if self.turns.resumed(&at) => return Some(Happening::Resumed),
             "Debugger.breakpointResolved" => {
                 let id = event.params["breakpointId"].as_str().unwrap_or_default();
                 for (_, breakpoint) in &mut target.placed {
@@ -702,7 +683,7 @@ impl Cdp {
             match self.handle_event(event) {
                 Some(Happening::Stopped(stop)) if stop.paused.at == *at => return Ok(stop),
                 Some(Happening::Resumed) | None => {}
-                Some(happening) => self.held.push_back(happening),
+                Some(happening) => self.turns.hold(happening),
             }
         }
     }
@@ -866,7 +847,7 @@ impl Backend for Cdp {
 
     fn inputs(&self) -> Inputs<Event> {
         // A held stop is due as soon as no stop is shown.
-        let due = self.current.is_none() && !self.held.is_empty();
+        let due = self.turns.due();
         Inputs {
             events: self.events.clone(),
             exited: self.exited.clone(),
@@ -898,13 +879,7 @@ impl Backend for Cdp {
                 }
                 Some(Happening::Ended(None))
             }
-            Input::Tick if self.current.is_none() && !self.held.is_empty() => {
-                let happening = self.held.pop_front()?;
-                if let Happening::Stopped(stop) = &happening {
-                    self.current = Some(stop.paused.at.clone());
-                }
-                Some(happening)
-            }
+            Input::Tick if self.turns.due() => self.turns.next(),
             Input::Tick => {
                 drop(self.send(&Origin::default(), "Runtime.runIfWaitingForDebugger", json!({})));
                 None
@@ -1002,10 +977,7 @@ impl Backend for Cdp {
         if paused.is_some() {
             // The shown stop goes on: a held one is due. A step keeps the thread's turn: its
             // next stop is the step's.
-            self.stepping = action != Action::Continue;
-            if !self.stepping {
-                self.current = None;
-            }
+            self.turns.went_on(action != Action::Continue);
         }
         Ok(())
     }
@@ -1244,11 +1216,7 @@ impl Backend for Cdp {
                     (None, 0) => "main".into(),
                     (None, c) => clip(command(c), 200),
                 };
-                let held = self
-                    .held
-                    .iter()
-                    .any(|h| matches!(h, Happening::Stopped(s) if s.paused.at == *at));
-                let state = if held { ", paused" } else { "" };
+                let state = if self.turns.holds(at) { ", paused" } else { "" };
                 Thread {
                     id: self.thread_id(at),
                     name: format!("pid {}: {what}{state}", target.pid),
@@ -1272,11 +1240,9 @@ impl Backend for Cdp {
                 ),
             ));
         };
-        let held =
-            self.held.iter().position(|h| matches!(h, Happening::Stopped(s) if s.paused.at == at));
-        let stop = match held.and_then(|index| self.held.remove(index)) {
-            Some(Happening::Stopped(stop)) => stop,
-            _ => self.pause_thread(&at)?,
+        let stop = match self.turns.take_held(&at) {
+            Some(stop) => stop,
+            None => self.pause_thread(&at)?,
         };
         let shown = Paused {
             params: paused.params.clone(),
@@ -1285,8 +1251,7 @@ impl Backend for Cdp {
             hits: paused.hits.clone(),
         };
         let shown = self.stop(shown);
-        self.held.push_front(Happening::Stopped(shown));
-        self.current = Some(at);
+        self.turns.hold_first(shown, at);
         Ok(stop)
     }
 

@@ -14,7 +14,6 @@ mod raise;
 mod variables;
 mod watch;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use std::time::Duration;
@@ -34,6 +33,7 @@ use crate::debugger::model::{
 use crate::debugger::paths::{self, Whereabouts};
 use crate::debugger::script::Debugged;
 use crate::debugger::session::{self as actor, Begin, Handle, OnChange, Setup};
+use crate::debugger::turns::{Turn, Turns};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Debuggee, Exit, Output};
@@ -224,6 +224,13 @@ pub(crate) struct Paused {
     connection: usize,
 }
 
+impl Turn for Paused {
+    type Key = usize;
+    fn turn(&self) -> usize {
+        self.connection
+    }
+}
+
 impl Paused {
     fn frame_id(&self, index: usize) -> Value {
         self.frames.get(index).map_or(Value::Null, |f| f["id"].clone())
@@ -240,10 +247,8 @@ pub(crate) struct Dap<F> {
     more_tx: Option<Sender<Value>>,
     /// Which session requests go to: set from the stop a call is about (0 the program's).
     on: usize,
-    /// The session whose stop the actor shows, while one is shown.
-    current: Option<usize>,
-    /// Stops in other sessions while one is shown (they stay stopped), shown in turn.
-    held: VecDeque<Happening<Paused>>,
+    /// One session's stop shown at a time: the others' held (they stay stopped).
+    turns: Turns<Paused>,
     events: Receiver<Value>,
     /// `None` when attached: the adapter and the program are not ours.
     adapter: Option<OwnAdapter>,
@@ -307,8 +312,7 @@ impl<F: Flavour> Dap<F> {
             more: never(),
             more_tx: None,
             on: 0,
-            current: None,
-            held: VecDeque::new(),
+            turns: Turns::default(),
             adapter,
             prepared,
             debuggee: None,
@@ -560,8 +564,8 @@ impl<F: Flavour> Dap<F> {
                 }
             }
             "stopped" => return self.stopped(0, body.clone()),
-            "continued" if self.current.is_none_or(|c| c == 0) => {
-                self.current = None;
+            "continued" if self.turns.shown().is_none_or(|c| *c == 0) => {
+                self.turns.resumed(&0);
                 return Some(Happening::Resumed);
             }
             "exited" => {
@@ -880,8 +884,8 @@ impl<F: Flavour> Backend for Dap<F> {
 
     fn inputs(&self) -> Inputs<Value> {
         // A held stop is due as soon as no stop is shown.
-        let due = self.current.is_none() && !self.held.is_empty();
-        let tick = if due { crossbeam_channel::after(Duration::ZERO) } else { never() };
+        let tick =
+            if self.turns.due() { crossbeam_channel::after(Duration::ZERO) } else { never() };
         Inputs { events: self.events.clone(), exited: never(), tick, more: self.more.clone() }
     }
 
@@ -900,14 +904,8 @@ impl<F: Flavour> Backend for Dap<F> {
                 self.ended_under = self.adapter_ended();
                 Some(Happening::Ended(None))
             }
-            Input::Tick if self.current.is_none() => {
-                let happening = self.held.pop_front()?;
-                if let Happening::Stopped(stop) = &happening {
-                    self.current = Some(stop.paused.connection);
-                }
-                Some(happening)
-            }
-            Input::Exited(_) | Input::Tick => None,
+            Input::Tick => self.turns.next(),
+            Input::Exited(_) => None,
         }
     }
 
@@ -1044,9 +1042,9 @@ impl<F: Flavour> Backend for Dap<F> {
         };
         self.on = paused.map_or(0, |p| p.connection);
         self.request(command, json!({"threadId": thread}))?;
-        if paused.is_some() && action == Action::Continue {
+        if paused.is_some() {
             // The shown stop goes on: a held one is due. A step keeps the session's turn.
-            self.current = None;
+            self.turns.went_on(action != Action::Continue);
         }
         Ok(())
     }
@@ -1215,10 +1213,7 @@ impl<F: Flavour> Backend for Dap<F> {
                 Err(failure) if connection == 0 => return Err(failure),
                 Err(_) => continue,
             };
-            let held = self
-                .held
-                .iter()
-                .any(|h| matches!(h, Happening::Stopped(s) if s.paused.connection == connection));
+            let held = self.turns.holds(&connection);
             for t in answer["threads"].as_array().into_iter().flatten() {
                 let name = t["name"].as_str().unwrap_or_default();
                 threads.push(match pid {
@@ -1255,10 +1250,7 @@ impl<F: Flavour> Backend for Dap<F> {
             .ok_or_else(|| unknown(&format!("no thread `{id}`: debug-stack lists them")))?;
         let connection = connection.unwrap_or_default();
         if connection != paused.connection {
-            let held = self.held.iter().position(
-                |h| matches!(h, Happening::Stopped(s) if s.paused.connection == connection),
-            );
-            let Some(Happening::Stopped(stop)) = held.and_then(|i| self.held.remove(i)) else {
+            let Some(stop) = self.turns.take_held(&connection) else {
                 return Err(unknown(&format!(
                     "thread `{id}` runs: its process is not stopped (it stops at its breakpoints; \
                      debug-stack's `threads` say `, paused` when it waits its turn)"
@@ -1271,15 +1263,15 @@ impl<F: Flavour> Backend for Dap<F> {
             };
             let top = shown.frames.first().cloned().unwrap_or(Value::Null);
             let frames = shown.frames.len();
-            self.held.push_front(Happening::Stopped(Stop {
+            let shown = Stop {
                 reason: Reason::Pause,
                 hits: Vec::new(),
                 location: location(&top, &self.files),
                 exception: None,
                 frames,
                 paused: shown,
-            }));
-            self.current = Some(connection);
+            };
+            self.turns.hold_first(shown, connection);
             if stop.paused.thread == thread {
                 return Ok(stop);
             }

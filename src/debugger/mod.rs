@@ -14,5 +14,6 @@ pub(crate) mod runs;
 pub(crate) mod script;
 pub(crate) mod session;
 pub(crate) mod trim;
+pub(crate) mod turns;
 
 pub(crate) use error::{Code, Failure};

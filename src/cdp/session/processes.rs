@@ -7,7 +7,6 @@ use serde_json::json;
 use super::{Cdp, Conn, Target, REQUEST_TIMEOUT};
 use crate::cdp::follow::Report;
 use crate::cdp::{Client, Origin};
-use crate::debugger::backend::Happening;
 use crate::log;
 
 impl Cdp {
@@ -58,12 +57,6 @@ impl Cdp {
         conn.open = false;
         conn.client.close();
         self.targets.retain(|origin, _| origin.connection != connection);
-        if self.current.as_ref().is_some_and(|at| at.connection == connection) {
-            self.current = None;
-            self.stepping = false;
-        }
-        self.held.retain(
-            |h| !matches!(h, Happening::Stopped(s) if s.paused.at.connection == connection),
-        );
+        self.turns.forget(|at| at.connection == connection);
     }
 }

@@ -68,18 +68,13 @@ impl<F: Flavour> Dap<F> {
                 return Some(Happening::Logpoint { breakpoint, text: text.into() });
             }
             "stopped" => return self.stopped(connection, body.clone()),
-            "continued" if self.current == Some(connection) => {
-                self.current = None;
+            "continued" if self.turns.shown() == Some(&connection) => {
+                self.turns.resumed(&connection);
                 return Some(Happening::Resumed);
             }
             "terminated" => {
                 child.ended();
-                self.held.retain(
-                    |h| !matches!(h, Happening::Stopped(s) if s.paused.connection == connection),
-                );
-                if self.current == Some(connection) {
-                    self.current = None;
-                }
+                self.turns.forget(|c| *c == connection);
             }
             _ => {}
         }
@@ -102,15 +97,6 @@ impl<F: Flavour> Dap<F> {
             Some(connection) => self.child_event(connection as usize, event)?,
             None => self.handle_event(event)?,
         };
-        if let Happening::Stopped(stop) = &happening {
-            match self.current {
-                Some(current) if current != stop.paused.connection => {
-                    self.held.push_back(happening);
-                    return None;
-                }
-                _ => self.current = Some(stop.paused.connection),
-            }
-        }
-        Some(happening)
+        self.turns.arrived(happening)
     }
 }
