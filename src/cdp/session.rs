@@ -1129,12 +1129,7 @@ impl Backend for Cdp {
         }
         let text = answer.pointer("/result/value").and_then(Value::as_str).unwrap_or("Fnull");
         let (truncated, json) = script::flagged(text).unwrap_or((false, "null"));
-        let mut value: Value = serde_json::from_str(json)
-            .map_err(|e| Failure::new(Code::Internal, format!("unreadable value: {e}")))?;
-        if truncated {
-            value["truncated"] = true.into();
-        }
-        Ok(value)
+        script::probe_value(truncated, json, text)
     }
 
     fn set_variable(

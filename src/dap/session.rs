@@ -1128,13 +1128,7 @@ impl<F: Flavour> Backend for Dap<F> {
         )?;
         let text = answer["result"].as_str().unwrap_or_default();
         let (truncated, payload) = self.flavour.probe_result(text).unwrap_or((false, ""));
-        let mut value: Value = serde_json::from_str(payload).map_err(|_| {
-            Failure::new(Code::Internal, format!("unreadable value: {}", log::clip(text)))
-        })?;
-        if truncated {
-            value["truncated"] = true.into();
-        }
-        Ok(value)
+        crate::debugger::script::probe_value(truncated, payload, text)
     }
 
     fn set_variable(

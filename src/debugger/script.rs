@@ -400,6 +400,18 @@ pub(crate) fn flagged(report: &str) -> Option<(bool, &str)> {
     }
 }
 
+/// A probe's value (`json`, cut when `truncated`) as an evaluation answers it: `{type, value,
+/// truncated?}`; `report` is what the probe said, for the error when it is not JSON.
+pub(crate) fn probe_value(truncated: bool, json: &str, report: &str) -> Result<Value, Failure> {
+    let mut value: Value = serde_json::from_str(json).map_err(|_| {
+        Failure::new(Code::Internal, format!("unreadable value: {}", crate::log::clip(report)))
+    })?;
+    if truncated {
+        value["truncated"] = true.into();
+    }
+    Ok(value)
+}
+
 /// What one input meant to a run.
 pub(crate) enum Step {
     Go,
