@@ -40,6 +40,9 @@ mod hang;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the adapter may take to leave after its stdin closes (debugpy #672).
 const ADAPTER_GRACE: Duration = Duration::from_secs(2);
+/// How long an adapter that says the program's output in events is quiet before its last is
+/// taken to be said.
+const OUTPUT_QUIET: Duration = Duration::from_millis(100);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 /// How long after a stop the adapter's reports of other threads at the same stop may still
@@ -119,6 +122,7 @@ impl<'a, F: Flavour> Run<'a, F> {
             exit_code: None,
             fatal_signal: None,
             resolved_line: None,
+            output_said: output.is_none(),
             output: output.unwrap_or_default(),
             no_code: None,
             logpoints: false,
@@ -163,6 +167,9 @@ struct Run<'a, F> {
     resolved_line: Option<u32>,
     /// The program's stdout and stderr, from `output` events.
     output: process::Output,
+    /// The program's output comes in the adapter's `output` events (gdb's), not from streams
+    /// of its own.
+    output_said: bool,
     /// Why the breakpoint can never stop, when the adapter says so.
     no_code: Option<String>,
     /// Whether the adapter has logpoints (`supportsLogPoints`).
@@ -959,7 +966,14 @@ impl<F: Flavour> Collector for Run<'_, F> {
             // What the adapter says before it answers `disconnect` is read now: gdb sends the
             // program's last output after `terminated`, Delve its exit code only then.
             self.client.disconnect(false);
-            while let Ok(event) = self.client.events().try_recv() {
+            // gdb reads the program's last output from its terminal as it pleases: what it
+            // says is read until it has been quiet a moment (a second at most).
+            let quiet = if self.output_said { OUTPUT_QUIET } else { Duration::ZERO };
+            let until = Instant::now() + Duration::from_secs(1);
+            while let Ok(event) = self.client.events().recv_timeout(quiet) {
+                if Instant::now() > until {
+                    break;
+                }
                 if event["event"] != "output" {
                     continue;
                 }
