@@ -1389,6 +1389,8 @@ impl<F: Flavour> Backend for Dap<F> {
             Some(adapter) if self.owns_program => {
                 self.client.close_input();
                 let _ = adapter.process.finish(Duration::from_secs(2));
+                // The program's last output is read before the answer says it ended.
+                adapter.process.settle_output();
             }
             // Attached, this detaches first (an idle end), then closes the connection.
             _ => {}
