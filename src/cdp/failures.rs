@@ -220,6 +220,9 @@ pub(crate) struct Seen {
     /// `userUnhandled`: an exception that leaves own code into a library that catches it is
     /// a failure too; the `try` blocks read to tell.
     pub(crate) user_unhandled: Option<Catchers>,
+    /// Those recorded so, by key: a runner that then fails a test for one makes it that test's
+    /// (the record's `same` says which to replace).
+    unhandled: HashMap<String, Value>,
 }
 
 impl Seen {
@@ -235,6 +238,12 @@ impl Seen {
         (key, record): (String, Value),
         runner_reports: bool,
     ) -> Option<Value> {
+        if record["kind"] == "userUnhandled" {
+            let mut record = record;
+            record["same"] = key.clone().into();
+            self.unhandled.insert(key, record.clone());
+            return Some(record);
+        }
         if record["kind"] != "test" || !runner_reports {
             return Some(record);
         }
@@ -242,12 +251,20 @@ impl Seen {
         None
     }
 
-    /// A runner's report: the exception held for it (with its locals), else its own record
-    /// from the error's stack; `None` when it was recorded already.
+    /// A runner's report: the exception held for it (with its locals), or recorded as
+    /// `userUnhandled` (now the test's, in its place), else its own record from the error's
+    /// stack; `None` when it was recorded already.
     pub(crate) fn reported(&mut self, report: &Value) -> Option<Value> {
         let (key, record) = reported(report);
         if let Some(held) = self.held.remove(&key) {
             return Some(held);
+        }
+        if let Some(mut unhandled) = self.unhandled.remove(&key) {
+            unhandled["kind"] = "test".into();
+            if let Some(test) = record.get("test") {
+                unhandled["test"] = test.clone();
+            }
+            return Some(unhandled);
         }
         self.keys.insert(key).then_some(record)
     }

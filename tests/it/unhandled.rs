@@ -158,3 +158,38 @@ fn user_unhandled_failures_are_the_errors_a_library_caught() {
         .starts_with("invalid argument `userUnhandled`: a compiled"));
     assert_no_debuggee(&tag);
 }
+
+/// Under a test runner, `userUnhandled` changes nothing of what the runners report: an error
+/// a test expects (`expect(f).toThrow()`) is none, and one the runner fails a test for after
+/// a library caught it (vitest's `done` error, recorded as it left own code) is that test's.
+#[test]
+fn user_unhandled_under_test_runners_leaves_their_failures_as_they_are() {
+    crate::need::npm_packages();
+    let mut server = Server::initialized();
+    let tag = tag();
+    for command in
+        ["npx jest cart.test.js", "npx mocha cart.spec.js", "npx vitest run cart.vitest.test.mjs"]
+    {
+        let run = |server: &mut Server, user_unhandled: bool| {
+            let answer = tool(
+                server,
+                "debug-script",
+                json!({"command": command, "cwd": crate::fixture("js-failing"),
+                       "env": {"DMCP_TAG": tag}, "failures": true,
+                       "userUnhandled": user_unhandled, "timeout": 60000}),
+            );
+            let failures = answer["failures"].as_array().cloned().unwrap_or_default();
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            let shown: Vec<(String, String, String)> = failures
+                .iter()
+                .map(|f| (text(&f["kind"]), text(&f["type"]), text(&f["test"])))
+                .collect();
+            (shown, answer)
+        };
+        let (plain, _) = run(&mut server, false);
+        let (with, answer) = run(&mut server, true);
+        assert!(!plain.is_empty(), "{command}");
+        assert_eq!(with, plain, "{command}: {answer}");
+    }
+    assert_no_debuggee(&tag);
+}
