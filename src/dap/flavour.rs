@@ -145,11 +145,6 @@ pub(crate) trait Flavour: Clone + Send + Sync + 'static {
     fn local_name<'n>(&self, name: &'n str) -> &'n str {
         name
     }
-    /// An item of a sequence of `kind` as the language prints it, where the adapter's text
-    /// is another's (lldb shows Rust's `u8` as C's `unsigned char`, `'C'`, where Rust says 67).
-    fn item_text(&self, _kind: &str, _item: &str) -> Option<String> {
-        None
-    }
     /// A variable's value text, typed as JSON (numbers, booleans, null, strings).
     fn value(&self, kind: &str, text: &str) -> Value;
     /// Whether a structured value's text only sums it up (`size=2`, an address), so that its

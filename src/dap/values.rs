@@ -37,7 +37,7 @@ pub(crate) fn preview<F: Flavour>(
             }
             _ => members(flavour, kind, &listed),
         },
-        Opaque::Items => items(flavour, kind, text, &listed, children),
+        Opaque::Items => items(flavour, text, &listed, children),
     }
 }
 
@@ -110,7 +110,7 @@ fn one_level<F: Flavour>(
         Some(Opaque::Members) => members(flavour, kind, &children(&variable["variablesReference"])),
         Some(Opaque::Items) => {
             let listed = children(&variable["variablesReference"]);
-            items(flavour, kind, text, &listed, children)
+            items(flavour, text, &listed, children)
         }
         _ => without_address(text).to_string(),
     }
@@ -155,11 +155,8 @@ fn members<F: Flavour>(flavour: &F, kind: &str, listed: &[Value]) -> String {
     if !listed.is_empty()
         && listed.iter().all(|m| m["name"].as_str().is_some_and(|n| n.starts_with('[')))
     {
-        let item = |i: &Value| {
-            let own = flavour.item_text(kind, kind_and_text(i).1);
-            own.unwrap_or_else(|| shown(flavour, i))
-        };
-        let shown_items: Vec<String> = listed.iter().take(SHOWN).map(item).collect();
+        let shown_items: Vec<String> =
+            listed.iter().take(SHOWN).map(|i| shown(flavour, i)).collect();
         let more = if listed.len() > SHOWN { ", …" } else { "" };
         return format!("[{}{more}]", shown_items.join(", "));
     }
@@ -176,7 +173,6 @@ fn members<F: Flavour>(flavour: &F, kind: &str, listed: &[Value]) -> String {
 /// items that are structures with their fields.
 fn items<F: Flavour>(
     flavour: &F,
-    of: &str,
     text: &str,
     listed: &[Value],
     children: &mut dyn FnMut(&Value) -> Vec<Value>,
@@ -201,7 +197,7 @@ fn items<F: Flavour>(
             }
             _ => {
                 pairs = false;
-                flavour.item_text(of, item_text).unwrap_or_else(|| shown(flavour, item))
+                shown(flavour, item)
             }
         });
     }

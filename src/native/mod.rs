@@ -826,10 +826,6 @@ impl Flavour for Native {
         }
     }
 
-    fn item_text(&self, kind: &str, item: &str) -> Option<String> {
-        values::rust_byte(kind, item).map(|b| b.to_string())
-    }
-
     fn local_name<'n>(&self, name: &'n str) -> &'n str {
         match name.rsplit_once(" @ ") {
             Some((name, place))

@@ -91,17 +91,6 @@ pub(super) fn opaque(kind: &str, text: &str) -> Option<Opaque> {
     (addressed || text == "{...}" || text.is_empty()).then_some(Opaque::Members)
 }
 
-/// An item of a Rust byte sequence (`&[u8]`, `Vec<u8>`, `[u8; 4]`), which lldb prints as C's
-/// `unsigned char` (`'C'`, `'\t'`, `'\x01'`), as the number Rust's `Debug` prints.
-pub(super) fn rust_byte(kind: &str, item: &str) -> Option<u8> {
-    let kind = kind.trim_start_matches('&').trim_start_matches("mut ");
-    let bytes = kind.starts_with("[u8]")
-        || kind.starts_with("[u8;")
-        || kind.starts_with("u8[")
-        || ["Vec<u8", "VecDeque<u8", "Box<[u8]"].iter().any(|k| kind.contains(k));
-    bytes.then(|| char_byte(item)).flatten()
-}
-
 /// A Rust `u8` (a local, a field), which lldb types as C's `unsigned char` and prints as a
 /// character (`'\x05'`): its number. (An `i8` is lldb's `char`, as a Rust `char` may be.)
 pub(super) fn rust_u8(kind: &str, text: &str) -> Option<u8> {
@@ -188,13 +177,13 @@ mod tests {
 
     #[test]
     fn rust_bytes_are_numbers() {
-        assert_eq!(rust_byte("&[u8]", "'C'"), Some(67));
-        assert_eq!(rust_byte("&mut [u8]", "'\\t'"), Some(9));
-        assert_eq!(rust_byte("alloc::vec::Vec<u8, alloc::alloc::Global>", "'\\x01'"), Some(1));
-        assert_eq!(rust_byte("&[u8]", "'\\''"), Some(39));
-        assert_eq!(rust_byte("&[u8]", "'\\xff'"), Some(255));
-        assert_eq!(rust_byte("char[4]", "'C'"), None);
-        assert_eq!(rust_byte("&[char]", "'C'"), None);
+        // Items of `&[u8]`, `Vec<u8>`, `[u8; N]` too: lldb types each `unsigned char`.
+        assert_eq!(rust_u8("unsigned char", "'C'"), Some(67));
+        assert_eq!(rust_u8("unsigned char", "'\\t'"), Some(9));
+        assert_eq!(rust_u8("unsigned char", "'\\x01'"), Some(1));
+        assert_eq!(rust_u8("unsigned char", "'\\''"), Some(39));
+        assert_eq!(rust_u8("unsigned char", "'\\xff'"), Some(255));
+        assert_eq!(rust_u8("char", "'C'"), None);
     }
 
     #[test]
