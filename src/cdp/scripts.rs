@@ -224,3 +224,11 @@ impl Scripts {
         }
     }
 }
+
+/// A frame of an `asyncStackTrace`, which carries its location flat, shaped like a paused
+/// frame (`location: {scriptId, lineNumber, columnNumber}`), without `functionLocation`.
+pub(crate) fn awaiting_frame(frame: &Value) -> Value {
+    json!({"functionName": frame["functionName"], "url": frame["url"],
+        "location": {"scriptId": frame["scriptId"], "lineNumber": frame["lineNumber"],
+                     "columnNumber": frame["columnNumber"]}})
+}

@@ -13,9 +13,10 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::cdp::functions::{try_blocks, Position};
+use crate::cdp::scripts::awaiting_frame;
 use crate::cdp::urls::is_own;
 use crate::cdp::Origin;
 
@@ -34,11 +35,7 @@ pub(crate) fn stack(params: &Value) -> Vec<Value> {
     let mut stack: Vec<Value> = params["callFrames"].as_array().cloned().unwrap_or_default();
     let mut link = params.get("asyncStackTrace");
     while let Some(trace) = link {
-        for frame in trace["callFrames"].as_array().into_iter().flatten() {
-            stack.push(json!({"functionName": frame["functionName"], "url": frame["url"],
-                "location": {"scriptId": frame["scriptId"], "lineNumber": frame["lineNumber"],
-                             "columnNumber": frame["columnNumber"]}}));
-        }
+        stack.extend(trace["callFrames"].as_array().into_iter().flatten().map(awaiting_frame));
         link = trace.get("parent");
     }
     stack

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::{Cdp, Paused};
-use crate::cdp::scripts::Scripts;
+use crate::cdp::scripts::{awaiting_frame, Scripts};
 use crate::cdp::urls::is_own;
 use crate::cdp::{unhandled, Origin};
 use crate::debugger::model::{Frame, TraceFrame};
@@ -75,12 +75,9 @@ pub(super) fn frames(
             if frames.len() >= max {
                 break;
             }
-            // Async frames carry their location flat; shape it like a paused frame's.
-            let shaped = json!({"functionName": frame["functionName"], "url": frame["url"],
-                "location": {"scriptId": frame["scriptId"], "lineNumber": frame["lineNumber"],
-                             "columnNumber": frame["columnNumber"]}});
             let async_reason = (i == 0).then(|| reason.to_string());
-            frames.push(Frame { location: scripts.location(&shaped), async_reason });
+            let location = scripts.location(&awaiting_frame(frame));
+            frames.push(Frame { location, async_reason });
         }
         total += segment.len();
         link = trace.get("parent");
