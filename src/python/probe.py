@@ -138,6 +138,9 @@ def lines_with_code(path):
 LOGPOINT = "\x1elp:"
 
 
+# How a program or a generator ends, not an error: never a failure nor a stop of its own.
+ENDINGS = (SystemExit, KeyboardInterrupt, StopIteration, StopAsyncIteration, GeneratorExit)
+
 _RETURNS = None
 _YIELDS = None
 _YIELD_FROM = None

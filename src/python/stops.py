@@ -404,14 +404,11 @@ def _raised(frame, exception):
     _stop(frame, "exception", exception=(type(exception), exception, "always"))
 
 
-_ENDINGS = (SystemExit, KeyboardInterrupt, StopIteration, StopAsyncIteration, GeneratorExit)
-
-
 def _unwound(frame, exception, traceback):
     """An exception leaves `frame`: a stop for `userUnhandled` when `frame` is the program's own
     code and its caller a library's (a web framework that answers 500 for it, a test runner),
     in `frame`, before it is gone. Once per exception."""
-    if "userUnhandled" not in _filters or isinstance(exception, _ENDINGS):
+    if "userUnhandled" not in _filters or isinstance(exception, debug_mcp_probe.ENDINGS):
         return
     caller = frame.f_back
     if caller is None or hidden(frame) or hidden(caller):

@@ -614,15 +614,14 @@ _unwound = {}
 # A test runner calls the test and catches what it raises: the test's failure (recorded as
 # such), or an exception it expected (`assertRaises`, `pytest.raises`).
 _RUNNERS = tuple(os.sep + name + os.sep for name in ("unittest", "_pytest", "pluggy"))
-_ENDINGS = (SystemExit, KeyboardInterrupt, StopIteration, StopAsyncIteration, GeneratorExit)
 
 
 def _left_own(frame, exception, traceback):
     """`exception` leaves `frame`: a failure when `frame` is the program's own code and its
     caller a library's (not a test runner's)."""
     caller = frame.f_back
-    if (caller is None or isinstance(exception, _ENDINGS) or getattr(_local, "busy", False)
-            or _unwound.get(id(exception)) is exception):
+    if (caller is None or isinstance(exception, debug_mcp_probe.ENDINGS)
+            or getattr(_local, "busy", False) or _unwound.get(id(exception)) is exception):
         return
     if not _own(frame.f_code.co_filename) or _own(caller.f_code.co_filename):
         return
