@@ -971,16 +971,15 @@ impl<F: Flavour> Collector for Run<'_, F> {
             let quiet = if self.output_said { OUTPUT_QUIET } else { Duration::ZERO };
             let until = Instant::now() + Duration::from_secs(1);
             while let Ok(event) = self.client.events().recv_timeout(quiet) {
+                if event["event"] == "output" {
+                    let body = &event["body"];
+                    match self.flavour.exit_said(body) {
+                        Some(code) => self.exit_code = self.exit_code.or(Some(code)),
+                        None => drop(dap::route_output(&self.flavour, body, &mut self.output)),
+                    }
+                }
                 if Instant::now() > until {
                     break;
-                }
-                if event["event"] != "output" {
-                    continue;
-                }
-                let body = &event["body"];
-                match self.flavour.exit_said(body) {
-                    Some(code) => self.exit_code = self.exit_code.or(Some(code)),
-                    None => drop(dap::route_output(&self.flavour, body, &mut self.output)),
                 }
             }
         }
