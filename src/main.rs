@@ -11,6 +11,7 @@ mod dap;
 mod debugger;
 mod deno;
 mod http;
+mod jdwp;
 mod jsonrpc;
 mod log;
 mod mcp;

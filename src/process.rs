@@ -751,6 +751,17 @@ impl Debuggee {
 
     /// Waits (briefly) until both pipes reached end of file, so the output tails hold
     /// everything the program wrote. Call after the process group is gone.
+    /// A run's end: the program killed when it `timed_out`, else let go of with its own end
+    /// (what it started goes with it); its output read to the last byte.
+    pub(crate) fn end_run(&mut self, timed_out: bool) -> Exit {
+        let exit = match timed_out {
+            true => self.kill(),
+            false => self.finish(Duration::ZERO),
+        };
+        self.settle_output();
+        exit
+    }
+
     pub(crate) fn settle_output(&self) -> bool {
         let deadline = Instant::now() + DRAIN_GRACE;
         self.drains.iter().all(|(_, done)| {

@@ -403,6 +403,13 @@ pub(crate) struct Undebugged {
 }
 
 impl Undebugged {
+    /// What the program `debuggee` ran that was not debugged: its processes but those
+    /// `followed`; no workers.
+    pub(crate) fn of(debuggee: &crate::process::Debuggee, followed: &[u32]) -> Undebugged {
+        let descendants = debuggee.descendants(None);
+        Undebugged { processes: Undebugged::processes(descendants, followed), workers: 0 }
+    }
+
     /// The processes a program ran that were not debugged: its `descendants` less those
     /// `followed`, and less a shell that only started a followed one (npm's `sh -c 'greet'`).
     pub(crate) fn processes(

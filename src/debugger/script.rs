@@ -96,6 +96,8 @@ pub(crate) enum Language {
     /// A web page in a browser.
     Browser,
     Python,
+    /// The JVM, through JDWP.
+    Java,
     /// A debug adapter for a compiled program or a configured runtime (`native::Native`).
     Native,
 }

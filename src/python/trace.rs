@@ -552,13 +552,7 @@ impl Collector for Run<'_> {
     }
 
     fn end(&mut self, timed_out: bool) -> Exit {
-        let exit = match timed_out {
-            true => self.debuggee.kill(),
-            // Its own end: what it started is let go of with it.
-            false => self.debuggee.finish(std::time::Duration::ZERO),
-        };
-        self.debuggee.settle_output();
-        exit
+        self.debuggee.end_run(timed_out)
     }
 
     fn abort(&mut self) {
@@ -575,8 +569,7 @@ impl Collector for Run<'_> {
 
     fn undebugged(&self) -> Undebugged {
         let followed: Vec<u32> = self.processes.iter().map(|p| p.pid).collect();
-        let descendants = self.debuggee.descendants(None);
-        Undebugged { processes: Undebugged::processes(descendants, &followed), workers: 0 }
+        Undebugged::of(&self.debuggee, &followed)
     }
 
     fn processes(&self) -> Vec<Value> {

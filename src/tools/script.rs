@@ -45,6 +45,8 @@ pub(crate) fn language_arg(
         None if shebang().is_some_and(|interpreter| is_python(&interpreter)) => Language::Python,
         // Whatever starts it (`make test`, a wrapper), a `.py` breakpoint is Python code.
         None if breakpoint_files.iter().any(|f| f.ends_with(".py")) => Language::Python,
+        None if crate::jdwp::launch::is_java(command) => Language::Java,
+        None if breakpoint_files.iter().any(|f| f.ends_with(".java")) => Language::Java,
         None if Native::claims(command, None, breakpoint_files) => Language::Native,
         None => Language::Node,
     })
@@ -56,6 +58,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
         Some("python" | "debugpy") => Some(Language::Python),
         Some("node") => Some(Language::Node),
         Some("deno") => Some(Language::Deno),
+        Some("java") => Some(Language::Java),
         Some(_) => Some(Language::Native),
         None => None,
     })
@@ -63,7 +66,7 @@ pub(crate) fn language_given(args: &Args) -> Result<Option<Language>, ArgError> 
 
 /// The schema of the `language` argument.
 pub(crate) fn language_schema() -> Value {
-    json!({"type": "string", "description": "node, deno, python, debugpy, c, cpp, rust, zig, go, gdb, or a debug-mcp.json adapter; else guessed"})
+    json!({"type": "string", "description": "node, deno, python, debugpy, java, c, cpp, rust, zig, go, gdb, or a debug-mcp.json adapter; else guessed"})
 }
 
 pub(crate) const TOOLS: &[Tool] = &[Tool {
@@ -218,6 +221,7 @@ fn run(args: &Args, call: &Call) -> Result<ToolResult, Failure> {
             crate::cdp::script::run(Box::new(crate::deno::Deno::default()), &plan, call)
         }
         Language::Python => crate::python::trace::run(&plan, call),
+        Language::Java => crate::jdwp::script::run(&plan, call),
         Language::Native => {
             let watched: Vec<String> =
                 plan.watched().iter().map(|p| p.file.display().to_string()).collect();
@@ -492,6 +496,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
             let debugger = match plan.language {
                 Language::Node | Language::Deno | Language::Browser => "V8",
                 Language::Python => "Python",
+                Language::Java => "the JVM",
                 Language::Native => "the debug adapter",
             };
             notes.push(format!(

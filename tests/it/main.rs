@@ -23,6 +23,7 @@ mod faults;
 mod go;
 mod hang;
 mod http;
+mod java;
 mod launchers;
 mod lean;
 mod native;

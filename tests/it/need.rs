@@ -33,6 +33,10 @@ pub enum Tool {
     Ruby,
     /// g++, for the C++ fixture.
     Cxx,
+    /// A JDK (java, javac), for the JVM.
+    Java,
+    /// JUnit 5's console launcher and JUnit 4, as Debian's packages install them.
+    JUnit,
 }
 
 impl Tool {
@@ -49,6 +53,8 @@ impl Tool {
             }
             Tool::Ruby => (&[&["rdbg3.1", "rdbg"], &["ruby"]], "apt-get install ruby"),
             Tool::Cxx => (&[&["g++"]], "apt-get install g++"),
+            Tool::Java => (&[&["java"], &["javac"]], "apt-get install default-jdk-headless"),
+            Tool::JUnit => (&[&["java"]], "apt-get install junit5 junit4"),
         }
     }
 }
@@ -57,14 +63,21 @@ impl Tool {
 /// summary again at the end of the run; with `DEBUG_MCP_TEST_ALL=1` it fails instead.
 pub fn need(tool: Tool) -> bool {
     let (groups, install) = tool.spec();
-    let missing: Vec<&str> =
+    let mut missing: Vec<&str> =
         groups.iter().filter(|group| !group.iter().any(|c| on_path(c))).map(|g| g[0]).collect();
+    if matches!(tool, Tool::JUnit) {
+        missing.extend(JUNIT.iter().filter(|jar| !Path::new(jar).is_file()).copied());
+    }
     if missing.is_empty() {
         return true;
     }
     skip(&format!("{} not found ({install}, as root)", missing.join(" and ")));
     false
 }
+
+/// The jars of JUnit the tests run (Debian's `junit5` and `junit4`).
+pub const JUNIT: &[&str] =
+    &["/usr/share/java/junit-platform-console-standalone.jar", "/usr/share/java/junit4.jar"];
 
 fn on_path(command: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -167,7 +180,7 @@ extern "C" fn summary() {
 
 /// Runs `install` once at a time across every test process and thread: in-process by a mutex,
 /// across processes (`cargo nextest`, two `cargo test` runs) by `flock` on a file in `target/`.
-fn installing<T>(install: impl FnOnce() -> T) -> T {
+pub fn installing<T>(install: impl FnOnce() -> T) -> T {
     static IN_PROCESS: Mutex<()> = Mutex::new(());
     let _held = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     std::fs::create_dir_all(root().join("target")).unwrap();

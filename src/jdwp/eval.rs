@@ -1,0 +1,1177 @@
+//! Java expressions evaluated in a stopped frame, over JDWP alone (no compiler, no helper in
+//! the program): locals, `this`, fields, statics, array elements and `length`, method calls
+//! run in the stopped thread (the others held, with a time limit), arithmetic, comparison,
+//! logic, string concatenation, casts, `instanceof`, `?:` and literals, with Java's rules
+//! (numeric promotion, integer division, `==` on references by identity).
+
+use super::values::{find_method, Show, Values};
+use super::vm::{self, Invoked, Vm};
+use super::wire::{tag, Id, Location, Value};
+
+/// Where an expression is evaluated: a frame of a suspended thread (`depth` frames below
+/// its top).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    pub(crate) thread: Id,
+    pub(crate) frame: Id,
+    pub(crate) depth: usize,
+    pub(crate) at: Location,
+}
+
+impl Frame {
+    /// The frame's id again: a method run in the thread ends every id of its frames.
+    pub(crate) fn refresh(&mut self, vm: &Vm) {
+        if let Ok(frames) = vm.frames(self.thread, self.depth, 1) {
+            if let Some(&(id, _)) = frames.first() {
+                self.frame = id;
+            }
+        }
+    }
+}
+
+/// A value while evaluating: the VM's, a string made here (a literal, a concatenation), or a
+/// class named for its statics.
+#[derive(Debug, Clone)]
+enum V {
+    Vm(Value),
+    Str(String),
+    Class(Id),
+}
+
+#[derive(Debug, Clone)]
+enum Expr {
+    Literal(V),
+    Name(String),
+    This,
+    Field(Box<Expr>, String),
+    Index(Box<Expr>, Box<Expr>),
+    Call(Option<Box<Expr>>, String, Vec<Expr>),
+    Unary(&'static str, Box<Expr>),
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Conditional(Box<Expr>, Box<Expr>, Box<Expr>),
+    Cast(String, Box<Expr>),
+    InstanceOf(Box<Expr>, String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Ident(String),
+    Int(i64, bool),
+    Float(f64, bool),
+    Str(String),
+    Char(u16),
+    Op(&'static str),
+}
+
+const OPERATORS: &[&str] = &[
+    ">>>", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "<", ">", "!",
+    "~", "&", "|", "^", "?", ":", "(", ")", "[", "]", ".", ",",
+];
+
+fn tokenize(text: &str) -> Result<Vec<Token>, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_alphabetic() || c == '_' || c == '$' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+            {
+                i += 1;
+            }
+            tokens.push(Token::Ident(chars[start..i].iter().collect()));
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+        {
+            let start = i;
+            let hex = c == '0' && matches!(chars.get(i + 1), Some('x' | 'X'));
+            if hex {
+                i += 2;
+            }
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric()
+                    || chars[i] == '.'
+                    || chars[i] == '_'
+                    || ((chars[i] == '-' || chars[i] == '+')
+                        && !hex
+                        && matches!(chars[i - 1], 'e' | 'E')))
+            {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().filter(|c| **c != '_').collect();
+            tokens.push(number(&word).ok_or_else(|| format!("not a number: {word}"))?);
+        } else if c == '"' || c == '\'' {
+            let mut text = String::new();
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err("an unclosed quote".into()),
+                    Some(&q) if q == c => break,
+                    Some('\\') => {
+                        i += 1;
+                        text.push(match chars.get(i) {
+                            Some('n') => '\n',
+                            Some('t') => '\t',
+                            Some('r') => '\r',
+                            Some('0') => '\0',
+                            Some(&other) => other,
+                            None => return Err("an unclosed quote".into()),
+                        });
+                    }
+                    Some(&other) => text.push(other),
+                }
+                i += 1;
+            }
+            i += 1;
+            match c {
+                '"' => tokens.push(Token::Str(text)),
+                _ => {
+                    let units: Vec<u16> = text.encode_utf16().collect();
+                    match units.as_slice() {
+                        [unit] => tokens.push(Token::Char(*unit)),
+                        _ => return Err(format!("not a character: '{text}'")),
+                    }
+                }
+            }
+        } else {
+            let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
+            let Some(op) = OPERATORS.iter().find(|op| rest.starts_with(**op)) else {
+                return Err(format!("unexpected `{c}`"));
+            };
+            tokens.push(Token::Op(op));
+            i += op.len();
+        }
+    }
+    Ok(tokens)
+}
+
+fn number(word: &str) -> Option<Token> {
+    let lower = word.to_ascii_lowercase();
+    if let Some(hex) = lower.strip_prefix("0x") {
+        let (digits, long) = match hex.strip_suffix('l') {
+            Some(d) => (d, true),
+            None => (hex, false),
+        };
+        return u64::from_str_radix(digits, 16).ok().map(|n| Token::Int(n as i64, long));
+    }
+    if let Some(digits) = lower.strip_suffix('l') {
+        return digits.parse().ok().map(|n| Token::Int(n, true));
+    }
+    if let Some(digits) = lower.strip_suffix('f') {
+        return digits.parse().ok().map(|n| Token::Float(n, true));
+    }
+    let digits = lower.strip_suffix('d').unwrap_or(&lower);
+    if digits.contains(['.', 'e']) || lower.ends_with('d') {
+        return digits.parse().ok().map(|n| Token::Float(n, false));
+    }
+    digits.parse().ok().map(|n| Token::Int(n, false))
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    at: usize,
+}
+
+const PRIMITIVES: &[&str] = &["int", "long", "double", "float", "short", "byte", "char", "boolean"];
+
+/// Binary operators by precedence, loosest first.
+const LEVELS: &[&[&str]] = &[
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<", ">", "<=", ">=", "instanceof"],
+    &["<<", ">>", ">>>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.at)
+    }
+
+    fn is_op(&self, op: &str) -> bool {
+        matches!(self.peek(), Some(Token::Op(o)) if *o == op)
+    }
+
+    fn expect(&mut self, op: &str) -> Result<(), String> {
+        match self.is_op(op) {
+            true => {
+                self.at += 1;
+                Ok(())
+            }
+            false => Err(format!("`{op}` expected")),
+        }
+    }
+
+    fn ident(&mut self) -> Result<String, String> {
+        match self.peek().cloned() {
+            Some(Token::Ident(name)) => {
+                self.at += 1;
+                Ok(name)
+            }
+            _ => Err("a name expected".into()),
+        }
+    }
+
+    fn expression(&mut self) -> Result<Expr, String> {
+        let condition = self.binary(0)?;
+        if !self.is_op("?") {
+            return Ok(condition);
+        }
+        self.at += 1;
+        let then = self.expression()?;
+        self.expect(":")?;
+        let otherwise = self.expression()?;
+        Ok(Expr::Conditional(Box::new(condition), Box::new(then), Box::new(otherwise)))
+    }
+
+    fn binary(&mut self, level: usize) -> Result<Expr, String> {
+        if level == LEVELS.len() {
+            return self.unary();
+        }
+        let mut left = self.binary(level + 1)?;
+        loop {
+            let op = match self.peek() {
+                Some(Token::Op(op)) if LEVELS[level].contains(op) => *op,
+                Some(Token::Ident(word))
+                    if word == "instanceof" && LEVELS[level].contains(&"instanceof") =>
+                {
+                    "instanceof"
+                }
+                _ => return Ok(left),
+            };
+            self.at += 1;
+            if op == "instanceof" {
+                left = Expr::InstanceOf(Box::new(left), self.type_name()?);
+                continue;
+            }
+            let right = self.binary(level + 1)?;
+            left = Expr::Binary(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn type_name(&mut self) -> Result<String, String> {
+        let mut name = self.ident()?;
+        while self.is_op(".") {
+            self.at += 1;
+            name.push('.');
+            name.push_str(&self.ident()?);
+        }
+        while self.is_op("[") && self.tokens.get(self.at + 1) == Some(&Token::Op("]")) {
+            self.at += 2;
+            name.push_str("[]");
+        }
+        Ok(name)
+    }
+
+    /// `(Type) expr`: a parenthesised type name followed by what can start an operand.
+    fn cast(&mut self) -> Option<String> {
+        let start = self.at;
+        self.at += 1;
+        let name = self.type_name().ok();
+        let closes = self.is_op(")");
+        let operand = matches!(
+            self.tokens.get(self.at + 1),
+            Some(
+                Token::Ident(_)
+                    | Token::Int(..)
+                    | Token::Float(..)
+                    | Token::Str(_)
+                    | Token::Char(_)
+            ) | Some(Token::Op("(" | "!" | "~"))
+        );
+        let is_type = name.as_deref().is_some_and(|n| {
+            PRIMITIVES.contains(&n.trim_end_matches("[]"))
+                || n.rsplit('.').next().is_some_and(|s| s.starts_with(char::is_uppercase))
+        });
+        let primitive = name.as_deref().is_some_and(|n| PRIMITIVES.contains(&n));
+        let signed = matches!(self.tokens.get(self.at + 1), Some(Token::Op("-" | "+")));
+        if closes && is_type && (operand || (primitive && signed)) {
+            self.at += 1;
+            return name;
+        }
+        self.at = start;
+        None
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        for op in ["-", "+", "!", "~"] {
+            if self.is_op(op) {
+                self.at += 1;
+                return Ok(Expr::Unary(op, Box::new(self.unary()?)));
+            }
+        }
+        if self.is_op("(") {
+            if let Some(to) = self.cast() {
+                return Ok(Expr::Cast(to, Box::new(self.unary()?)));
+            }
+        }
+        self.postfix()
+    }
+
+    fn arguments(&mut self) -> Result<Vec<Expr>, String> {
+        self.expect("(")?;
+        let mut arguments = Vec::new();
+        while !self.is_op(")") {
+            arguments.push(self.expression()?);
+            if !self.is_op(")") {
+                self.expect(",")?;
+            }
+        }
+        self.at += 1;
+        Ok(arguments)
+    }
+
+    fn postfix(&mut self) -> Result<Expr, String> {
+        let mut expr = self.primary()?;
+        loop {
+            if self.is_op(".") {
+                self.at += 1;
+                let name = self.ident()?;
+                expr = match self.is_op("(") {
+                    true => Expr::Call(Some(Box::new(expr)), name, self.arguments()?),
+                    false => Expr::Field(Box::new(expr), name),
+                };
+            } else if self.is_op("[") {
+                self.at += 1;
+                let index = self.expression()?;
+                self.expect("]")?;
+                expr = Expr::Index(Box::new(expr), Box::new(index));
+            } else {
+                return Ok(expr);
+            }
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        let token = self.peek().cloned().ok_or("an operand expected")?;
+        self.at += 1;
+        Ok(match token {
+            Token::Int(n, true) => Expr::Literal(V::Vm(Value::Long(n))),
+            Token::Int(n, false) => match i32::try_from(n) {
+                Ok(n) => Expr::Literal(V::Vm(Value::Int(n))),
+                // 0xFFFFFFFF is an int in Java.
+                Err(_) if n <= u32::MAX as i64 => Expr::Literal(V::Vm(Value::Int(n as u32 as i32))),
+                Err(_) => return Err(format!("integer number too large: {n}")),
+            },
+            Token::Float(f, true) => Expr::Literal(V::Vm(Value::Float(f as f32))),
+            Token::Float(f, false) => Expr::Literal(V::Vm(Value::Double(f))),
+            Token::Str(text) => Expr::Literal(V::Str(text)),
+            Token::Char(c) => Expr::Literal(V::Vm(Value::Char(c))),
+            Token::Op("(") => {
+                let inner = self.expression()?;
+                self.expect(")")?;
+                inner
+            }
+            Token::Ident(word) => match word.as_str() {
+                "true" => Expr::Literal(V::Vm(Value::Boolean(true))),
+                "false" => Expr::Literal(V::Vm(Value::Boolean(false))),
+                "null" => Expr::Literal(V::Vm(Value::Object(tag::OBJECT, 0))),
+                "this" => Expr::This,
+                "new" => {
+                    return Err("`new` is not evaluated here: call a method that makes it".into())
+                }
+                _ if self.is_op("(") => Expr::Call(None, word, self.arguments()?),
+                _ => Expr::Name(word),
+            },
+            Token::Op(op) => return Err(format!("unexpected `{op}`")),
+        })
+    }
+}
+
+fn parse(text: &str) -> Result<Expr, String> {
+    let mut parser = Parser { tokens: tokenize(text)?, at: 0 };
+    let expr = parser.expression()?;
+    match parser.peek() {
+        None => Ok(expr),
+        Some(token) => Err(format!("unexpected {token:?} after the expression")),
+    }
+}
+
+/// Checks an expression's syntax before the program runs: `Err` says what is wrong.
+pub(crate) fn check(text: &str) -> Result<(), String> {
+    parse(text).map(drop)
+}
+
+/// An evaluation's failure: a compile-time error, or an exception the evaluation threw.
+type Failed = String;
+
+struct Eval<'a> {
+    vm: &'a mut Vm,
+    values: &'a mut Values,
+    frame: Frame,
+}
+
+/// `{type, value}` of `text` in a frame, within `budget` characters; a compile error or an
+/// exception is `{type: "error", value}`.
+pub(crate) fn evaluate(
+    vm: &mut Vm,
+    values: &mut Values,
+    frame: Frame,
+    text: &str,
+    budget: usize,
+) -> serde_json::Value {
+    let result = parse(text).and_then(|expr| {
+        let mut eval = Eval { vm: &mut *vm, values: &mut *values, frame };
+        eval.value(&expr)
+    });
+    match result {
+        Ok(V::Vm(value)) => {
+            let mut show = Show { vm, values, thread: frame.thread, budget, truncated: false };
+            show.typed(&value)
+        }
+        Ok(V::Str(text)) => {
+            let mut answer = serde_json::json!({"type": "String", "value": crate::debugger::limits::clip(&text, budget)});
+            if text.chars().count() > budget {
+                answer["truncated"] = true.into();
+            }
+            answer
+        }
+        Ok(V::Class(class)) => {
+            serde_json::json!({"type": "Class", "value": vm::class_name(&vm.signature(class))})
+        }
+        Err(message) => serde_json::json!({"type": "error", "value": message}),
+    }
+}
+
+/// The locals of a frame live at its location: `(name, value)` in slot order; `None` when
+/// the class was compiled without them.
+pub(crate) fn locals(vm: &mut Vm, frame: Frame) -> Option<Vec<(String, Value)>> {
+    let variables = vm.variables(frame.at.class, frame.at.method)?;
+    let mut live: Vec<&vm::Variable> =
+        variables.iter().filter(|v| v.live_at(frame.at.index)).collect();
+    live.sort_by_key(|v| v.slot);
+    let slots: Vec<(i32, u8)> = live.iter().map(|v| (v.slot, vm::tag_of(&v.signature))).collect();
+    let values = vm.frame_values(frame.thread, frame.frame, &slots).ok()?;
+    Some(live.iter().map(|v| v.name.clone()).zip(values).collect())
+}
+
+impl Eval<'_> {
+    fn value(&mut self, expr: &Expr) -> Result<V, Failed> {
+        match expr {
+            Expr::Literal(v) => Ok(v.clone()),
+            Expr::This => match self.this()? {
+                Value::Object(_, 0) => Err("`this` in a static method".into()),
+                this => Ok(V::Vm(this)),
+            },
+            Expr::Name(name) => self.name(name),
+            Expr::Field(base, name) => match self.value(base) {
+                Ok(base) => self.field(base, name),
+                // `java.util.List`, `app.Orders.TAX`: a class named by its package.
+                Err(e) => match dotted(base) {
+                    Some(prefix) => match self.class(&format!("{prefix}.{name}")) {
+                        Some(class) => Ok(V::Class(class)),
+                        None => Err(e),
+                    },
+                    None => Err(e),
+                },
+            },
+            Expr::Index(base, index) => {
+                let base = self.value(base)?;
+                let index = self.value(index)?;
+                let index = self.integer(index)?;
+                let Value::Object(tag::ARRAY, array) = self.object(&base)? else {
+                    return Err("an index of something that is not an array".into());
+                };
+                let length = self.vm.array_length(array).map_err(|e| e.to_string())?;
+                if index < 0 || index as usize >= length {
+                    return Err(format!(
+                        "java.lang.ArrayIndexOutOfBoundsException: Index {index} out of bounds for length {length}"
+                    ));
+                }
+                let values = self.vm.array_values(array, index as usize, 1);
+                let value = values.map_err(|e| e.to_string())?.into_iter().next();
+                Ok(V::Vm(value.unwrap_or(Value::Void)))
+            }
+            Expr::Call(receiver, name, arguments) => {
+                self.call(receiver.as_deref(), name, arguments)
+            }
+            Expr::Unary(op, operand) => {
+                let operand = self.value(operand)?;
+                self.unary(op, operand)
+            }
+            Expr::Binary(op @ ("&&" | "||"), left, right) => {
+                let left = self.value(left)?;
+                // `a && b` is `a` when `a` is false; `a || b` when it is true.
+                let decided = self.boolean(left)?;
+                if decided == (*op == "||") {
+                    return Ok(V::Vm(Value::Boolean(decided)));
+                }
+                let right = self.value(right)?;
+                Ok(V::Vm(Value::Boolean(self.boolean(right)?)))
+            }
+            Expr::Binary(op, left, right) => {
+                let (left, right) = (self.value(left)?, self.value(right)?);
+                self.binary(op, left, right)
+            }
+            Expr::Conditional(condition, then, otherwise) => {
+                let condition = self.value(condition)?;
+                match self.boolean(condition)? {
+                    true => self.value(then),
+                    false => self.value(otherwise),
+                }
+            }
+            Expr::Cast(to, operand) => {
+                let operand = self.value(operand)?;
+                self.cast(to, operand)
+            }
+            Expr::InstanceOf(operand, type_name) => {
+                let operand = self.value(operand)?;
+                let Value::Object(_, id) = self.object(&operand)? else {
+                    return Err("instanceof needs an object".into());
+                };
+                if id == 0 {
+                    return Ok(V::Vm(Value::Boolean(false)));
+                }
+                let target = self
+                    .class(type_name)
+                    .ok_or_else(|| format!("cannot find symbol: class {type_name}"))?;
+                let class = self.vm.type_of(id).map_err(|e| e.to_string())?;
+                let signature = self.vm.signature(target);
+                Ok(V::Vm(Value::Boolean(self.vm.is_a(class, &signature))))
+            }
+        }
+    }
+
+    fn this(&mut self) -> Result<Value, Failed> {
+        self.vm.this_object(self.frame.thread, self.frame.frame).map_err(|e| e.to_string())
+    }
+
+    fn name(&mut self, name: &str) -> Result<V, Failed> {
+        let variables = self.vm.variables(self.frame.at.class, self.frame.at.method);
+        if let Some(variable) =
+            variables.iter().flatten().find(|v| v.name == name && v.live_at(self.frame.at.index))
+        {
+            let slot = [(variable.slot, vm::tag_of(&variable.signature))];
+            let values = self.vm.frame_values(self.frame.thread, self.frame.frame, &slot);
+            let value = values.map_err(|e| e.to_string())?.into_iter().next();
+            return Ok(V::Vm(value.unwrap_or(Value::Void)));
+        }
+        // A field of `this`, or a static of this class or an enclosing one.
+        let this = self.this()?;
+        if let Value::Object(_, id) = this {
+            if id != 0 {
+                if let Ok(found) = self.field(V::Vm(this), name) {
+                    return Ok(found);
+                }
+            }
+        }
+        if let Ok(found) = self.field(V::Class(self.frame.at.class), name) {
+            return Ok(found);
+        }
+        if let Some(class) = self.class(name) {
+            return Ok(V::Class(class));
+        }
+        let hint = match variables {
+            None => " (this class was compiled without local variable names: compile with `javac -g` to read locals)",
+            Some(_) => "",
+        };
+        Err(format!("cannot find symbol: {name}{hint}"))
+    }
+
+    /// A class by the name the program would write: qualified, or in this class's package,
+    /// nested in it, or in `java.lang`.
+    fn class(&mut self, name: &str) -> Option<Id> {
+        let here = self.vm.signature(self.frame.at.class);
+        let here = here.trim_start_matches('L').trim_end_matches(';').to_string();
+        let package = here.rsplit_once('/').map_or("", |(p, _)| p);
+        let slashed = name.replace('.', "/");
+        let mut tries = vec![slashed.clone(), format!("{here}${}", slashed.replace('/', "$"))];
+        if !package.is_empty() {
+            tries.push(format!("{package}/{slashed}"));
+        }
+        tries.push(format!("java/lang/{slashed}"));
+        tries.push(format!("java/util/{slashed}"));
+        // `Outer.Inner` written with dots.
+        if let Some((outer, inner)) = slashed.rsplit_once('/') {
+            tries.push(format!("{outer}${inner}"));
+            if !package.is_empty() {
+                tries.push(format!("{package}/{outer}${inner}"));
+            }
+        }
+        tries.into_iter().find_map(|t| {
+            let classes = self.vm.classes_by_signature(&format!("L{t};")).ok()?;
+            classes.first().copied()
+        })
+    }
+
+    fn field(&mut self, base: V, name: &str) -> Result<V, Failed> {
+        match base {
+            V::Class(class) => {
+                let found = self.static_field(class, name)?;
+                match found {
+                    Some(value) => Ok(V::Vm(value)),
+                    None => {
+                        let nested = format!("{}.{name}", vm::class_name(&self.vm.signature(class)));
+                        match self.class(&nested) {
+                            Some(inner) => Ok(V::Class(inner)),
+                            None => Err(format!("cannot find symbol: {name}")),
+                        }
+                    }
+                }
+            }
+            V::Str(text) if name == "length" => Err(format!("`length` of a String: write \"{}\".length()", crate::debugger::limits::clip(&text, 20))),
+            V::Str(_) => Err(format!("cannot find symbol: {name}")),
+            V::Vm(Value::Object(tag::ARRAY, array)) if name == "length" && array != 0 => {
+                let length = self.vm.array_length(array).map_err(|e| e.to_string())?;
+                Ok(V::Vm(Value::Int(length as i32)))
+            }
+            V::Vm(Value::Object(_, 0)) => {
+                Err(format!("java.lang.NullPointerException: cannot read field \"{name}\" because the value is null"))
+            }
+            V::Vm(Value::Object(_, id)) => {
+                let class = self.vm.type_of(id).map_err(|e| e.to_string())?;
+                match self.vm.find_field(class, name) {
+                    Some((_, field)) if field.is_static() => {
+                        Ok(V::Vm(self.static_field(class, name)?.unwrap_or(Value::Void)))
+                    }
+                    Some((_, field)) => {
+                        let values = self.vm.object_values(id, &[field.id]);
+                        let value = values.map_err(|e| e.to_string())?.into_iter().next();
+                        Ok(V::Vm(value.unwrap_or(Value::Void)))
+                    }
+                    None => Err(format!(
+                        "cannot find symbol: {name} in {}",
+                        vm::short_name(&self.vm.signature(class))
+                    )),
+                }
+            }
+            V::Vm(_) => Err(format!("a primitive has no field `{name}`")),
+        }
+    }
+
+    /// A static field of the class, a superclass or (for a nested class) its outer classes.
+    fn static_field(&mut self, class: Id, name: &str) -> Result<Option<Value>, Failed> {
+        let mut at = Some(class);
+        while let Some(class) = at {
+            if let Some((declaring, field)) = self.vm.find_field(class, name) {
+                if field.is_static() {
+                    let values = self.vm.static_values(declaring, &[field.id]);
+                    return Ok(values.map_err(|e| e.to_string())?.into_iter().next());
+                }
+            }
+            // The enclosing class: `Outer$Inner` → `Outer`.
+            let signature = self.vm.signature(class);
+            at = signature.rsplit_once('$').and_then(|(outer, _)| {
+                self.vm.classes_by_signature(&format!("{outer};")).ok()?.first().copied()
+            });
+        }
+        Ok(None)
+    }
+
+    fn call(
+        &mut self,
+        receiver: Option<&Expr>,
+        name: &str,
+        arguments: &[Expr],
+    ) -> Result<V, Failed> {
+        let receiver = match receiver {
+            Some(expr) => match self.value(expr) {
+                Ok(v) => v,
+                Err(e) => match dotted(expr).and_then(|n| self.class(&n)) {
+                    Some(class) => V::Class(class),
+                    None => return Err(e),
+                },
+            },
+            None => match self.this()? {
+                Value::Object(_, 0) => V::Class(self.frame.at.class),
+                this => V::Vm(this),
+            },
+        };
+        let mut values = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            values.push(self.value(argument)?);
+        }
+        let (object, class) = match &receiver {
+            V::Class(class) => (0, *class),
+            V::Str(text) => {
+                let made = self.vm.create_string(text).map_err(|e| e.to_string())?;
+                let Value::Object(_, id) = made else { unreachable!("a string is an object") };
+                (id, self.vm.type_of(id).map_err(|e| e.to_string())?)
+            }
+            V::Vm(Value::Object(_, 0)) => {
+                return Err(format!("java.lang.NullPointerException: cannot invoke \"{name}()\" because the value is null"))
+            }
+            V::Vm(Value::Object(_, id)) => (*id, self.vm.type_of(*id).map_err(|e| e.to_string())?),
+            V::Vm(_) => return Err(format!("a primitive has no method `{name}`")),
+        };
+        let (_, method) = find_method(self.vm, class, name, values.len()).ok_or_else(|| {
+            format!(
+                "cannot find symbol: method {name} of {} argument(s) in {}",
+                values.len(),
+                vm::short_name(&self.vm.signature(class))
+            )
+        })?;
+        if object == 0 && !method.is_static() {
+            return Err(format!("non-static method {name} cannot be called on a class"));
+        }
+        let parameters: Vec<String> =
+            vm::argument_types(&method.signature).into_iter().map(String::from).collect();
+        let mut passed = Vec::with_capacity(values.len());
+        for (value, parameter) in values.into_iter().zip(&parameters) {
+            passed.push(self.argument(value, parameter)?);
+        }
+        let invoked = self.vm.invoke(self.frame.thread, object, class, method.id, &passed);
+        self.frame.refresh(self.vm);
+        match invoked.map_err(|e| match e {
+            super::Error::NoReply => format!(
+                "{name}() did not return within {} s (the program's other threads are held while it runs)",
+                vm::INVOKE_WAIT.as_secs()
+            ),
+            e => e.to_string(),
+        })? {
+            Invoked::Returned(value) => Ok(V::Vm(value)),
+            Invoked::Threw(exception) => {
+                let mut show = Show { vm: self.vm, values: self.values, thread: 0, budget: 500, truncated: false };
+                let shown = show.json(&exception, 0);
+                Err(shown.as_str().map(String::from).unwrap_or_else(|| shown.to_string()))
+            }
+        }
+    }
+
+    /// A value passed for a parameter of JNI type `parameter`: widened, boxed or made a
+    /// String in the VM as Java would.
+    fn argument(&mut self, value: V, parameter: &str) -> Result<Value, Failed> {
+        let value = match value {
+            V::Str(text) => return self.vm.create_string(&text).map_err(|e| e.to_string()),
+            V::Class(_) => return Err("a class is not a value".into()),
+            V::Vm(value) => value,
+        };
+        if parameter.starts_with(['L', '[']) {
+            return match value {
+                Value::Object(..) => Ok(value),
+                primitive => self.boxed(primitive),
+            };
+        }
+        let cast = self.cast(&vm::class_name(parameter), V::Vm(value))?;
+        match cast {
+            V::Vm(value) => Ok(value),
+            _ => Err("an argument of the wrong type".into()),
+        }
+    }
+
+    /// A primitive boxed (`Integer.valueOf`), for a parameter of type Object.
+    fn boxed(&mut self, value: Value) -> Result<Value, Failed> {
+        let (class, signature) = match value {
+            Value::Int(_) => ("Integer", "(I)Ljava/lang/Integer;"),
+            Value::Long(_) => ("Long", "(J)Ljava/lang/Long;"),
+            Value::Double(_) => ("Double", "(D)Ljava/lang/Double;"),
+            Value::Float(_) => ("Float", "(F)Ljava/lang/Float;"),
+            Value::Boolean(_) => ("Boolean", "(Z)Ljava/lang/Boolean;"),
+            Value::Char(_) => ("Character", "(C)Ljava/lang/Character;"),
+            Value::Short(_) => ("Short", "(S)Ljava/lang/Short;"),
+            Value::Byte(_) => ("Byte", "(B)Ljava/lang/Byte;"),
+            other => return Ok(other),
+        };
+        let found = self.vm.classes_by_signature(&format!("Ljava/lang/{class};"));
+        let class_id = found.ok().and_then(|c| c.first().copied()).ok_or("no boxing class")?;
+        let method = self
+            .vm
+            .methods(class_id)
+            .into_iter()
+            .find(|m| m.name == "valueOf" && m.signature == signature);
+        let method = method.ok_or("no valueOf")?;
+        let invoked = self.vm.invoke(self.frame.thread, 0, class_id, method.id, &[value]);
+        self.frame.refresh(self.vm);
+        match invoked {
+            Ok(Invoked::Returned(boxed)) => Ok(boxed),
+            _ => Err(format!("cannot box a {class}")),
+        }
+    }
+
+    /// The VM object of a value (a string made here is made in the VM).
+    fn object(&mut self, value: &V) -> Result<Value, Failed> {
+        match value {
+            V::Vm(value @ Value::Object(..)) => Ok(value.clone()),
+            V::Str(text) => self.vm.create_string(text).map_err(|e| e.to_string()),
+            _ => Err("not an object".into()),
+        }
+    }
+
+    /// A primitive, unboxed when boxed.
+    fn primitive(&mut self, value: V) -> Result<Value, Failed> {
+        match value {
+            V::Vm(Value::Object(_, 0)) => {
+                Err("java.lang.NullPointerException: a null where a number was needed".into())
+            }
+            V::Vm(Value::Object(t, id)) if t == tag::OBJECT => {
+                match self.vm.field_value(id, "value") {
+                    Some(
+                        inner @ (Value::Int(_)
+                        | Value::Long(_)
+                        | Value::Double(_)
+                        | Value::Float(_)
+                        | Value::Short(_)
+                        | Value::Byte(_)
+                        | Value::Char(_)
+                        | Value::Boolean(_)),
+                    ) => Ok(inner),
+                    _ => Err("an object where a primitive was needed".into()),
+                }
+            }
+            V::Vm(value @ Value::Object(..)) => {
+                Err(format!("a {} where a primitive was needed", tag_name(value.tag())))
+            }
+            V::Vm(value) => Ok(value),
+            V::Str(_) => Err("a String where a primitive was needed".into()),
+            V::Class(_) => Err("a class is not a value".into()),
+        }
+    }
+
+    fn boolean(&mut self, value: V) -> Result<bool, Failed> {
+        match self.primitive(value)? {
+            Value::Boolean(b) => Ok(b),
+            _ => Err("incompatible types: a boolean was needed".into()),
+        }
+    }
+
+    fn integer(&mut self, value: V) -> Result<i64, Failed> {
+        match numeric(&self.primitive(value)?) {
+            Some(Num::Int(n, _)) => Ok(n),
+            _ => Err("incompatible types: an integer was needed".into()),
+        }
+    }
+
+    fn unary(&mut self, op: &str, operand: V) -> Result<V, Failed> {
+        let value = self.primitive(operand)?;
+        Ok(V::Vm(match (op, value) {
+            ("!", Value::Boolean(b)) => Value::Boolean(!b),
+            ("!", _) => return Err("bad operand type for !".into()),
+            (op, value) => match (op, numeric(&value).ok_or("bad operand type")?) {
+                ("-", Num::Int(n, long)) => int(n.wrapping_neg(), long),
+                ("-", Num::Float(f, double)) => float(-f, double),
+                ("~", Num::Int(n, long)) => int(!n, long),
+                ("+", Num::Int(n, long)) => int(n, long),
+                ("+", Num::Float(f, double)) => float(f, double),
+                _ => return Err(format!("bad operand type for {op}")),
+            },
+        }))
+    }
+
+    fn binary(&mut self, op: &str, left: V, right: V) -> Result<V, Failed> {
+        let stringy = |v: &V| matches!(v, V::Str(_) | V::Vm(Value::Object(tag::STRING, _)));
+        if op == "+" && (stringy(&left) || stringy(&right)) {
+            let text = format!("{}{}", self.text(left)?, self.text(right)?);
+            return Ok(V::Str(text));
+        }
+        if op == "==" || op == "!=" {
+            if let (Some(a), Some(b)) = (reference(&left), reference(&right)) {
+                return Ok(V::Vm(Value::Boolean((a == b) == (op == "=="))));
+            }
+        }
+        let (a, b) = (self.primitive(left)?, self.primitive(right)?);
+        if let (Value::Boolean(a), Value::Boolean(b)) = (&a, &b) {
+            let result = match op {
+                "==" => a == b,
+                "!=" => a != b,
+                "&" => *a & *b,
+                "|" => *a | *b,
+                "^" => *a ^ *b,
+                _ => return Err(format!("bad operand types for {op}: boolean")),
+            };
+            return Ok(V::Vm(Value::Boolean(result)));
+        }
+        let (Some(a), Some(b)) = (numeric(&a), numeric(&b)) else {
+            return Err(format!("bad operand types for {op}"));
+        };
+        if matches!(op, "<<" | ">>" | ">>>") {
+            let (Num::Int(n, long), Num::Int(by, _)) = (a, b) else {
+                return Err(format!("bad operand types for {op}"));
+            };
+            let by = (by & if long { 63 } else { 31 }) as u32;
+            return Ok(V::Vm(match (op, long) {
+                ("<<", true) => int(n.wrapping_shl(by), true),
+                ("<<", false) => int(i64::from((n as i32).wrapping_shl(by)), false),
+                (">>", true) => int(n >> by, true),
+                (">>", false) => int(i64::from((n as i32) >> by), false),
+                (_, true) => int(((n as u64) >> by) as i64, true),
+                (_, false) => int(i64::from(((n as i32 as u32) >> by) as i32), false),
+            }));
+        }
+        let compare = |ordering: Option<std::cmp::Ordering>| -> Result<V, Failed> {
+            use std::cmp::Ordering::*;
+            let result = match (op, ordering) {
+                (_, None) => op == "!=",
+                ("==", Some(o)) => o == Equal,
+                ("!=", Some(o)) => o != Equal,
+                ("<", Some(o)) => o == Less,
+                (">", Some(o)) => o == Greater,
+                ("<=", Some(o)) => o != Greater,
+                (">=", Some(o)) => o != Less,
+                _ => unreachable!("a comparison"),
+            };
+            Ok(V::Vm(Value::Boolean(result)))
+        };
+        match (a, b) {
+            (Num::Int(x, lx), Num::Int(y, ly)) => {
+                let long = lx || ly;
+                let (x, y) = match long {
+                    true => (x, y),
+                    false => (i64::from(x as i32), i64::from(y as i32)),
+                };
+                if matches!(op, "==" | "!=" | "<" | ">" | "<=" | ">=") {
+                    return compare(Some(x.cmp(&y)));
+                }
+                if matches!(op, "/" | "%") && y == 0 {
+                    return Err("java.lang.ArithmeticException: / by zero".into());
+                }
+                let n = match op {
+                    "+" => x.wrapping_add(y),
+                    "-" => x.wrapping_sub(y),
+                    "*" => x.wrapping_mul(y),
+                    "/" => x.wrapping_div(y),
+                    "%" => x.wrapping_rem(y),
+                    "&" => x & y,
+                    "|" => x | y,
+                    "^" => x ^ y,
+                    _ => return Err(format!("bad operand types for {op}")),
+                };
+                Ok(V::Vm(int(n, long)))
+            }
+            (a, b) => {
+                let double = matches!(a, Num::Float(_, true))
+                    || matches!(b, Num::Float(_, true))
+                    || !matches!((a, b), (Num::Float(..), _) | (_, Num::Float(..)));
+                let (x, y) = (a.as_f64(), b.as_f64());
+                if matches!(op, "==" | "!=" | "<" | ">" | "<=" | ">=") {
+                    return compare(x.partial_cmp(&y));
+                }
+                let f = match op {
+                    "+" => x + y,
+                    "-" => x - y,
+                    "*" => x * y,
+                    "/" => x / y,
+                    "%" => x % y,
+                    _ => return Err(format!("bad operand types for {op}")),
+                };
+                Ok(V::Vm(float(f, double)))
+            }
+        }
+    }
+
+    /// The text a value adds to a string: `String.valueOf` (an object's `toString()`).
+    fn text(&mut self, value: V) -> Result<String, Failed> {
+        Ok(match value {
+            V::Str(text) => text,
+            V::Class(class) => format!("class {}", vm::class_name(&self.vm.signature(class))),
+            V::Vm(Value::Object(_, 0)) => "null".into(),
+            V::Vm(Value::Object(tag::STRING, id)) => {
+                self.vm.string(id).map_err(|e| e.to_string())?
+            }
+            V::Vm(Value::Object(_, id)) => {
+                let class = self.vm.type_of(id).map_err(|e| e.to_string())?;
+                let (_, method) =
+                    find_method(self.vm, class, "toString", 0).ok_or("no toString")?;
+                let invoked = self.vm.invoke(self.frame.thread, id, class, method.id, &[]);
+                self.frame.refresh(self.vm);
+                match invoked.map_err(|e| e.to_string())? {
+                    Invoked::Returned(Value::Object(_, s)) if s != 0 => {
+                        self.vm.string(s).map_err(|e| e.to_string())?
+                    }
+                    Invoked::Returned(_) => "null".into(),
+                    Invoked::Threw(_) => return Err("toString() threw".into()),
+                }
+            }
+            V::Vm(Value::Boolean(b)) => b.to_string(),
+            V::Vm(Value::Char(c)) => String::from_utf16_lossy(&[c]),
+            V::Vm(Value::Double(f)) => java_double(f),
+            V::Vm(Value::Float(f)) => java_double(f64::from(f)),
+            V::Vm(value) => match numeric(&value) {
+                Some(Num::Int(n, _)) => n.to_string(),
+                _ => String::new(),
+            },
+        })
+    }
+
+    fn cast(&mut self, to: &str, value: V) -> Result<V, Failed> {
+        if !PRIMITIVES.contains(&to) {
+            // A reference cast: checked as Java would.
+            if let V::Vm(Value::Object(_, id)) = &value {
+                if *id != 0 {
+                    if let Some(target) = self.class(to) {
+                        let class = self.vm.type_of(*id).map_err(|e| e.to_string())?;
+                        let signature = self.vm.signature(target);
+                        if !self.vm.is_a(class, &signature) {
+                            return Err(format!(
+                                "java.lang.ClassCastException: class {} cannot be cast to class {}",
+                                vm::class_name(&self.vm.signature(class)),
+                                vm::class_name(&signature)
+                            ));
+                        }
+                    }
+                }
+            }
+            return Ok(value);
+        }
+        let value = self.primitive(value)?;
+        if to == "boolean" {
+            return match value {
+                Value::Boolean(_) => Ok(V::Vm(value)),
+                _ => Err("incompatible types: cannot cast to boolean".into()),
+            };
+        }
+        let n = numeric(&value).ok_or("incompatible types: cannot cast a boolean")?;
+        let (i, f) = match n {
+            Num::Int(i, _) => (i, i as f64),
+            // Java's float-to-integer casts saturate, as Rust's `as` does.
+            Num::Float(f, _) => (f as i64, f),
+        };
+        let whole = |max: i64| match n {
+            Num::Float(f, _) if max == i32::MAX as i64 => f as i32 as i64,
+            _ => i,
+        };
+        Ok(V::Vm(match to {
+            "int" => Value::Int(whole(i32::MAX as i64) as i32),
+            "long" => Value::Long(i),
+            "short" => Value::Short(whole(i32::MAX as i64) as i16),
+            "byte" => Value::Byte(whole(i32::MAX as i64) as i8),
+            "char" => Value::Char(whole(i32::MAX as i64) as u16),
+            "float" => Value::Float(f as f32),
+            _ => Value::Double(f),
+        }))
+    }
+}
+
+/// A number while computing: an integer (`long` or narrower) or a floating point (`double`
+/// or `float`).
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    Int(i64, bool),
+    Float(f64, bool),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(n, _) => n as f64,
+            Num::Float(f, _) => f,
+        }
+    }
+}
+
+fn numeric(value: &Value) -> Option<Num> {
+    Some(match *value {
+        Value::Byte(n) => Num::Int(n.into(), false),
+        Value::Short(n) => Num::Int(n.into(), false),
+        Value::Char(n) => Num::Int(n.into(), false),
+        Value::Int(n) => Num::Int(n.into(), false),
+        Value::Long(n) => Num::Int(n, true),
+        Value::Float(f) => Num::Float(f.into(), false),
+        Value::Double(f) => Num::Float(f, true),
+        _ => return None,
+    })
+}
+
+fn int(n: i64, long: bool) -> Value {
+    match long {
+        true => Value::Long(n),
+        false => Value::Int(n as i32),
+    }
+}
+
+fn float(f: f64, double: bool) -> Value {
+    match double {
+        true => Value::Double(f),
+        false => Value::Float(f as f32),
+    }
+}
+
+/// A reference's identity, for `==`: objects by id, `null` as 0.
+fn reference(value: &V) -> Option<Id> {
+    match value {
+        V::Vm(Value::Object(_, id)) => Some(*id),
+        _ => None,
+    }
+}
+
+fn tag_name(tag: u8) -> &'static str {
+    match tag {
+        tag::ARRAY => "array",
+        tag::STRING => "String",
+        tag::THREAD => "Thread",
+        tag::CLASS_OBJECT => "Class",
+        _ => "object",
+    }
+}
+
+/// A name written with dots (`java.util.List`), when the expression is only that.
+fn dotted(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(name) => Some(name.clone()),
+        Expr::Field(base, name) => Some(format!("{}.{name}", dotted(base)?)),
+        _ => None,
+    }
+}
+
+/// A double as `Double.toString` writes it, for the common cases: `2.0`, `0.1`, `1.0E10`.
+fn java_double(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let magnitude = f.abs();
+    if magnitude != 0.0 && !(1e-3..1e7).contains(&magnitude) {
+        let text = format!("{f:E}");
+        return match text.split_once('E') {
+            Some((mantissa, exponent)) if !mantissa.contains('.') => {
+                format!("{mantissa}.0E{exponent}")
+            }
+            _ => text,
+        };
+    }
+    let text = f.to_string();
+    match text.contains('.') {
+        true => text,
+        false => format!("{text}.0"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expressions_parse_as_java_reads_them() {
+        let parsed = |text: &str| format!("{:?}", parse(text).unwrap());
+        assert!(parsed("a + b * c").starts_with("Binary(\"+\", Name(\"a\"), Binary(\"*\""));
+        assert!(parsed("(int) x / 2").starts_with("Binary(\"/\", Cast(\"int\""));
+        assert!(parsed("(a) - b").starts_with("Binary(\"-\", Name(\"a\")"));
+        assert!(parsed("o instanceof java.util.List && o != null")
+            .starts_with("Binary(\"&&\", InstanceOf"));
+        assert!(
+            parsed("items.get(0).price[i].length").contains("Call(Some(Name(\"items\")), \"get\"")
+        );
+        assert!(parsed("x > 0 ? \"pos\" : 'n'").starts_with("Conditional"));
+        assert!(parse("a +").is_err());
+        assert!(parse("a b").is_err());
+        assert!(parse("\"open").is_err());
+        assert_eq!(
+            tokenize("0x1F 10L 2.5f 1e3 1_000").unwrap(),
+            [
+                Token::Int(31, false),
+                Token::Int(10, true),
+                Token::Float(2.5, true),
+                Token::Float(1000.0, false),
+                Token::Int(1000, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn doubles_read_as_java_prints_them() {
+        assert_eq!(java_double(2.0), "2.0");
+        assert_eq!(java_double(0.1), "0.1");
+        assert_eq!(java_double(1e10), "1.0E10");
+        assert_eq!(java_double(-1.5e-5), "-1.5E-5");
+    }
+}

@@ -1,0 +1,364 @@
+//! A JDWP client: the JVM's own debug wire protocol, spoken over the TCP connection a JVM
+//! started with `-agentlib:jdwp` makes to us (`launch.rs`).
+//!
+//! After the 14-byte handshake, packets flow both ways: our commands and the VM's replies,
+//! matched by id, and the VM's events (`Event.Composite`). A reader thread owns the socket's
+//! input: it routes each reply to the request waiting for it and sends each event's bytes to
+//! one channel in arrival order (they are parsed by whoever reads them, once the id sizes are
+//! known: the first event, `VM_START`, comes before they can be asked). Requests are written by
+//! the caller. When the connection ends every pending request fails at once and the event
+//! channel closes.
+//!
+//! `vm.rs` is the VM as a debugger reads it (classes, lines, frames, values, with caches);
+//! `script.rs` the `debug-script` collector.
+
+pub(crate) mod eval;
+pub(crate) mod hang;
+pub(crate) mod launch;
+pub(crate) mod script;
+pub(crate) mod values;
+pub(crate) mod vm;
+pub(crate) mod wire;
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::thread::JoinOnDrop;
+use wire::{Id, IdSizes, In, Location, Value};
+
+const HANDSHAKE: &[u8] = b"JDWP-Handshake";
+/// How long a request waits for its reply (a method invoked in the program has its own limit).
+pub(crate) const REPLY_WAIT: Duration = Duration::from_secs(10);
+
+/// Command sets and commands used here (the JDWP specification's numbers).
+pub(crate) mod cmd {
+    pub(crate) const VM_CLASSES_BY_SIGNATURE: (u8, u8) = (1, 2);
+    pub(crate) const VM_ALL_THREADS: (u8, u8) = (1, 4);
+    pub(crate) const VM_ID_SIZES: (u8, u8) = (1, 7);
+    pub(crate) const VM_SUSPEND: (u8, u8) = (1, 8);
+    pub(crate) const VM_RESUME: (u8, u8) = (1, 9);
+    pub(crate) const VM_CREATE_STRING: (u8, u8) = (1, 11);
+    pub(crate) const TYPE_SIGNATURE: (u8, u8) = (2, 1);
+    pub(crate) const TYPE_FIELDS: (u8, u8) = (2, 4);
+    pub(crate) const TYPE_METHODS: (u8, u8) = (2, 5);
+    pub(crate) const TYPE_GET_VALUES: (u8, u8) = (2, 6);
+    pub(crate) const TYPE_SOURCE_FILE: (u8, u8) = (2, 7);
+    pub(crate) const TYPE_INTERFACES: (u8, u8) = (2, 10);
+    pub(crate) const CLASS_SUPERCLASS: (u8, u8) = (3, 1);
+    pub(crate) const CLASS_INVOKE: (u8, u8) = (3, 3);
+    pub(crate) const METHOD_LINE_TABLE: (u8, u8) = (6, 1);
+    pub(crate) const METHOD_VARIABLE_TABLE: (u8, u8) = (6, 2);
+    pub(crate) const OBJECT_REFERENCE_TYPE: (u8, u8) = (9, 1);
+    pub(crate) const OBJECT_GET_VALUES: (u8, u8) = (9, 2);
+    pub(crate) const OBJECT_MONITOR_INFO: (u8, u8) = (9, 5);
+    pub(crate) const OBJECT_INVOKE: (u8, u8) = (9, 6);
+    pub(crate) const STRING_VALUE: (u8, u8) = (10, 1);
+    pub(crate) const THREAD_NAME: (u8, u8) = (11, 1);
+    pub(crate) const THREAD_SUSPEND: (u8, u8) = (11, 2);
+    pub(crate) const THREAD_RESUME: (u8, u8) = (11, 3);
+    pub(crate) const THREAD_STATUS: (u8, u8) = (11, 4);
+    pub(crate) const THREAD_FRAMES: (u8, u8) = (11, 6);
+    pub(crate) const THREAD_CONTENDED_MONITOR: (u8, u8) = (11, 9);
+    pub(crate) const ARRAY_LENGTH: (u8, u8) = (13, 1);
+    pub(crate) const ARRAY_GET_VALUES: (u8, u8) = (13, 2);
+    pub(crate) const EVENT_SET: (u8, u8) = (15, 1);
+    pub(crate) const EVENT_CLEAR: (u8, u8) = (15, 2);
+    pub(crate) const FRAME_GET_VALUES: (u8, u8) = (16, 1);
+    pub(crate) const FRAME_THIS: (u8, u8) = (16, 3);
+}
+
+/// JDWP's error codes that callers tell apart.
+pub(crate) mod error {
+    pub(crate) const ABSENT_INFORMATION: u16 = 101;
+}
+
+/// Why a request got no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Error {
+    /// The VM answered with an error code.
+    Vm(u16),
+    /// The connection ended (the VM exited).
+    Gone,
+    /// No reply within the wait.
+    NoReply,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Vm(code) => write!(f, "the JVM answered error {code} ({})", error_name(*code)),
+            Error::Gone => write!(f, "the JVM's debug connection ended"),
+            Error::NoReply => write!(f, "the JVM did not answer within {}s", REPLY_WAIT.as_secs()),
+        }
+    }
+}
+
+fn error_name(code: u16) -> &'static str {
+    match code {
+        10 => "INVALID_THREAD",
+        13 => "THREAD_NOT_SUSPENDED",
+        20 => "INVALID_OBJECT",
+        21 => "INVALID_CLASS",
+        23 => "INVALID_METHODID",
+        30 => "INVALID_FRAMEID",
+        34 => "INVALID_SLOT",
+        35 => "DUPLICATE",
+        41 => "NOT_FOUND",
+        99 => "NOT_IMPLEMENTED",
+        101 => "ABSENT_INFORMATION",
+        102 => "INVALID_EVENT_TYPE",
+        112 => "VM_DEAD",
+        502 => "INVALID_LENGTH",
+        _ => "see the JDWP specification",
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u32, Sender<Result<Vec<u8>, Error>>>>>;
+
+/// One connection to a JVM.
+pub(crate) struct Client {
+    writer: Mutex<TcpStream>,
+    next_id: AtomicU32,
+    pending: Pending,
+    reader: Option<JoinOnDrop>,
+}
+
+/// What a connection's reader passes on: an `Event.Composite`'s data, or (`None`) the
+/// connection's end; `conn` says which connection.
+#[derive(Debug)]
+pub(crate) struct Packet {
+    pub(crate) conn: usize,
+    pub(crate) data: Option<Vec<u8>>,
+}
+
+impl Client {
+    /// Shakes hands on an accepted connection and starts reading it: its events go to
+    /// `events`, tagged `conn`.
+    pub(crate) fn start(
+        mut stream: TcpStream,
+        conn: usize,
+        events: Sender<Packet>,
+    ) -> io::Result<Client> {
+        stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+        stream.write_all(HANDSHAKE)?;
+        let mut echo = [0u8; 14];
+        stream.read_exact(&mut echo)?;
+        if echo != HANDSHAKE {
+            return Err(io::Error::other("the peer is not a JVM: no JDWP handshake"));
+        }
+        stream.set_read_timeout(None)?;
+        stream.set_nodelay(true)?;
+        let pending: Pending = Arc::default();
+        let reading = stream.try_clone()?;
+        let reader = {
+            let pending = pending.clone();
+            JoinOnDrop::spawn(&format!("jdwp-{conn}"), move || {
+                read(reading, &pending, conn, &events)
+            })
+        };
+        Ok(Client {
+            writer: Mutex::new(stream),
+            next_id: AtomicU32::new(1),
+            pending,
+            reader: Some(reader),
+        })
+    }
+
+    /// Sends a command; its reply comes on the returned channel.
+    pub(crate) fn send(
+        &self,
+        (set, command): (u8, u8),
+        data: &[u8],
+    ) -> Receiver<Result<Vec<u8>, Error>> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+        let mut packet = Vec::with_capacity(11 + data.len());
+        packet.extend_from_slice(&(11 + data.len() as u32).to_be_bytes());
+        packet.extend_from_slice(&id.to_be_bytes());
+        packet.extend_from_slice(&[0, set, command]);
+        packet.extend_from_slice(data);
+        let written = self.writer.lock().unwrap_or_else(|e| e.into_inner()).write_all(&packet);
+        if written.is_err() {
+            if let Some(tx) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) {
+                let _ = tx.send(Err(Error::Gone));
+            }
+        }
+        rx
+    }
+
+    /// Sends a command and waits for its reply's data.
+    pub(crate) fn request(&self, command: (u8, u8), data: &[u8]) -> Result<Vec<u8>, Error> {
+        wait(&self.send(command, data), REPLY_WAIT)
+    }
+
+    /// Ends the connection: the reader sees its end; pending requests fail.
+    pub(crate) fn close(&mut self) {
+        let _ = self.writer.lock().unwrap_or_else(|e| e.into_inner()).shutdown(Shutdown::Both);
+        drop(self.reader.take());
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A reply, waited for at most `wait`.
+pub(crate) fn wait(
+    reply: &Receiver<Result<Vec<u8>, Error>>,
+    wait: Duration,
+) -> Result<Vec<u8>, Error> {
+    match reply.recv_timeout(wait) {
+        Ok(answer) => answer,
+        Err(crossbeam_channel::RecvTimeoutError::Timeout) => Err(Error::NoReply),
+        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(Error::Gone),
+    }
+}
+
+/// Reads packets until the connection ends.
+fn read(mut stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Packet>) {
+    let mut header = [0u8; 11];
+    loop {
+        if stream.read_exact(&mut header).is_err() {
+            break;
+        }
+        let length = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        let id = u32::from_be_bytes([header[4], header[5], header[6], header[7]]);
+        let mut data = vec![0u8; length.saturating_sub(11)];
+        if stream.read_exact(&mut data).is_err() {
+            break;
+        }
+        if header[8] & 0x80 != 0 {
+            let code = u16::from_be_bytes([header[9], header[10]]);
+            let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            if let Some(tx) = waiting {
+                let _ = tx.send(if code == 0 { Ok(data) } else { Err(Error::Vm(code)) });
+            }
+        } else if (header[9], header[10]) == (64, 100)
+            && events.send(Packet { conn, data: Some(data) }).is_err()
+        {
+            break;
+        }
+    }
+    let _ = events.send(Packet { conn, data: None });
+    // Every request still waiting fails now; the event channel closes with `events`.
+    for (_, tx) in pending.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+        let _ = tx.send(Err(Error::Gone));
+    }
+}
+
+/// Event kinds (`EventKind`).
+pub(crate) mod kind {
+    pub(crate) const BREAKPOINT: u8 = 2;
+    pub(crate) const EXCEPTION: u8 = 4;
+    pub(crate) const THREAD_START: u8 = 6;
+    pub(crate) const THREAD_DEATH: u8 = 7;
+    pub(crate) const CLASS_PREPARE: u8 = 8;
+    pub(crate) const VM_START: u8 = 90;
+    pub(crate) const VM_DEATH: u8 = 99;
+}
+
+/// Suspend policies.
+pub(crate) mod suspend {
+    pub(crate) const EVENT_THREAD: u8 = 1;
+    pub(crate) const ALL: u8 = 2;
+}
+
+/// One event of a composite.
+#[derive(Debug, Clone)]
+pub(crate) enum Event {
+    VmStart {
+        thread: Id,
+    },
+    VmDeath,
+    Breakpoint {
+        request: i32,
+        thread: Id,
+        at: Location,
+    },
+    /// `catch` is none when nothing catches it.
+    Exception {
+        thread: Id,
+        at: Location,
+        exception: Value,
+        catch: Location,
+    },
+    ClassPrepare {
+        thread: Id,
+        class: Id,
+        signature: String,
+    },
+    ThreadStart {
+        thread: Id,
+    },
+    ThreadDeath {
+        thread: Id,
+    },
+    /// A kind not asked for here.
+    Other,
+}
+
+impl Event {
+    /// The thread the event happened in, when it has one.
+    pub(crate) fn thread(&self) -> Option<Id> {
+        match *self {
+            Event::VmStart { thread }
+            | Event::Breakpoint { thread, .. }
+            | Event::Exception { thread, .. }
+            | Event::ClassPrepare { thread, .. }
+            | Event::ThreadStart { thread }
+            | Event::ThreadDeath { thread } => Some(thread),
+            Event::VmDeath | Event::Other => None,
+        }
+    }
+}
+
+/// An `Event.Composite`'s suspend policy and events; `None` when it cannot be read.
+pub(crate) fn parse_composite(data: &[u8], sizes: &IdSizes) -> Option<(u8, Vec<Event>)> {
+    let mut read = In::new(data, sizes);
+    let policy = read.u8();
+    let count = read.count();
+    let mut events = Vec::with_capacity(count);
+    for _ in 0..count {
+        let kind = read.u8();
+        let request = read.i32();
+        let event = match kind {
+            kind::VM_START => Event::VmStart { thread: read.object() },
+            kind::VM_DEATH => Event::VmDeath,
+            kind::BREAKPOINT => {
+                Event::Breakpoint { request, thread: read.object(), at: read.location() }
+            }
+            kind::EXCEPTION => Event::Exception {
+                thread: read.object(),
+                at: read.location(),
+                exception: read.value(),
+                catch: read.location(),
+            },
+            kind::CLASS_PREPARE => {
+                let thread = read.object();
+                let _tag = read.u8();
+                let class = read.class();
+                let signature = read.string();
+                let _status = read.i32();
+                Event::ClassPrepare { thread, class, signature }
+            }
+            kind::THREAD_START => Event::ThreadStart { thread: read.object() },
+            kind::THREAD_DEATH => Event::ThreadDeath { thread: read.object() },
+            // Its layout is not known here: the rest of the composite cannot be read.
+            _ => {
+                events.push(Event::Other);
+                break;
+            }
+        };
+        events.push(event);
+    }
+    read.ok().then_some((policy, events))
+}

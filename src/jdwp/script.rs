@@ -1,0 +1,835 @@
+//! `debug-script` on the JVM: every JVM the command starts connects to us (`launch.rs`); each
+//! gets a class-prepare request per probed file (by its source file name, checked against the
+//! file's package), a breakpoint at each probed line as a class of that file is prepared, and
+//! with `failures` an exception request. A hit is read in the stopped thread (the expression
+//! evaluated, or the frame's locals) and the thread goes on.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crossbeam_channel::Receiver;
+use serde_json::{json, Value as Json};
+
+use super::eval::{self, Frame};
+use super::launch::{self, Incoming, Listener};
+use super::values::{Show, Values};
+use super::vm::{self, Vm};
+use super::wire::{Id, Location, Value};
+use super::{kind, parse_composite, suspend, Event, Packet};
+use crate::call::Call;
+use crate::debugger::backend::{Input, Inputs};
+use crate::debugger::limits::{self, LOCAL_PREVIEW};
+use crate::debugger::model::Undebugged;
+use crate::debugger::script::{Collector, Debugged, Hit, Locals, Outcome, Plan, Step};
+use crate::debugger::{Code, Failure};
+use crate::process::{self, Debuggee, Exit, SpawnError};
+
+/// Frames a hit's `stack` lists.
+const STACK_FRAMES: usize = 10;
+
+pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
+    let deadline = std::time::Instant::now() + plan.timeout;
+    let files = watched_files(plan)?;
+    for probe in plan.watched() {
+        for text in [&probe.expression, &probe.condition].into_iter().flatten() {
+            if let Err(e) = eval::check(text) {
+                return Err(Failure::new(
+                    Code::InvalidExpression,
+                    format!("cannot read `{text}` as a Java expression: {e}"),
+                ));
+            }
+        }
+    }
+    let listener = Listener::open().map_err(|e| {
+        Failure::new(Code::Internal, format!("cannot open a loopback port for the JVM: {e}"))
+    })?;
+    let command = &plan.command;
+    let mut env = command.env.clone();
+    env.push(listener.tool_options(&command.env));
+    let (program, args) = command.words.split_first().expect("a command has a program");
+    let spec = process::Spec {
+        program: program.clone(),
+        args: args.to_vec(),
+        env,
+        env_remove: Vec::new(),
+        cwd: command.cwd.clone(),
+        stdin: command.stdin.clone(),
+    };
+    let debuggee = Debuggee::spawn(&spec, launch::is_jvm_noise).map_err(|e| match e {
+        SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
+        SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
+    })?;
+    call.log.send("info", format!("program started (pid {})", debuggee.pid()));
+    let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+    let mut run = Run {
+        plan,
+        exited: debuggee.exited().clone(),
+        incoming: listener.incoming.clone(),
+        _listener: listener,
+        debuggee,
+        top_exited: false,
+        jvms: Vec::new(),
+        early: HashMap::new(),
+        roots: source_roots(&cwd, &files),
+        probes: plan.watched().iter().map(|p| (p.line, file_index(&files, &p.real_file))).collect(),
+        files,
+        resolved: vec![None; plan.watched().len().max(1)],
+        capped: false,
+        pending: std::collections::VecDeque::new(),
+    };
+    crate::debugger::runs::drive(&mut run, Ok(()), plan, call, deadline)
+}
+
+/// A probed source file: its name (what a class's `SourceFile` says), its package and where
+/// it is.
+struct File {
+    name: String,
+    package: String,
+    path: PathBuf,
+    /// A class of it was prepared in some JVM.
+    loaded: bool,
+}
+
+fn file_index(files: &[File], path: &Path) -> usize {
+    files.iter().position(|f| f.path == path).unwrap_or(0)
+}
+
+fn watched_files(plan: &Plan) -> Result<Vec<File>, Failure> {
+    let mut files: Vec<File> = Vec::new();
+    for probe in plan.watched() {
+        if files.iter().any(|f| f.path == probe.real_file) {
+            continue;
+        }
+        let name = probe.real_file.file_name().unwrap_or_default().to_string_lossy().to_string();
+        if !name.ends_with(".java") {
+            return Err(Failure::new(
+                Code::InvalidArguments,
+                format!(
+                    "{} is not a Java source file: a JVM's breakpoints are in `.java` files",
+                    probe.file.display()
+                ),
+            ));
+        }
+        let text = std::fs::read_to_string(&probe.real_file).unwrap_or_default();
+        files.push(File {
+            name,
+            package: package_of(&text),
+            path: probe.real_file.clone(),
+            loaded: false,
+        });
+    }
+    Ok(files)
+}
+
+/// The package a Java source declares (`""` for none).
+pub(crate) fn package_of(text: &str) -> String {
+    let mut in_comment = false;
+    for line in text.lines() {
+        let mut line = line.trim();
+        if in_comment {
+            match line.find("*/") {
+                Some(end) => {
+                    line = line[end + 2..].trim();
+                    in_comment = false;
+                }
+                None => continue,
+            }
+        }
+        if line.starts_with("/*") {
+            in_comment = !line.contains("*/");
+            continue;
+        }
+        if line.is_empty() || line.starts_with("//") || line.starts_with('@') {
+            continue;
+        }
+        return match line.strip_prefix("package ") {
+            Some(rest) => rest.trim_end_matches(';').trim().to_string(),
+            None => String::new(),
+        };
+    }
+    String::new()
+}
+
+/// Where the program's own sources are: the usual roots under the working directory, and
+/// the root of each probed file (its directory above its package's).
+fn source_roots(cwd: &Path, files: &[File]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for file in files {
+        let mut root = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for _ in file.package.split('.').filter(|p| !p.is_empty()) {
+            root.pop();
+        }
+        roots.push(root);
+    }
+    for sub in ["src/main/java", "src/test/java", "src", ""] {
+        roots.push(cwd.join(sub));
+    }
+    roots.dedup();
+    roots
+}
+
+/// One JVM of the program.
+pub(super) struct Jvm {
+    conn: usize,
+    pub(super) vm: Vm,
+    values: Values,
+    pub(super) pid: u32,
+    command: String,
+    hits: u64,
+    ended: bool,
+    /// Breakpoint requests, to the probe each stands for.
+    breakpoints: HashMap<i32, usize>,
+    /// Classes already given their breakpoints.
+    bound: Vec<Id>,
+    /// The source file of each class of the program's own (None: a library's, or unknown).
+    own: HashMap<Id, Option<String>>,
+}
+
+impl Jvm {
+    /// A frame's locals as previews (and `this`'s fields when it has no locals).
+    pub(super) fn locals_of(&mut self, frame: Frame) -> Json {
+        self.locals_shown(frame, frame.thread)
+    }
+
+    /// [`Jvm::locals_of`] where no method may run (a thread the VM suspended as a whole):
+    /// objects by their fields.
+    pub(super) fn locals_without_calls(&mut self, frame: Frame) -> Json {
+        self.locals_shown(frame, 0)
+    }
+
+    fn locals_shown(&mut self, frame: Frame, calling: Id) -> Json {
+        let jvm = self;
+        let mut shown = Locals::default();
+        match eval::locals(&mut jvm.vm, frame) {
+            Some(locals) => {
+                for (name, value) in locals {
+                    let mut show = Show {
+                        vm: &mut jvm.vm,
+                        values: &mut jvm.values,
+                        thread: calling,
+                        budget: LOCAL_PREVIEW * 2,
+                        truncated: false,
+                    };
+                    let preview = show.preview(&value);
+                    shown.add(&name, &preview);
+                }
+            }
+            None => shown.add("(locals)", "not compiled in: compile with `javac -g` to read them"),
+        }
+        shown.into_json()
+    }
+
+    /// The source file of a class when it is the program's own: found under the source
+    /// roots, or (not found) in a package no library of the JDK or a test framework has,
+    /// named then by its package's path.
+    pub(super) fn own_file(&mut self, roots: &[PathBuf], class: Id) -> Option<String> {
+        let jvm = self;
+        if let Some(known) = jvm.own.get(&class) {
+            return known.clone();
+        }
+        let signature = jvm.vm.signature(class);
+        let found = jvm.vm.source_file(class).and_then(|source| {
+            let package = signature.trim_start_matches('L').rsplit_once('/').map_or("", |(p, _)| p);
+            let found =
+                roots.iter().map(|root| root.join(package).join(&source)).find(|p| p.is_file());
+            match found {
+                Some(path) => Some(path.display().to_string()),
+                None if is_library(&signature) => None,
+                None if package.is_empty() => Some(source),
+                None => Some(format!("{package}/{source}")),
+            }
+        });
+        jvm.own.insert(class, found.clone());
+        found
+    }
+
+    /// A frame's function as answers name it: `Orders.total`, `Orders.lambda$main$0`.
+    pub(super) fn function(&mut self, location: &Location) -> String {
+        let vm = &mut self.vm;
+        let class = vm::short_name(&vm.signature(location.class));
+        let method = vm.method(location.class, location.method).map(|m| m.name).unwrap_or_default();
+        format!("{class}.{method}")
+    }
+}
+
+struct Run<'a> {
+    plan: &'a Plan,
+    /// Open while the run lasts: JVMs the program starts later connect to it.
+    _listener: Listener,
+    incoming: Receiver<Incoming>,
+    debuggee: Debuggee,
+    exited: Receiver<Exit>,
+    top_exited: bool,
+    jvms: Vec<Jvm>,
+    /// Packets of a connection not set up yet.
+    early: HashMap<usize, Vec<Packet>>,
+    roots: Vec<PathBuf>,
+    files: Vec<File>,
+    /// Each probe's line and file (an index into `files`).
+    probes: Vec<(u32, usize)>,
+    /// The line each probe resolved to.
+    resolved: Vec<Option<u32>>,
+    capped: bool,
+    /// Steps of one event composite past its first (two probes on one line), one a tick.
+    pending: std::collections::VecDeque<Step>,
+}
+
+impl Run<'_> {
+    /// Sets up a JVM that connected: its requests, then lets it start.
+    fn connected(
+        &mut self,
+        conn: usize,
+        client: super::Client,
+        peer: std::net::SocketAddr,
+    ) -> Result<Step, Failure> {
+        let vm = Vm::new(client)
+            .map_err(|e| Failure::new(Code::Internal, format!("a JVM of the program: {e}")))?;
+        let mut candidates = vec![self.debuggee.pid()];
+        candidates.extend(self.debuggee.descendants(None).iter().map(|d| d.process.pid));
+        let pid = launch::pid_of_peer(peer, &candidates).unwrap_or(0);
+        let command = match pid == self.debuggee.pid() {
+            true => crate::shell::join(&self.plan.command.words),
+            false => crate::sys::Process::now(pid).map(|p| p.command()).unwrap_or_default(),
+        };
+        let jvm = Jvm {
+            conn,
+            vm,
+            values: Values::default(),
+            pid,
+            command,
+            hits: 0,
+            ended: false,
+            breakpoints: HashMap::new(),
+            bound: Vec::new(),
+            own: HashMap::new(),
+        };
+        if !self.capped {
+            for file in &self.files {
+                let name = [Self::source_match(&file.name)];
+                let _ = jvm.vm.set_event(kind::CLASS_PREPARE, suspend::EVENT_THREAD, &name);
+            }
+        }
+        if self.plan.failures.is_some() {
+            // Every exception, caught or not: which are failures is decided as each comes.
+            let only = jvm.vm.out().u8(8).class(0).bool(true).bool(true).bytes;
+            let _ = jvm.vm.set_event(kind::EXCEPTION, suspend::EVENT_THREAD, &[only]);
+        }
+        self.jvms.push(jvm);
+        for packet in self.early.remove(&conn).unwrap_or_default() {
+            self.packet(packet)?;
+        }
+        Ok(Step::Go)
+    }
+
+    fn source_match(name: &str) -> Vec<u8> {
+        let mut modifier = vec![12u8];
+        modifier.extend_from_slice(&(name.len() as i32).to_be_bytes());
+        modifier.extend_from_slice(name.as_bytes());
+        modifier
+    }
+
+    fn packet(&mut self, packet: Packet) -> Result<Step, Failure> {
+        let Some(at) = self.jvms.iter().position(|j| j.conn == packet.conn) else {
+            self.early.entry(packet.conn).or_default().push(packet);
+            return Ok(Step::Go);
+        };
+        let Some(data) = packet.data else {
+            self.jvms[at].ended = true;
+            return Ok(self.ended());
+        };
+        let Some((policy, events)) = parse_composite(&data, &self.jvms[at].vm.sizes) else {
+            crate::log::warn(format_args!("an unreadable JDWP event"));
+            return Ok(Step::Go);
+        };
+        let mut steps = Vec::new();
+        let mut thread = None;
+        // Probes on one line report in their order.
+        let mut events = events;
+        let probe_of = |event: &Event| match event {
+            Event::Breakpoint { request, .. } => self.jvms[at].breakpoints.get(request).copied(),
+            _ => None,
+        };
+        events.sort_by_key(|e| probe_of(e));
+        for event in events {
+            thread = thread.or(event.thread());
+            match event {
+                Event::VmStart { .. } => {}
+                // The JVM waits ~300 ms at its exit for a debugger that stays connected.
+                Event::VmDeath => {
+                    self.jvms[at].ended = true;
+                    self.jvms[at].vm.client.close();
+                }
+                Event::ClassPrepare { class, signature, .. } => self.prepared(at, class, signature),
+                Event::Breakpoint { request, thread, at: location } => {
+                    if let Some(&probe) = self.jvms[at].breakpoints.get(&request) {
+                        if let Some(hit) = self.hit(at, probe, thread, location)? {
+                            steps.push(Step::Hit(hit));
+                        }
+                    }
+                }
+                Event::Exception { thread, at: location, exception, catch, .. } => {
+                    if let Some(record) = self.exception(at, thread, location, &exception, catch) {
+                        steps.push(Step::Failed(record));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let vm = &self.jvms[at].vm;
+        let _ = match (policy, thread) {
+            (suspend::ALL, _) => vm.resume_all(),
+            (suspend::EVENT_THREAD, Some(thread)) => vm.resume_thread(thread),
+            _ => Ok(()),
+        };
+        self.pending.extend(steps);
+        Ok(self.pending.pop_front().unwrap_or(Step::Go))
+    }
+
+    /// A class of a probed file was prepared: its breakpoints are set.
+    fn prepared(&mut self, at: usize, class: Id, signature: String) {
+        let jvm = &mut self.jvms[at];
+        if jvm.bound.contains(&class) || self.capped {
+            return;
+        }
+        jvm.bound.push(class);
+        let package = vm::class_name(&signature)
+            .rsplit_once('.')
+            .map(|(p, _)| p.to_string())
+            .unwrap_or_default();
+        jvm.vm.know_signature(class, signature);
+        let source = jvm.vm.source_file(class).unwrap_or_default();
+        let methods = jvm.vm.methods(class);
+        for (index, &(line, file)) in self.probes.iter().enumerate() {
+            let file = &mut self.files[file];
+            if file.name != source || file.package != package {
+                continue;
+            }
+            file.loaded = true;
+            let mut places: Vec<(Location, i32)> = Vec::new();
+            for method in &methods {
+                let Some(lines) = jvm.vm.lines(class, method.id) else { continue };
+                if let Some(place) = place_in(&lines.entries, line as i32) {
+                    places.push((
+                        Location { tag: 1, class, method: method.id, index: place.0 },
+                        place.1,
+                    ));
+                }
+            }
+            // The line asked for where a method has it; else the nearest after it.
+            let Some(best) = places.iter().map(|(_, l)| *l).min() else { continue };
+            for (location, _) in places.iter().filter(|(_, l)| *l == best) {
+                let only = jvm.vm.out().u8(7).location(location).bytes;
+                if let Ok(request) =
+                    jvm.vm.set_event(kind::BREAKPOINT, suspend::EVENT_THREAD, &[only])
+                {
+                    jvm.breakpoints.insert(request, index);
+                }
+            }
+            let resolved = &mut self.resolved[index];
+            if resolved.is_none_or(|r| best < r as i32) {
+                *resolved = Some(best as u32);
+            }
+        }
+    }
+
+    fn hit(
+        &mut self,
+        at: usize,
+        probe: usize,
+        thread: Id,
+        location: Location,
+    ) -> Result<Option<Hit>, Failure> {
+        if self.capped {
+            return Ok(None);
+        }
+        let watched = self.plan.watched();
+        let Some(probe_plan) = watched.get(probe) else { return Ok(None) };
+        let jvm = &mut self.jvms[at];
+        let Ok(frames) = jvm.vm.frames(thread, 0, 1) else { return Ok(None) };
+        let Some(&(frame, _)) = frames.first() else { return Ok(None) };
+        let frame = Frame { thread, frame, depth: 0, at: location };
+        if let Some(condition) = &probe_plan.condition {
+            let held = eval::evaluate(&mut jvm.vm, &mut jvm.values, frame, condition, 100);
+            if held["value"] != Json::Bool(true) {
+                return Ok(None);
+            }
+        }
+        let result = match &probe_plan.expression {
+            Some(expression) if !expression.trim().is_empty() => {
+                eval::evaluate(&mut jvm.vm, &mut jvm.values, frame, expression, limits::VALUE_CHARS)
+            }
+            _ => json!({"locals": self.jvms[at].locals_of(frame)}),
+        };
+        let jvm = &mut self.jvms[at];
+        jvm.hits += 1;
+        let truncated = result["truncated"] == true;
+        let stack = self.plan.include_stack.then(|| self.stack(at, thread, STACK_FRAMES));
+        let hit = Hit {
+            result: result.to_string(),
+            truncated,
+            stack,
+            from: Some(format!("\"pid\":{}", self.jvms[at].pid)),
+        };
+        Ok(Some(match self.plan.probes.is_empty() {
+            true => hit,
+            false => hit.of_probe(probe),
+        }))
+    }
+
+    /// `[{function, file, line}]` of a stopped thread's top frames.
+    fn stack(&mut self, at: usize, thread: Id, max: usize) -> Vec<Json> {
+        let frames = self.jvms[at].vm.frames(thread, 0, max).unwrap_or_default();
+        frames
+            .iter()
+            .map(|(_, location)| {
+                let function = self.jvms[at].function(location);
+                let line = self.jvms[at].vm.line_of(location);
+                let file = self.jvms[at].own_file(&self.roots, location.class);
+                let file = file.or_else(|| self.jvms[at].vm.source_file(location.class));
+                json!({"function": function, "file": file, "line": line})
+            })
+            .collect()
+    }
+
+    /// An exception thrown: a failure when nothing catches it, or when a test framework does
+    /// (a failing test), with the program's own frames on the stack.
+    fn exception(
+        &mut self,
+        at: usize,
+        thread: Id,
+        _location: Location,
+        exception: &Value,
+        catch: Location,
+    ) -> Option<Json> {
+        let kind = match catch.is_none() {
+            true => "uncaught",
+            false => {
+                let catcher = self.jvms[at].vm.signature(catch.class);
+                match test_catcher(&catcher) {
+                    Some(true) => "test",
+                    _ => return None,
+                }
+            }
+        };
+        let frames = self.jvms[at].vm.all_frames(thread).ok()?;
+        let mut own = Vec::new();
+        for (index, (frame, location)) in frames.iter().enumerate() {
+            if let Some(file) = self.jvms[at].own_file(&self.roots, location.class) {
+                own.push((index, *frame, *location, file));
+            }
+        }
+        if own.is_empty() && kind == "test" {
+            return None;
+        }
+        let jvm = &mut self.jvms[at];
+        let Value::Object(_, id) = *exception else { return None };
+        let class = jvm.vm.type_of(id).ok()?;
+        let kind_type = vm::class_name(&jvm.vm.signature(class));
+        // `getMessage()`, which JUnit 4's `ComparisonFailure` makes of its expected and actual.
+        let said = super::values::find_method(&mut jvm.vm, class, "getMessage", 0)
+            .and_then(|(_, method)| jvm.vm.invoke(thread, id, class, method.id, &[]).ok());
+        let message = match said {
+            Some(super::vm::Invoked::Returned(Value::Object(_, m))) if m != 0 => {
+                jvm.vm.string(m).unwrap_or_default()
+            }
+            _ => match jvm.vm.field_value(id, "detailMessage") {
+                Some(Value::Object(_, m)) if m != 0 => jvm.vm.string(m).unwrap_or_default(),
+                _ => String::new(),
+            },
+        };
+        let mut listed = Vec::new();
+        for (depth, frame, location, file) in own.iter().take(limits::FAILURE_FRAMES) {
+            let function = self.jvms[at].function(location);
+            let line = self.jvms[at].vm.line_of(location);
+            let mut frame = Frame { thread, frame: *frame, depth: *depth, at: *location };
+            // A preview that ran `toString()` ended the ids of the frames read before it.
+            frame.refresh(&self.jvms[at].vm);
+            let locals = self.jvms[at].locals_of(frame);
+            listed
+                .push(json!({"function": function, "file": file, "line": line, "locals": locals}));
+        }
+        let mut record = crate::debugger::script::failure_record(
+            kind,
+            &kind_type,
+            &message,
+            listed,
+            frames.len(),
+        );
+        // The test: the method a runner called by reflection on this thread's stack, or on
+        // another's (an exception of a thread the test started).
+        let called = |jvm: &mut Jvm, frames: &[(Id, Location)]| test_method(jvm, frames);
+        let test = match called(&mut self.jvms[at], &frames) {
+            Some(test) => Some(test),
+            None if kind == "test" => {
+                own.last().map(|(_, _, location, _)| self.jvms[at].function(location))
+            }
+            None => self.running_test(at, thread),
+        };
+        if let Some(test) = test {
+            record["test"] = test.into();
+        }
+        record["process"] = self.jvms[at].pid.into();
+        Some(record)
+    }
+
+    /// The test another thread of the JVM is running, read with that thread held a moment.
+    fn running_test(&mut self, at: usize, except: Id) -> Option<String> {
+        let jvm = &mut self.jvms[at];
+        for thread in jvm.vm.all_threads().into_iter().filter(|t| *t != except) {
+            if jvm.vm.suspend_thread(thread).is_err() {
+                continue;
+            }
+            let frames = jvm.vm.all_frames(thread).unwrap_or_default();
+            let test = test_method(jvm, &frames);
+            let _ = jvm.vm.resume_thread(thread);
+            if test.is_some() {
+                return test;
+            }
+        }
+        None
+    }
+
+    fn ended(&self) -> Step {
+        match self.top_exited && self.pending.is_empty() && self.jvms.iter().all(|j| j.ended) {
+            true => Step::Finished,
+            false => Step::Go,
+        }
+    }
+}
+
+/// The method a test runner called by reflection (the test), among a thread's frames: the
+/// outermost frame whose caller is `Method.invoke`'s machinery.
+fn test_method(jvm: &mut Jvm, frames: &[(Id, Location)]) -> Option<String> {
+    let reflective = |jvm: &mut Jvm, at: &Location| {
+        let signature = jvm.vm.signature(at.class);
+        signature.starts_with("Ljdk/internal/reflect/") || signature == "Ljava/lang/reflect/Method;"
+    };
+    let index = (0..frames.len().saturating_sub(1))
+        .rev()
+        .find(|&i| !reflective(jvm, &frames[i].1) && reflective(jvm, &frames[i + 1].1))?;
+    let at = frames[index].1;
+    (!is_library(&jvm.vm.signature(at.class))).then(|| jvm.function(&at))
+}
+
+/// The place of `line` in a method's line table: the first code index of that line, or of
+/// the nearest line after it within the method; `(index, line)`.
+fn place_in(entries: &[(u64, i32)], line: i32) -> Option<(u64, i32)> {
+    let first = entries.iter().map(|e| e.1).min()?;
+    let last = entries.iter().map(|e| e.1).max()?;
+    if line < first || line > last {
+        return None;
+    }
+    let best = entries.iter().map(|e| e.1).filter(|&l| l >= line).min()?;
+    entries.iter().filter(|e| e.1 == best).map(|e| e.0).min().map(|index| (index, best))
+}
+
+/// Whether a class is the JDK's, a build tool's or a test framework's, by its package.
+fn is_library(signature: &str) -> bool {
+    const LIBRARIES: &[&str] = &[
+        "Ljava/",
+        "Ljavax/",
+        "Ljdk/",
+        "Lsun/",
+        "Lcom/sun/",
+        "Lorg/junit/",
+        "Ljunit/",
+        "Lorg/opentest4j/",
+        "Lorg/apiguardian/",
+        "Lorg/testng/",
+        "Lorg/apache/maven/",
+        "Lorg/assertj/",
+        "Lorg/hamcrest/",
+        "Lorg/mockito/",
+        "Lorg/gradle/",
+        "Lkotlin/",
+        "Lorg/springframework/",
+        "Lorg/eclipse/jetty/",
+        "Lio/netty/",
+    ];
+    LIBRARIES.iter().any(|p| signature.starts_with(p))
+}
+
+/// Whether a class that catches an exception is a test framework's: `Some(true)` when it
+/// fails a test there, `Some(false)` when it expected it (`assertThrows`, `@Test(expected)`).
+fn test_catcher(signature: &str) -> Option<bool> {
+    const EXPECTING: &[&str] = &[
+        "Lorg/junit/jupiter/api/AssertThrows",
+        "Lorg/junit/jupiter/api/AssertThrowsExactly",
+        "Lorg/junit/Assert;",
+        "Lorg/junit/internal/runners/statements/ExpectException;",
+        "Lorg/junit/rules/ExpectedException",
+        "Lorg/assertj/",
+    ];
+    const RUNNERS: &[&str] =
+        &["Lorg/junit/", "Ljunit/", "Lorg/testng/", "Lorg/apache/maven/surefire/"];
+    if EXPECTING.iter().any(|p| signature.starts_with(p)) {
+        return Some(false);
+    }
+    RUNNERS.iter().any(|p| signature.starts_with(p)).then_some(true)
+}
+
+impl Collector for Run<'_> {
+    type Event = Incoming;
+
+    fn inputs(&self) -> Inputs<Incoming> {
+        Inputs {
+            events: self.incoming.clone(),
+            exited: self.exited.clone(),
+            tick: match self.pending.is_empty() {
+                true => crossbeam_channel::never(),
+                false => crossbeam_channel::after(std::time::Duration::ZERO),
+            },
+            more: crossbeam_channel::never(),
+        }
+    }
+
+    fn handle(&mut self, input: Input<Incoming>) -> Result<Step, Failure> {
+        match input {
+            // Held at its start (`suspend=y`): its `VM_START` lets it go once its requests
+            // are set.
+            Input::Event(Incoming::Connected { conn, client, peer }) => {
+                self.connected(conn, client, peer)
+            }
+            Input::Event(Incoming::Packet(packet)) => self.packet(packet),
+            Input::Exited(exit) => {
+                self.exited = crossbeam_channel::never();
+                self.top_exited = true;
+                if let Some(exit) = exit {
+                    self.debuggee.record_exit(exit);
+                }
+                Ok(match self.ended() {
+                    Step::Finished => Step::Finished,
+                    _ => Step::Draining,
+                })
+            }
+            Input::Tick => Ok(self.pending.pop_front().unwrap_or_else(|| self.ended())),
+            Input::Closed => Ok(Step::Go),
+        }
+    }
+
+    fn stop_hits(&mut self) {
+        self.capped = true;
+        for jvm in &mut self.jvms {
+            for request in jvm.breakpoints.keys() {
+                jvm.vm.clear_event(kind::BREAKPOINT, *request);
+            }
+        }
+    }
+
+    fn end(&mut self, timed_out: bool) -> Exit {
+        self.debuggee.end_run(timed_out)
+    }
+
+    fn abort(&mut self) {
+        self.debuggee.kill();
+        self.jvms.clear();
+    }
+
+    fn output(&self) -> Json {
+        self.debuggee.output().to_json()
+    }
+
+    fn stopped(&self) -> Vec<crate::process::Stopped> {
+        self.debuggee.stopped()
+    }
+
+    fn undebugged(&self) -> Undebugged {
+        let followed: Vec<u32> = self.jvms.iter().map(|j| j.pid).collect();
+        Undebugged::of(&self.debuggee, &followed)
+    }
+
+    fn processes(&self) -> Vec<Json> {
+        let top = self.debuggee.pid();
+        let mut jvms: Vec<&Jvm> = self.jvms.iter().collect();
+        jvms.sort_by_key(|j| j.pid != top);
+        jvms.iter()
+            .map(|j| {
+                Debugged {
+                    pid: j.pid,
+                    command: &j.command,
+                    parent: None,
+                    hits: Some(j.hits),
+                    threads: Vec::new(),
+                }
+                .to_json()
+            })
+            .collect()
+    }
+
+    fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Json>) {
+        (self.resolved.first().copied().flatten(), None, Vec::new())
+    }
+
+    fn probe_lines(&self) -> Vec<Option<u32>> {
+        self.resolved.clone()
+    }
+
+    fn no_code(&self) -> Option<String> {
+        let (index, (line, file)) = self
+            .probes
+            .iter()
+            .enumerate()
+            .find(|(i, (_, f))| self.resolved[*i].is_none() && self.files[*f].loaded)?;
+        let which = match self.plan.probes.is_empty() {
+            true => String::new(),
+            false => format!("probe {index}: "),
+        };
+        Some(format!(
+            "{which}{} holds no code at line {line} in the classes loaded from it (a comment, a \
+             blank line, a declaration without a value?): choose a line with a statement",
+            self.files[*file].path.display()
+        ))
+    }
+
+    fn never_bound(&self) -> String {
+        match self.jvms.is_empty() {
+            true => "no JVM of the command started (is it `java`, or does it start one? JAVA_TOOL_OPTIONS must reach it)".to_string(),
+            false => format!(
+                "no class of {} was loaded by the program's JVMs (is it compiled into what the command runs, with its source file name? javac writes it by default)",
+                self.plan.file.display()
+            ),
+        }
+    }
+
+    fn hang(&mut self, _calls: &mut crate::debugger::calls::Calls) -> Vec<Json> {
+        let roots = self.roots.clone();
+        let mut threads = Vec::new();
+        for jvm in self.jvms.iter_mut().filter(|j| !j.ended) {
+            threads.extend(super::hang::threads(jvm, &roots));
+        }
+        threads
+    }
+
+    fn activity(&self) -> u64 {
+        self.debuggee.output().written() + self.jvms.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_placed_where_a_method_has_it_or_just_after() {
+        let entries = [(0, 10), (4, 11), (9, 13), (12, 11), (20, 15)];
+        assert_eq!(place_in(&entries, 11), Some((4, 11)));
+        assert_eq!(place_in(&entries, 12), Some((9, 13)));
+        assert_eq!(place_in(&entries, 9), None);
+        assert_eq!(place_in(&entries, 16), None);
+    }
+
+    #[test]
+    fn a_package_is_read_past_comments_and_annotations() {
+        assert_eq!(
+            package_of("/* license\n * x */\n// c\npackage app.orders;\nclass A {}"),
+            "app.orders"
+        );
+        assert_eq!(package_of("import java.util.List;\nclass A {}"), "");
+        assert_eq!(
+            test_catcher("Lorg/junit/platform/engine/support/hierarchical/ThrowableCollector;"),
+            Some(true)
+        );
+        assert_eq!(test_catcher("Lorg/junit/jupiter/api/AssertThrows;"), Some(false));
+        assert_eq!(test_catcher("Lapp/Main;"), None);
+    }
+}

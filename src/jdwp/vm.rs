@@ -1,0 +1,686 @@
+//! A JVM as a debugger reads it: classes and their source files, methods, line and variable
+//! tables, threads and frames, objects' fields, strings and arrays, method calls in a stopped
+//! thread. What never changes for a class (its signature, methods, fields, tables) is asked
+//! once and kept.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::wire::{tag, Id, IdSizes, In, Location, Out, Value};
+use super::{cmd, error, Client, Error};
+
+/// A method of a class.
+#[derive(Debug, Clone)]
+pub(crate) struct Method {
+    pub(crate) id: Id,
+    pub(crate) name: String,
+    /// JNI form: `(ILjava/lang/String;)V`.
+    pub(crate) signature: String,
+    pub(crate) modifiers: i32,
+}
+
+impl Method {
+    pub(crate) fn is_static(&self) -> bool {
+        self.modifiers & 0x0008 != 0
+    }
+
+    /// How many arguments it takes, from its signature.
+    pub(crate) fn arity(&self) -> usize {
+        argument_types(&self.signature).len()
+    }
+}
+
+/// A field of a class.
+#[derive(Debug, Clone)]
+pub(crate) struct Field {
+    pub(crate) id: Id,
+    pub(crate) name: String,
+    pub(crate) modifiers: i32,
+}
+
+impl Field {
+    pub(crate) fn is_static(&self) -> bool {
+        self.modifiers & 0x0008 != 0
+    }
+
+    /// Synthetic (`this$0`, `val$x`) or a compiler's own.
+    pub(crate) fn is_synthetic(&self) -> bool {
+        self.modifiers & 0x1000 != 0 || self.name.contains('$')
+    }
+}
+
+/// A method's lines: each entry's first code index and line, in code order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lines {
+    pub(crate) entries: Vec<(u64, i32)>,
+}
+
+impl Lines {
+    /// The line of code index `index`.
+    pub(crate) fn line_at(&self, index: u64) -> Option<i32> {
+        self.entries.iter().take_while(|(at, _)| *at <= index).last().map(|(_, line)| *line)
+    }
+}
+
+/// A local variable: where it is live, its name, type and slot.
+#[derive(Debug, Clone)]
+pub(crate) struct Variable {
+    pub(crate) start: u64,
+    pub(crate) length: u64,
+    pub(crate) name: String,
+    pub(crate) signature: String,
+    pub(crate) slot: i32,
+}
+
+impl Variable {
+    pub(crate) fn live_at(&self, index: u64) -> bool {
+        self.start <= index && index < self.start + self.length
+    }
+}
+
+/// A thread's state as the VM says it (`ThreadReference.Status`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum ThreadStatus {
+    Zombie,
+    Running,
+    Sleeping,
+    Monitor,
+    Wait,
+    Unknown,
+}
+
+/// The VM of one connection.
+pub(crate) struct Vm {
+    pub(crate) client: Client,
+    pub(crate) sizes: IdSizes,
+    signatures: HashMap<Id, String>,
+    sources: HashMap<Id, Option<String>>,
+    methods: HashMap<Id, Vec<Method>>,
+    fields: HashMap<Id, Vec<Field>>,
+    supers: HashMap<Id, Id>,
+    interfaces: HashMap<Id, Vec<Id>>,
+    lines: HashMap<(Id, Id), Option<Lines>>,
+    variables: HashMap<(Id, Id), Option<Vec<Variable>>>,
+    types: HashMap<Id, Id>,
+}
+
+/// A method call's answer: its value, or the exception it threw.
+pub(crate) enum Invoked {
+    Returned(Value),
+    Threw(Value),
+}
+
+/// How long a method invoked in the program may run.
+pub(crate) const INVOKE_WAIT: Duration = Duration::from_secs(3);
+
+impl Vm {
+    /// The VM on a connection that shook hands: asks its id sizes first.
+    pub(crate) fn new(client: Client) -> Result<Vm, Error> {
+        let reply = client.request(cmd::VM_ID_SIZES, &[])?;
+        let default = IdSizes::default();
+        let mut read = In::new(&reply, &default);
+        let mut size = || usize::try_from(read.i32()).ok().filter(|n| (1..=8).contains(n));
+        let sizes = match (size(), size(), size(), size(), size()) {
+            (Some(field), Some(method), Some(object), Some(reference_type), Some(frame)) => {
+                IdSizes { field, method, object, reference_type, frame }
+            }
+            _ => return Err(Error::Vm(error::ABSENT_INFORMATION)),
+        };
+        Ok(Vm {
+            client,
+            sizes,
+            signatures: HashMap::new(),
+            sources: HashMap::new(),
+            methods: HashMap::new(),
+            fields: HashMap::new(),
+            supers: HashMap::new(),
+            interfaces: HashMap::new(),
+            lines: HashMap::new(),
+            variables: HashMap::new(),
+            types: HashMap::new(),
+        })
+    }
+
+    pub(crate) fn out(&self) -> Out<'_> {
+        Out::new(&self.sizes)
+    }
+
+    fn ask(&self, command: (u8, u8), out: Out<'_>) -> Result<Vec<u8>, Error> {
+        self.client.request(command, &out.bytes)
+    }
+
+    pub(crate) fn resume_all(&self) -> Result<(), Error> {
+        self.ask(cmd::VM_RESUME, self.out()).map(drop)
+    }
+
+    pub(crate) fn suspend_all(&self) -> Result<(), Error> {
+        self.ask(cmd::VM_SUSPEND, self.out()).map(drop)
+    }
+
+    pub(crate) fn resume_thread(&self, thread: Id) -> Result<(), Error> {
+        self.ask(cmd::THREAD_RESUME, self.out().object(thread)).map(drop)
+    }
+
+    pub(crate) fn suspend_thread(&self, thread: Id) -> Result<(), Error> {
+        self.ask(cmd::THREAD_SUSPEND, self.out().object(thread)).map(drop)
+    }
+
+    /// Asks for events of `kind` (with `modifiers`, already written); answers the request's id.
+    pub(crate) fn set_event(
+        &self,
+        kind: u8,
+        policy: u8,
+        modifiers: &[Vec<u8>],
+    ) -> Result<i32, Error> {
+        let mut out = self.out().u8(kind).u8(policy).i32(modifiers.len() as i32);
+        for modifier in modifiers {
+            out.bytes.extend_from_slice(modifier);
+        }
+        let reply = self.ask(cmd::EVENT_SET, out)?;
+        Ok(In::new(&reply, &self.sizes).i32())
+    }
+
+    pub(crate) fn clear_event(&self, kind: u8, request: i32) {
+        let _ = self.ask(cmd::EVENT_CLEAR, self.out().u8(kind).i32(request));
+    }
+
+    /// The loaded classes of a JNI signature (`Lapp/Orders;`).
+    pub(crate) fn classes_by_signature(&self, signature: &str) -> Result<Vec<Id>, Error> {
+        let reply = self.ask(cmd::VM_CLASSES_BY_SIGNATURE, self.out().string(signature))?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        let mut classes = Vec::with_capacity(n);
+        for _ in 0..n {
+            let _tag = read.u8();
+            classes.push(read.class());
+            let _status = read.i32();
+        }
+        Ok(classes)
+    }
+
+    pub(crate) fn signature(&mut self, class: Id) -> String {
+        if let Some(known) = self.signatures.get(&class) {
+            return known.clone();
+        }
+        let signature = self
+            .ask(cmd::TYPE_SIGNATURE, self.out().class(class))
+            .map(|reply| In::new(&reply, &self.sizes).string())
+            .unwrap_or_default();
+        self.signatures.insert(class, signature.clone());
+        signature
+    }
+
+    /// Records a class's signature known from an event (`CLASS_PREPARE`).
+    pub(crate) fn know_signature(&mut self, class: Id, signature: String) {
+        self.signatures.insert(class, signature);
+    }
+
+    /// The class's source file name (`Orders.java`), when compiled with it.
+    pub(crate) fn source_file(&mut self, class: Id) -> Option<String> {
+        if let Some(known) = self.sources.get(&class) {
+            return known.clone();
+        }
+        let source = self
+            .ask(cmd::TYPE_SOURCE_FILE, self.out().class(class))
+            .ok()
+            .map(|reply| In::new(&reply, &self.sizes).string());
+        self.sources.insert(class, source.clone());
+        source
+    }
+
+    pub(crate) fn methods(&mut self, class: Id) -> Vec<Method> {
+        if let Some(known) = self.methods.get(&class) {
+            return known.clone();
+        }
+        let mut methods = Vec::new();
+        if let Ok(reply) = self.ask(cmd::TYPE_METHODS, self.out().class(class)) {
+            let mut read = In::new(&reply, &self.sizes);
+            for _ in 0..read.count() {
+                let id = read.method();
+                let (name, signature, modifiers) = (read.string(), read.string(), read.i32());
+                methods.push(Method { id, name, signature, modifiers });
+            }
+        }
+        self.methods.insert(class, methods.clone());
+        methods
+    }
+
+    pub(crate) fn method(&mut self, class: Id, method: Id) -> Option<Method> {
+        self.methods(class).into_iter().find(|m| m.id == method)
+    }
+
+    /// The fields the class declares (not its superclasses').
+    pub(crate) fn fields(&mut self, class: Id) -> Vec<Field> {
+        if let Some(known) = self.fields.get(&class) {
+            return known.clone();
+        }
+        let mut fields = Vec::new();
+        if let Ok(reply) = self.ask(cmd::TYPE_FIELDS, self.out().class(class)) {
+            let mut read = In::new(&reply, &self.sizes);
+            for _ in 0..read.count() {
+                let id = read.field();
+                let (name, _signature, modifiers) = (read.string(), read.string(), read.i32());
+                fields.push(Field { id, name, modifiers });
+            }
+        }
+        self.fields.insert(class, fields.clone());
+        fields
+    }
+
+    /// The superclass (0 for `Object` and interfaces).
+    pub(crate) fn superclass(&mut self, class: Id) -> Id {
+        if let Some(&known) = self.supers.get(&class) {
+            return known;
+        }
+        let superclass = self
+            .ask(cmd::CLASS_SUPERCLASS, self.out().class(class))
+            .map(|reply| In::new(&reply, &self.sizes).class())
+            .unwrap_or(0);
+        self.supers.insert(class, superclass);
+        superclass
+    }
+
+    /// The class and its superclasses, nearest first.
+    pub(crate) fn lineage(&mut self, class: Id) -> Vec<Id> {
+        let mut chain = vec![class];
+        let mut at = class;
+        while chain.len() < 64 {
+            at = self.superclass(at);
+            if at == 0 {
+                break;
+            }
+            chain.push(at);
+        }
+        chain
+    }
+
+    pub(crate) fn interfaces(&mut self, class: Id) -> Vec<Id> {
+        if let Some(known) = self.interfaces.get(&class) {
+            return known.clone();
+        }
+        let mut interfaces = Vec::new();
+        if let Ok(reply) = self.ask(cmd::TYPE_INTERFACES, self.out().class(class)) {
+            let mut read = In::new(&reply, &self.sizes);
+            for _ in 0..read.count() {
+                interfaces.push(read.class());
+            }
+        }
+        self.interfaces.insert(class, interfaces.clone());
+        interfaces
+    }
+
+    /// Whether the class is, extends or implements the type of `signature`.
+    pub(crate) fn is_a(&mut self, class: Id, signature: &str) -> bool {
+        let mut seen = Vec::new();
+        let mut todo = self.lineage(class);
+        while let Some(at) = todo.pop() {
+            if seen.contains(&at) || seen.len() > 256 {
+                continue;
+            }
+            seen.push(at);
+            if self.signature(at) == signature {
+                return true;
+            }
+            todo.extend(self.interfaces(at));
+        }
+        false
+    }
+
+    pub(crate) fn lines(&mut self, class: Id, method: Id) -> Option<Lines> {
+        if let Some(known) = self.lines.get(&(class, method)) {
+            return known.clone();
+        }
+        let lines = self
+            .ask(cmd::METHOD_LINE_TABLE, self.out().class(class).method(method))
+            .ok()
+            .map(|reply| {
+                let mut read = In::new(&reply, &self.sizes);
+                let (_start, _end) = (read.u64(), read.u64());
+                let n = read.count();
+                let mut entries: Vec<(u64, i32)> =
+                    (0..n).map(|_| (read.u64(), read.i32())).collect();
+                entries.sort_by_key(|(index, _)| *index);
+                Lines { entries }
+            });
+        self.lines.insert((class, method), lines.clone());
+        lines
+    }
+
+    /// The line a location is on.
+    pub(crate) fn line_of(&mut self, at: &Location) -> Option<i32> {
+        self.lines(at.class, at.method)?.line_at(at.index)
+    }
+
+    /// The method's local variables; `None` when it was compiled without them (`javac`
+    /// without `-g`).
+    pub(crate) fn variables(&mut self, class: Id, method: Id) -> Option<Vec<Variable>> {
+        if let Some(known) = self.variables.get(&(class, method)) {
+            return known.clone();
+        }
+        let variables = self
+            .ask(cmd::METHOD_VARIABLE_TABLE, self.out().class(class).method(method))
+            .ok()
+            .map(|reply| {
+                let mut read = In::new(&reply, &self.sizes);
+                let (_arguments, n) = (read.i32(), read.count());
+                (0..n)
+                    .map(|_| Variable {
+                        start: read.u64(),
+                        name: read.string(),
+                        signature: read.string(),
+                        length: read.i32() as u32 as u64,
+                        slot: read.i32(),
+                    })
+                    .collect::<Vec<_>>()
+            });
+        self.variables.insert((class, method), variables.clone());
+        variables
+    }
+
+    /// Up to `max` frames of a suspended thread from `start`: each frame's id and location.
+    pub(crate) fn frames(
+        &self,
+        thread: Id,
+        start: usize,
+        max: usize,
+    ) -> Result<Vec<(Id, Location)>, Error> {
+        let out = self.out().object(thread).i32(start as i32).i32(max as i32);
+        let reply = self.ask(cmd::THREAD_FRAMES, out)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        Ok((0..n).map(|_| (read.frame(), read.location())).collect())
+    }
+
+    /// Every frame of a suspended thread (`-1`: all).
+    pub(crate) fn all_frames(&self, thread: Id) -> Result<Vec<(Id, Location)>, Error> {
+        let out = self.out().object(thread).i32(0).i32(-1);
+        let reply = self.ask(cmd::THREAD_FRAMES, out)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        Ok((0..n).map(|_| (read.frame(), read.location())).collect())
+    }
+
+    /// The values of a frame's slots, each with the tag its variable's type gives.
+    pub(crate) fn frame_values(
+        &self,
+        thread: Id,
+        frame: Id,
+        slots: &[(i32, u8)],
+    ) -> Result<Vec<Value>, Error> {
+        let mut out = self.out().object(thread).frame(frame).i32(slots.len() as i32);
+        for (slot, tag) in slots {
+            out = out.i32(*slot).u8(*tag);
+        }
+        let reply = self.ask(cmd::FRAME_GET_VALUES, out)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        Ok((0..n).map(|_| read.value()).collect())
+    }
+
+    /// `this` in a frame (`null` in a static method).
+    pub(crate) fn this_object(&self, thread: Id, frame: Id) -> Result<Value, Error> {
+        let reply = self.ask(cmd::FRAME_THIS, self.out().object(thread).frame(frame))?;
+        Ok(In::new(&reply, &self.sizes).value())
+    }
+
+    /// The class of an object.
+    pub(crate) fn type_of(&mut self, object: Id) -> Result<Id, Error> {
+        if let Some(&known) = self.types.get(&object) {
+            return Ok(known);
+        }
+        let reply = self.ask(cmd::OBJECT_REFERENCE_TYPE, self.out().object(object))?;
+        let mut read = In::new(&reply, &self.sizes);
+        let _tag = read.u8();
+        let class = read.class();
+        self.types.insert(object, class);
+        Ok(class)
+    }
+
+    /// The values of an object's fields.
+    pub(crate) fn object_values(&self, object: Id, fields: &[Id]) -> Result<Vec<Value>, Error> {
+        let mut out = self.out().object(object).i32(fields.len() as i32);
+        for field in fields {
+            out = out.field(*field);
+        }
+        let reply = self.ask(cmd::OBJECT_GET_VALUES, out)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        Ok((0..n).map(|_| read.value()).collect())
+    }
+
+    /// The values of a class's static fields.
+    pub(crate) fn static_values(&self, class: Id, fields: &[Id]) -> Result<Vec<Value>, Error> {
+        let mut out = self.out().class(class).i32(fields.len() as i32);
+        for field in fields {
+            out = out.field(*field);
+        }
+        let reply = self.ask(cmd::TYPE_GET_VALUES, out)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        Ok((0..n).map(|_| read.value()).collect())
+    }
+
+    /// The field named `name` of the class or a superclass, and the class declaring it.
+    pub(crate) fn find_field(&mut self, class: Id, name: &str) -> Option<(Id, Field)> {
+        for at in self.lineage(class) {
+            if let Some(field) = self.fields(at).into_iter().find(|f| f.name == name) {
+                return Some((at, field));
+            }
+        }
+        None
+    }
+
+    /// One field's value of an object, by name.
+    pub(crate) fn field_value(&mut self, object: Id, name: &str) -> Option<Value> {
+        let class = self.type_of(object).ok()?;
+        let (_, field) = self.find_field(class, name)?;
+        self.object_values(object, &[field.id]).ok()?.into_iter().next()
+    }
+
+    pub(crate) fn string(&self, object: Id) -> Result<String, Error> {
+        let reply = self.ask(cmd::STRING_VALUE, self.out().object(object))?;
+        Ok(In::new(&reply, &self.sizes).string())
+    }
+
+    /// A string made in the VM (an argument of a method call).
+    pub(crate) fn create_string(&self, text: &str) -> Result<Value, Error> {
+        let reply = self.ask(cmd::VM_CREATE_STRING, self.out().string(text))?;
+        Ok(Value::Object(tag::STRING, In::new(&reply, &self.sizes).object()))
+    }
+
+    pub(crate) fn array_length(&self, array: Id) -> Result<usize, Error> {
+        let reply = self.ask(cmd::ARRAY_LENGTH, self.out().object(array))?;
+        Ok(In::new(&reply, &self.sizes).i32().max(0) as usize)
+    }
+
+    /// `count` elements of an array from `first`.
+    pub(crate) fn array_values(
+        &self,
+        array: Id,
+        first: usize,
+        count: usize,
+    ) -> Result<Vec<Value>, Error> {
+        let out = self.out().object(array).i32(first as i32).i32(count as i32);
+        let reply = self.ask(cmd::ARRAY_GET_VALUES, out)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let element = read.u8();
+        let n = read.count();
+        let primitive = !matches!(element, b'L' | b's' | b'[' | b't' | b'g' | b'l' | b'c');
+        Ok((0..n)
+            .map(|_| match primitive {
+                true => read.untagged(element),
+                false => read.value(),
+            })
+            .collect())
+    }
+
+    pub(crate) fn thread_name(&self, thread: Id) -> String {
+        self.ask(cmd::THREAD_NAME, self.out().object(thread))
+            .map(|reply| In::new(&reply, &self.sizes).string())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn thread_status(&self, thread: Id) -> ThreadStatus {
+        let Ok(reply) = self.ask(cmd::THREAD_STATUS, self.out().object(thread)) else {
+            return ThreadStatus::Unknown;
+        };
+        match In::new(&reply, &self.sizes).i32() {
+            0 => ThreadStatus::Zombie,
+            1 => ThreadStatus::Running,
+            2 => ThreadStatus::Sleeping,
+            3 => ThreadStatus::Monitor,
+            4 => ThreadStatus::Wait,
+            _ => ThreadStatus::Unknown,
+        }
+    }
+
+    pub(crate) fn all_threads(&self) -> Vec<Id> {
+        let Ok(reply) = self.ask(cmd::VM_ALL_THREADS, self.out()) else { return Vec::new() };
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        (0..n).map(|_| read.object()).collect()
+    }
+
+    /// The monitor a thread waits to enter, or waits on (`Object.wait`); 0 for none.
+    pub(crate) fn contended_monitor(&self, thread: Id) -> Id {
+        self.ask(cmd::THREAD_CONTENDED_MONITOR, self.out().object(thread))
+            .map(|reply| match In::new(&reply, &self.sizes).value() {
+                Value::Object(_, id) => id,
+                _ => 0,
+            })
+            .unwrap_or(0)
+    }
+
+    /// The thread owning a monitor (0 for none).
+    pub(crate) fn monitor_owner(&self, object: Id) -> Id {
+        self.ask(cmd::OBJECT_MONITOR_INFO, self.out().object(object))
+            .map(|reply| In::new(&reply, &self.sizes).object())
+            .unwrap_or(0)
+    }
+
+    /// Calls a method in a suspended thread, the other threads held (`INVOKE_SINGLE_THREADED`);
+    /// on `object`, or static on `class` when `object` is 0.
+    pub(crate) fn invoke(
+        &self,
+        thread: Id,
+        object: Id,
+        class: Id,
+        method: Id,
+        arguments: &[Value],
+    ) -> Result<Invoked, Error> {
+        let mut out = match object {
+            0 => self.out().class(class).object(thread).method(method),
+            _ => self.out().object(object).object(thread).class(class).method(method),
+        };
+        out = out.i32(arguments.len() as i32);
+        for argument in arguments {
+            out = out.value(argument);
+        }
+        out = out.i32(0x01);
+        let command = if object == 0 { cmd::CLASS_INVOKE } else { cmd::OBJECT_INVOKE };
+        let reply = super::wait(&self.client.send(command, &out.bytes), INVOKE_WAIT)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let returned = read.value();
+        let thrown = read.value();
+        Ok(match thrown {
+            Value::Object(_, id) if id != 0 => Invoked::Threw(thrown),
+            _ => Invoked::Returned(returned),
+        })
+    }
+}
+
+/// The JNI signatures of a method signature's arguments: `(I[JLa/B;)V` → `I`, `[J`, `La/B;`.
+pub(crate) fn argument_types(signature: &str) -> Vec<&str> {
+    let inner = signature.strip_prefix('(').and_then(|s| s.split(')').next()).unwrap_or("");
+    let mut types = Vec::new();
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i] == b'[' {
+            i += 1;
+        }
+        if i < bytes.len() && bytes[i] == b'L' {
+            while i < bytes.len() && bytes[i] != b';' {
+                i += 1;
+            }
+        }
+        i += 1;
+        types.push(&inner[start..i.min(inner.len())]);
+    }
+    types
+}
+
+/// The value tag of a JNI type signature's values.
+pub(crate) fn tag_of(signature: &str) -> u8 {
+    match signature.as_bytes().first() {
+        Some(b'L') if signature == "Ljava/lang/String;" => tag::STRING,
+        Some(b'L') if signature == "Ljava/lang/Thread;" => tag::THREAD,
+        Some(&b) => b,
+        None => b'V',
+    }
+}
+
+/// A JNI class signature as Java names the class: `Lapp/Orders$Item;` → `app.Orders$Item`,
+/// `[I` → `int[]`.
+pub(crate) fn class_name(signature: &str) -> String {
+    let dims = signature.bytes().take_while(|&b| b == b'[').count();
+    let element = &signature[dims..];
+    let base = match element {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        "V" => "void".to_string(),
+        _ => element
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+            .unwrap_or(element)
+            .replace('/', "."),
+    };
+    format!("{base}{}", "[]".repeat(dims))
+}
+
+/// The name a type is shown by in answers: the class's own name without its package
+/// (`Orders.Item` for `app.Orders$Item`, `int[]`, `ArrayList`).
+pub(crate) fn short_name(signature: &str) -> String {
+    let full = class_name(signature);
+    let (base, dims) = match full.find('[') {
+        Some(at) => full.split_at(at),
+        None => (full.as_str(), ""),
+    };
+    let simple = base.rsplit('.').next().unwrap_or(base);
+    // An inner class by its outer's name (`Orders.Item`); an anonymous one stays `Orders$1`.
+    let shown = match simple.rsplit_once('$') {
+        Some((_, inner)) if !inner.starts_with(|c: char| c.is_ascii_digit()) => {
+            simple.replace('$', ".")
+        }
+        _ => simple.to_string(),
+    };
+    format!("{shown}{dims}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_read_as_java_names_them() {
+        assert_eq!(
+            argument_types("(I[JLa/B;[[Ljava/lang/String;Z)V"),
+            ["I", "[J", "La/B;", "[[Ljava/lang/String;", "Z"]
+        );
+        assert!(argument_types("()V").is_empty());
+        assert_eq!(class_name("Lapp/Orders$Item;"), "app.Orders$Item");
+        assert_eq!(class_name("[[I"), "int[][]");
+        assert_eq!(short_name("Lapp/Orders$Item;"), "Orders.Item");
+        assert_eq!(short_name("Lapp/Orders$1;"), "Orders$1");
+        assert_eq!(short_name("[Ljava/lang/String;"), "String[]");
+        assert_eq!(tag_of("Ljava/lang/String;"), b's');
+        assert_eq!(tag_of("[I"), b'[');
+    }
+}

@@ -1,0 +1,290 @@
+//! The JVM through JDWP, with nothing installed but a JDK (and JUnit for its suites): the
+//! command as typed (`java -cp`, `java -jar` JUnit's console launcher, JUnit 4's runner, the
+//! source launcher), typed values and Java expressions at a hit, failing tests and uncaught
+//! exceptions of any thread, and where threads hang (a deadlock named by the JVM).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::need::{self, need, Tool, JUNIT};
+use crate::{fixture, ok, root, Server};
+
+/// `fixtures/java/orders` compiled with `javac -g`, once per run of the tests: the program's
+/// classes, with JUnit 5's and JUnit 4's tests beside them when `tests`.
+fn compiled(tests: bool) -> String {
+    let out = root().join(format!("target/java/orders-{}", if tests { "tests" } else { "main" }));
+    let sources = |dir: &str| -> Vec<PathBuf> {
+        let dir = PathBuf::from(fixture(&format!("java/orders/src/{dir}/java/app")));
+        let mut files: Vec<PathBuf> =
+            std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+        files.sort();
+        files
+    };
+    need::installing(|| {
+        let mut files = sources("main");
+        let mut classpath = String::new();
+        if tests {
+            files.extend(sources("test"));
+            classpath = JUNIT.join(":");
+        }
+        let newest = files.iter().filter_map(|f| f.metadata().ok()?.modified().ok()).max();
+        let stamp = out.join(".built");
+        let built = stamp.metadata().and_then(|m| m.modified()).ok();
+        if built.is_some() && built >= newest {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&out);
+        let status = Command::new("javac")
+            .args(["-g", "-d"])
+            .arg(&out)
+            .args(["-cp", &classpath])
+            .args(&files)
+            .status()
+            .unwrap();
+        assert!(status.success(), "javac failed on fixtures/java/orders");
+        std::fs::write(&stamp, "").unwrap();
+    });
+    out.display().to_string()
+}
+
+/// A `debug-script` answer on the compiled fixture (with JUnit's tests when `tool` is JUnit),
+/// or `None` when what it needs is not here (the test is skipped).
+fn script(tool: Tool, arguments: impl FnOnce(&str) -> Value) -> Option<Value> {
+    if !need(tool) {
+        return None;
+    }
+    let classes = compiled(matches!(tool, Tool::JUnit));
+    Some(Server::initialized().debug_script(arguments(&classes)))
+}
+
+fn orders(file: &str) -> String {
+    fixture(&format!("java/orders/src/main/java/app/{file}"))
+}
+
+fn junit5(classes: &str) -> String {
+    format!("java -jar {} -cp {classes} --select-class app.OrdersTest --disable-banner", JUNIT[0])
+}
+
+/// Values as a Java developer reads them: a record by its fields, a list by its items, a
+/// `TreeMap` by its entries, an enum by its name; expressions with locals, fields, method
+/// calls run in the stopped thread, statics and Java's arithmetic; several probes on one line
+/// report in their order; the JVM's `Picked up JAVA_TOOL_OPTIONS` line is not the program's.
+#[test]
+fn probes_read_values_and_java_expressions() {
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({
+        "command": format!("java -cp {classes} app.Main"),
+        "cwd": fixture("java/orders"),
+        "probes": [
+            {"file": orders("Orders.java"), "line": 32, "expression": "item"},
+            {"file": orders("Orders.java"), "line": 32, "expression": "total + \" after \" + item.name()"},
+            {"file": orders("Main.java"), "line": 7, "expression": "order"},
+            {"file": orders("Main.java"), "line": 7,
+             "expression": "order.items.get(1).price() * 2 + Orders.TAX"},
+            {"file": orders("Main.java"), "line": 7, "expression": "order.counts()"},
+            {"file": orders("Main.java"), "line": 7,
+             "expression": "total > 30 && order.status == Orders.Status.OPEN ? 7 / 2 : -1"},
+            {"file": orders("Main.java"), "line": 7, "expression": "args.length + order.missing"}
+        ]})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let results = s["results"].as_array().unwrap();
+    let of =
+        |probe: u64| -> Vec<&Value> { results.iter().filter(|r| r["probe"] == probe).collect() };
+    assert_eq!(of(0).len(), 3, "{s}");
+    assert_eq!(
+        of(0)[1],
+        &json!({"probe": 0, "type": "Orders.Item", "value": {"name": "ink", "price": 5.0, "qty": 3}}),
+        "{s}"
+    );
+    let said: Vec<&Value> = of(1).iter().map(|r| &r["value"]).collect();
+    assert_eq!(
+        said,
+        [&json!("0.0 after pen"), &json!("10.0 after ink"), &json!("25.0 after pad")],
+        "{s}"
+    );
+    // Probes 0 and 1 share line 32: each hit reports them in their order.
+    let order: Vec<&Value> = results.iter().take(4).map(|r| &r["probe"]).collect();
+    assert_eq!(order, [&json!(0), &json!(1), &json!(0), &json!(1)], "{s}");
+    assert_eq!(
+        of(2)[0]["value"],
+        json!({"id": "A-1", "status": "OPEN", "items": [
+            {"name": "pen", "price": 10.0, "qty": 1},
+            {"name": "ink", "price": 5.0, "qty": 3},
+            {"name": "pad", "price": 2.5, "qty": 4}]}),
+        "{s}"
+    );
+    assert_eq!(of(3)[0], &json!({"probe": 3, "type": "double", "value": 10.1}), "{s}");
+    assert_eq!(
+        of(4)[0],
+        &json!({"probe": 4, "type": "TreeMap", "value": {"ink": 3, "pad": 4, "pen": 1}}),
+        "{s}"
+    );
+    assert_eq!(of(5)[0], &json!({"probe": 5, "type": "int", "value": 3}), "{s}");
+    assert_eq!(of(6)[0]["type"], "error", "{s}");
+    assert_eq!(of(6)[0]["value"], "cannot find symbol: missing in Orders", "{s}");
+    assert_eq!(s["exitCode"], 0, "{s}");
+    assert_eq!(s["output"]["stderr"], "", "{s}");
+    assert!(s["output"]["stdout"].as_str().unwrap().starts_with("total 35.0\n"), "{s}");
+    assert_eq!(s["processes"][0]["hits"], 11, "{s}");
+}
+
+/// A probe on a line without code, and one in a class the program never loads, say why.
+#[test]
+fn a_line_without_code_and_a_class_never_loaded_say_so() {
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({
+            "command": format!("java -cp {classes} app.Main"),
+            "breakpoint": {"file": orders("Orders.java"), "line": 15}, "expression": "1"})
+    }) else {
+        return;
+    };
+    let e = crate::err(&result);
+    assert_eq!(e["code"], "exited", "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("Orders.java holds no code at line 15"), "{e}");
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({
+        "command": format!("java -cp {classes} app.Main"),
+        "breakpoint": {"file": orders("Deadlock.java"), "line": 12}, "expression": "1"})
+    }) else {
+        return;
+    };
+    let e = crate::err(&result);
+    assert!(
+        e["error"].as_str().unwrap().contains("Process exited before breakpoint was hit"),
+        "{e}"
+    );
+    assert!(e["hint"].as_str().unwrap().contains("no class of"), "{e}");
+}
+
+/// JUnit 5's console launcher: the failing assertion is the test's record, with expected and
+/// actual, the test's name and its locals; an exception uncaught in a thread the test started
+/// names that test too; `assertThrows` expected its exception: no record.
+#[test]
+fn junit5_failures_name_their_test_and_show_its_locals() {
+    let Some(result) = script(Tool::JUnit, |classes| {
+        json!({
+            "command": junit5(classes), "cwd": fixture("java/orders"), "failures": true,
+            "maxFailures": 10})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 2, "{s}");
+    let test = &failures[0];
+    assert_eq!(
+        (&test["kind"], &test["type"], &test["test"]),
+        (
+            &json!("test"),
+            &json!("org.opentest4j.AssertionFailedError"),
+            &json!("OrdersTest.totalsAnOrder")
+        ),
+        "{s}"
+    );
+    assert_eq!(test["message"], "the order's total ==> expected: <30.0> but was: <25.0>", "{s}");
+    let frame = &test["frames"][0];
+    assert_eq!(
+        (&frame["function"], &frame["line"]),
+        (&json!("OrdersTest.totalsAnOrder"), &json!(13)),
+        "{s}"
+    );
+    assert_eq!(frame["file"], fixture("java/orders/src/test/java/app/OrdersTest.java"), "{s}");
+    assert_eq!(frame["locals"]["total"], "25.0", "{s}");
+    let thread = &failures[1];
+    assert_eq!(
+        (&thread["kind"], &thread["type"], &thread["message"]),
+        (
+            &json!("uncaught"),
+            &json!("java.lang.IllegalStateException"),
+            &json!("worker saw 0 lines")
+        ),
+        "{s}"
+    );
+    assert_eq!(thread["test"], "OrdersTest.reportsInABackgroundThread", "{s}");
+    assert_eq!(thread["frames"][0]["locals"]["lines"], "0", "{s}");
+    assert_eq!(s["exitCode"], 1, "{s}");
+}
+
+/// JUnit 4's runner: `assertEquals` on strings fails with a `ComparisonFailure` whose message
+/// is made by `getMessage()`; `@Test(expected = …)` is no failure.
+#[test]
+fn junit4_failures_carry_their_message() {
+    let Some(result) = script(Tool::JUnit, |classes| {
+        json!({
+            "command": format!("java -cp {classes}:{}:/usr/share/java/hamcrest-core.jar org.junit.runner.JUnitCore app.LegacyTest", JUNIT[1]),
+            "cwd": fixture("java/orders"), "failures": true})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{s}");
+    assert_eq!(failures[0]["type"], "org.junit.ComparisonFailure", "{s}");
+    assert_eq!(failures[0]["message"], "expected:<L-1: [2] lines> but was:<L-1: [1] lines>", "{s}");
+    assert_eq!(failures[0]["test"], "LegacyTest.describesTheOrder", "{s}");
+    assert_eq!(failures[0]["frames"][0]["locals"]["text"], "\"L-1: 1 lines\"", "{s}");
+}
+
+/// An exception out of `main`: `uncaught`, with main's locals; the program's own trace is its
+/// output as without the debugger.
+#[test]
+fn an_exception_out_of_main_is_uncaught() {
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({
+            "command": format!("java -cp {classes} app.Main fail"), "cwd": fixture("java/orders"),
+            "failures": true})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let failure = &s["failures"][0];
+    assert_eq!(
+        (&failure["kind"], &failure["type"], &failure["message"]),
+        (&json!("uncaught"), &json!("java.lang.IllegalStateException"), &json!("no stock for A-1")),
+        "{s}"
+    );
+    let frame = &failure["frames"][0];
+    assert_eq!((&frame["function"], &frame["line"]), (&json!("Main.main"), &json!(11)), "{s}");
+    assert_eq!(frame["locals"]["total"], "35.0", "{s}");
+    assert_eq!(frame["locals"]["args"], "[\"fail\"]", "{s}");
+    assert_eq!(s["exitCode"], 1, "{s}");
+    assert!(
+        s["output"]["stderr"].as_str().unwrap().starts_with(
+            "Exception in thread \"main\" java.lang.IllegalStateException: no stock for A-1\n"
+        ),
+        "{s}"
+    );
+}
+
+/// Two threads that take two monitors in opposite orders: `hang` names the monitor each waits
+/// for and the thread that holds it; main waits in `join`.
+#[test]
+fn a_deadlock_names_each_monitor_and_its_owner() {
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({
+            "command": format!("java -cp {classes} app.Deadlock"), "cwd": fixture("java/orders"),
+            "hang": 1500})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let threads = s["hang"]["threads"].as_array().unwrap_or_else(|| panic!("no hang: {s}"));
+    let named = |name: &str| {
+        threads.iter().find(|t| t["thread"] == name).unwrap_or_else(|| panic!("no {name}: {s}"))
+    };
+    assert_eq!(named("main")["state"], "join", "{s}");
+    for (thread, owner, what) in [("seller", "buyer", "sold"), ("buyer", "seller", "bought")] {
+        let record = named(thread);
+        assert_eq!(record["state"], "lock", "{s}");
+        assert_eq!(record["lock"], json!({"monitor": "Object", "owner": owner}), "{s}");
+        // The JVM says a thread blocked entering `synchronized` is at the line after it.
+        assert_eq!(record["frames"][0]["function"], "Deadlock.transfer", "{s}");
+        assert_eq!(record["frames"][0]["locals"]["what"], format!("\"{what}\""), "{s}");
+    }
+    assert_eq!(s["timedOut"], true, "{s}");
+}
