@@ -232,6 +232,41 @@ fn another_user_gets_nothing_from_node() {
     });
 }
 
+/// A JVM's run: the JVM connects to a port of the server's (JDWP has no authentication, so no
+/// JVM of ours listens), and that port refuses another user: no handshake, nothing read.
+#[test]
+fn another_user_gets_nothing_from_a_jvm() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let Some(user) = need::other_user() else { return };
+    let classes = crate::java::compiled(false);
+    let mut attacker = Attacker::start(user);
+    let mut server = Server::initialized();
+    let tag = tag();
+    let id = server.start_request(
+        "tools/call",
+        json!({"name": "debug-script", "arguments": {
+            "command": format!("DMCP_TAG={tag} java -cp {classes} app.Server"),
+            "hang": 60000, "timeout": 60000}}),
+    );
+    // Ours, and the program's own HTTP port once the JVM runs.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ports = loop {
+        let ports = listening_ports(server.pid());
+        if ports.len() >= 2 || Instant::now() > deadline {
+            break ports;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(ports.len(), 2, "the JVMs' port and the program's: {ports:?}");
+    assert_nothing_reached(&attacker.attack(&ports), &ports);
+    server.notify("notifications/cancelled", json!({"requestId": id}));
+    crate::eventually(Duration::from_secs(10), "the cancelled run ends", || {
+        crate::processes_with_tag(&tag).is_empty()
+    });
+}
+
 /// A Deno session: its inspector lists no target either.
 #[test]
 fn another_user_gets_nothing_from_deno() {

@@ -13,7 +13,7 @@ use crate::{fixture, ok, root, Server};
 
 /// `fixtures/java/orders` compiled with `javac -g`, once per run of the tests: the program's
 /// classes, with JUnit 5's and JUnit 4's tests beside them when `tests`.
-fn compiled(tests: bool) -> String {
+pub fn compiled(tests: bool) -> String {
     let out = root().join(format!("target/java/orders-{}", if tests { "tests" } else { "main" }));
     let sources = |dir: &str| -> Vec<PathBuf> {
         let dir = PathBuf::from(fixture(&format!("java/orders/src/{dir}/java/app")));
