@@ -686,6 +686,12 @@ impl Eval<'_> {
                 this => V::Vm(this),
             },
         };
+        if self.values.no_calls {
+            return Err(format!(
+                "{name}() is not run in a run that traces `calls` (a traced method would stop in \
+                 itself): read fields instead, or probe in a run of its own"
+            ));
+        }
         let mut values = Vec::with_capacity(arguments.len());
         for argument in arguments {
             values.push(self.value(argument)?);

@@ -14,19 +14,12 @@ use std::sync::Arc;
 
 use crossbeam_channel::Sender;
 
-use super::{Client, Packet};
+use super::{Client, Incoming};
 use crate::log;
 use crate::thread::JoinOnDrop;
 
 /// The environment variable every JVM reads its extra options from.
 pub(crate) const TOOL_OPTIONS: &str = "JAVA_TOOL_OPTIONS";
-
-/// What the listener passes on: a JVM that connected (its connection number, the client, and
-/// the peer's port to find its process by), or a packet of one already connected.
-pub(crate) enum Incoming {
-    Connected { conn: usize, client: Client, peer: std::net::SocketAddr },
-    Packet(Packet),
-}
 
 /// The loopback listener JVMs connect to, and its accepting thread (ended when dropped).
 pub(crate) struct Listener {
@@ -84,18 +77,6 @@ impl Drop for Listener {
 }
 
 fn accept(listener: &TcpListener, incoming: &Sender<Incoming>, stopping: &AtomicBool) {
-    let (packets, relay) = crossbeam_channel::unbounded::<Packet>();
-    // Every connection's packets through one channel, relayed in order.
-    let relayer = {
-        let incoming = incoming.clone();
-        JoinOnDrop::spawn("jdwp-relay", move || {
-            for packet in relay {
-                if incoming.send(Incoming::Packet(packet)).is_err() {
-                    return;
-                }
-            }
-        })
-    };
     let mut conn = 0;
     for stream in listener.incoming() {
         if stopping.load(Ordering::Relaxed) {
@@ -107,7 +88,8 @@ fn accept(listener: &TcpListener, incoming: &Sender<Incoming>, stopping: &Atomic
             continue;
         }
         let Ok(peer) = stream.peer_addr() else { continue };
-        match Client::start(stream, conn, packets.clone()) {
+        // Its packets come on the same channel, after this.
+        match Client::start(stream, conn, incoming.clone()) {
             Ok(client) => {
                 if incoming.send(Incoming::Connected { conn, client, peer }).is_err() {
                     break;
@@ -117,8 +99,6 @@ fn accept(listener: &TcpListener, incoming: &Sender<Incoming>, stopping: &Atomic
             Err(e) => log::warn(format_args!("a connection that is not a JVM's: {e}")),
         }
     }
-    drop(packets);
-    drop(relayer);
 }
 
 /// Whether a command runs Java: `java`, a JDK tool that runs a JVM, or Maven or Gradle (by

@@ -12,6 +12,8 @@
 //! `vm.rs` is the VM as a debugger reads it (classes, lines, frames, values, with caches);
 //! `script.rs` the `debug-script` collector.
 
+pub(crate) mod calls;
+pub(crate) mod contents;
 pub(crate) mod eval;
 pub(crate) mod hang;
 pub(crate) mod launch;
@@ -137,13 +139,21 @@ pub(crate) struct Packet {
     pub(crate) data: Option<Vec<u8>>,
 }
 
+/// What reaches a debugger of JVMs on one channel: a JVM that connected (its connection
+/// number, the client, the peer's address to find its process by), or a packet of one
+/// already connected, in the order they came.
+pub(crate) enum Incoming {
+    Connected { conn: usize, client: Client, peer: std::net::SocketAddr },
+    Packet(Packet),
+}
+
 impl Client {
     /// Shakes hands on an accepted connection and starts reading it: its events go to
     /// `events`, tagged `conn`.
     pub(crate) fn start(
         mut stream: TcpStream,
         conn: usize,
-        events: Sender<Packet>,
+        events: Sender<Incoming>,
     ) -> io::Result<Client> {
         stream.set_read_timeout(Some(Duration::from_secs(5)))?;
         stream.write_all(HANDSHAKE)?;
@@ -224,7 +234,7 @@ pub(crate) fn wait(
 }
 
 /// Reads packets until the connection ends.
-fn read(mut stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Packet>) {
+fn read(mut stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Incoming>) {
     let mut header = [0u8; 11];
     loop {
         if stream.read_exact(&mut header).is_err() {
@@ -243,12 +253,12 @@ fn read(mut stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<P
                 let _ = tx.send(if code == 0 { Ok(data) } else { Err(Error::Vm(code)) });
             }
         } else if (header[9], header[10]) == (64, 100)
-            && events.send(Packet { conn, data: Some(data) }).is_err()
+            && events.send(Incoming::Packet(Packet { conn, data: Some(data) })).is_err()
         {
             break;
         }
     }
-    let _ = events.send(Packet { conn, data: None });
+    let _ = events.send(Incoming::Packet(Packet { conn, data: None }));
     // Every request still waiting fails now; the event channel closes with `events`.
     for (_, tx) in pending.lock().unwrap_or_else(|e| e.into_inner()).drain() {
         let _ = tx.send(Err(Error::Gone));
@@ -262,12 +272,15 @@ pub(crate) mod kind {
     pub(crate) const THREAD_START: u8 = 6;
     pub(crate) const THREAD_DEATH: u8 = 7;
     pub(crate) const CLASS_PREPARE: u8 = 8;
+    pub(crate) const METHOD_ENTRY: u8 = 40;
+    pub(crate) const METHOD_EXIT_WITH_RETURN_VALUE: u8 = 42;
     pub(crate) const VM_START: u8 = 90;
     pub(crate) const VM_DEATH: u8 = 99;
 }
 
 /// Suspend policies.
 pub(crate) mod suspend {
+    pub(crate) const NONE: u8 = 0;
     pub(crate) const EVENT_THREAD: u8 = 1;
     pub(crate) const ALL: u8 = 2;
 }
@@ -286,10 +299,23 @@ pub(crate) enum Event {
     },
     /// `catch` is none when nothing catches it.
     Exception {
+        request: i32,
         thread: Id,
         at: Location,
         exception: Value,
         catch: Location,
+    },
+    MethodEntry {
+        request: i32,
+        thread: Id,
+        at: Location,
+    },
+    /// A method returned `value` (JDWP says nothing of a method an exception leaves).
+    MethodExit {
+        request: i32,
+        thread: Id,
+        at: Location,
+        value: Value,
     },
     ClassPrepare {
         thread: Id,
@@ -313,6 +339,8 @@ impl Event {
             Event::VmStart { thread }
             | Event::Breakpoint { thread, .. }
             | Event::Exception { thread, .. }
+            | Event::MethodEntry { thread, .. }
+            | Event::MethodExit { thread, .. }
             | Event::ClassPrepare { thread, .. }
             | Event::ThreadStart { thread }
             | Event::ThreadDeath { thread } => Some(thread),
@@ -336,7 +364,17 @@ pub(crate) fn parse_composite(data: &[u8], sizes: &IdSizes) -> Option<(u8, Vec<E
             kind::BREAKPOINT => {
                 Event::Breakpoint { request, thread: read.object(), at: read.location() }
             }
+            kind::METHOD_ENTRY => {
+                Event::MethodEntry { request, thread: read.object(), at: read.location() }
+            }
+            kind::METHOD_EXIT_WITH_RETURN_VALUE => Event::MethodExit {
+                request,
+                thread: read.object(),
+                at: read.location(),
+                value: read.value(),
+            },
             kind::EXCEPTION => Event::Exception {
+                request,
                 thread: read.object(),
                 at: read.location(),
                 exception: read.value(),

@@ -11,11 +11,11 @@ use crossbeam_channel::Receiver;
 use serde_json::{json, Value as Json};
 
 use super::eval::{self, Frame};
-use super::launch::{self, Incoming, Listener};
+use super::launch::{self, Listener};
 use super::values::{Show, Values};
 use super::vm::{self, Vm};
 use super::wire::{Id, Location, Value};
-use super::{kind, parse_composite, suspend, Event, Packet};
+use super::{kind, parse_composite, suspend, Event, Incoming, Packet};
 use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
 use crate::debugger::limits::{self, LOCAL_PREVIEW};
@@ -96,27 +96,24 @@ fn file_index(files: &[File], path: &Path) -> usize {
 
 fn watched_files(plan: &Plan) -> Result<Vec<File>, Failure> {
     let mut files: Vec<File> = Vec::new();
-    for probe in plan.watched() {
-        if files.iter().any(|f| f.path == probe.real_file) {
+    let probed = plan.watched().into_iter().map(|p| (p.file, p.real_file));
+    let traced = plan.calls.iter().map(|c| (c.file.clone(), c.real_file.clone()));
+    for (asked, real_file) in probed.chain(traced) {
+        if files.iter().any(|f| f.path == real_file) {
             continue;
         }
-        let name = probe.real_file.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let name = real_file.file_name().unwrap_or_default().to_string_lossy().to_string();
         if !name.ends_with(".java") {
             return Err(Failure::new(
                 Code::InvalidArguments,
                 format!(
                     "{} is not a Java source file: a JVM's breakpoints are in `.java` files",
-                    probe.file.display()
+                    asked.display()
                 ),
             ));
         }
-        let text = std::fs::read_to_string(&probe.real_file).unwrap_or_default();
-        files.push(File {
-            name,
-            package: package_of(&text),
-            path: probe.real_file.clone(),
-            loaded: false,
-        });
+        let text = std::fs::read_to_string(&real_file).unwrap_or_default();
+        files.push(File { name, package: package_of(&text), path: real_file, loaded: false });
     }
     Ok(files)
 }
@@ -172,7 +169,7 @@ fn source_roots(cwd: &Path, files: &[File]) -> Vec<PathBuf> {
 pub(super) struct Jvm {
     conn: usize,
     pub(super) vm: Vm,
-    values: Values,
+    pub(super) values: Values,
     pub(super) pid: u32,
     command: String,
     hits: u64,
@@ -183,6 +180,10 @@ pub(super) struct Jvm {
     bound: Vec<Id>,
     /// The source file of each class of the program's own (None: a library's, or unknown).
     own: HashMap<Id, Option<String>>,
+    /// With `failures`: the exception request.
+    failures: Option<i32>,
+    /// With `calls`: the calls traced.
+    pub(super) tracer: Option<super::calls::Tracer>,
 }
 
 impl Jvm {
@@ -291,7 +292,7 @@ impl Run<'_> {
             true => crate::shell::join(&self.plan.command.words),
             false => crate::sys::Process::now(pid).map(|p| p.command()).unwrap_or_default(),
         };
-        let jvm = Jvm {
+        let mut jvm = Jvm {
             conn,
             vm,
             values: Values::default(),
@@ -302,6 +303,8 @@ impl Run<'_> {
             breakpoints: HashMap::new(),
             bound: Vec::new(),
             own: HashMap::new(),
+            failures: None,
+            tracer: None,
         };
         if !self.capped {
             for file in &self.files {
@@ -312,7 +315,14 @@ impl Run<'_> {
         if self.plan.failures.is_some() {
             // Every exception, caught or not: which are failures is decided as each comes.
             let only = jvm.vm.out().u8(8).class(0).bool(true).bool(true).bytes;
-            let _ = jvm.vm.set_event(kind::EXCEPTION, suspend::EVENT_THREAD, &[only]);
+            jvm.failures = jvm.vm.set_event(kind::EXCEPTION, suspend::EVENT_THREAD, &[only]).ok();
+        }
+        if !self.plan.calls.is_empty() {
+            super::calls::Tracer::watch_throws(&jvm.vm);
+            let only = self.plan.calls.iter().map(|c| c.function.clone()).collect();
+            jvm.tracer = Some(super::calls::Tracer::new(only, self.plan.max_calls));
+            // A traced method a value's `toString()` called would stop in itself.
+            jvm.values.no_calls = true;
         }
         self.jvms.push(jvm);
         for packet in self.early.remove(&conn).unwrap_or_default() {
@@ -350,6 +360,8 @@ impl Run<'_> {
             _ => None,
         };
         events.sort_by_key(|e| probe_of(e));
+        let alone = events.len() == 1;
+        let mut resumed = false;
         for event in events {
             thread = thread.or(event.thread());
             match event {
@@ -362,25 +374,47 @@ impl Run<'_> {
                 Event::ClassPrepare { class, signature, .. } => self.prepared(at, class, signature),
                 Event::Breakpoint { request, thread, at: location } => {
                     if let Some(&probe) = self.jvms[at].breakpoints.get(&request) {
-                        if let Some(hit) = self.hit(at, probe, thread, location)? {
+                        if let Some(hit) =
+                            self.hit(at, probe, (thread, location), alone, &mut resumed)?
+                        {
                             steps.push(Step::Hit(hit));
                         }
                     }
                 }
-                Event::Exception { thread, at: location, exception, catch, .. } => {
+                Event::Exception { request, thread, at: location, exception, catch } => {
+                    if self.jvms[at].tracer.is_some() {
+                        let roots = &self.roots;
+                        let mut traced = super::calls::Traced { jvm: &mut self.jvms[at], roots };
+                        traced.thrown(thread, &exception, catch);
+                    }
+                    if self.jvms[at].failures != Some(request) {
+                        continue;
+                    }
                     if let Some(record) = self.exception(at, thread, location, &exception, catch) {
                         steps.push(Step::Failed(record));
                     }
                 }
+                Event::MethodEntry { request, thread, at: location } => {
+                    let roots = &self.roots;
+                    super::calls::Traced { jvm: &mut self.jvms[at], roots }
+                        .entered(request, thread, location);
+                }
+                Event::MethodExit { request, thread, at: location, value } => {
+                    let roots = &self.roots;
+                    super::calls::Traced { jvm: &mut self.jvms[at], roots }
+                        .exited(request, thread, location, &value);
+                }
                 _ => {}
             }
         }
+        // Its reply is not waited for: the next event says the program went on.
         let vm = &self.jvms[at].vm;
-        let _ = match (policy, thread) {
-            (suspend::ALL, _) => vm.resume_all(),
-            (suspend::EVENT_THREAD, Some(thread)) => vm.resume_thread(thread),
-            _ => Ok(()),
-        };
+        match (policy, thread) {
+            _ if resumed => {}
+            (suspend::ALL, _) => vm.let_go(None),
+            (suspend::EVENT_THREAD, Some(thread)) => vm.let_go(Some(thread)),
+            _ => {}
+        }
         self.pending.extend(steps);
         Ok(self.pending.pop_front().unwrap_or(Step::Go))
     }
@@ -388,7 +422,7 @@ impl Run<'_> {
     /// A class of a probed file was prepared: its breakpoints are set.
     fn prepared(&mut self, at: usize, class: Id, signature: String) {
         let jvm = &mut self.jvms[at];
-        if jvm.bound.contains(&class) || self.capped {
+        if jvm.bound.contains(&class) {
             return;
         }
         jvm.bound.push(class);
@@ -398,6 +432,17 @@ impl Run<'_> {
             .unwrap_or_default();
         jvm.vm.know_signature(class, signature);
         let source = jvm.vm.source_file(class).unwrap_or_default();
+        let of_file = |f: &File| f.name == source && f.package == package;
+        if let Some(tracer) = jvm.tracer.as_mut() {
+            for (index, traced) in self.plan.calls.iter().enumerate() {
+                if self.files.iter().any(|f| f.path == traced.real_file && of_file(f)) {
+                    tracer.watch(&jvm.vm, class, index);
+                }
+            }
+        }
+        if self.capped {
+            return;
+        }
         let methods = jvm.vm.methods(class);
         for (index, &(line, file)) in self.probes.iter().enumerate() {
             let file = &mut self.files[file];
@@ -432,12 +477,15 @@ impl Run<'_> {
         }
     }
 
+    /// A probe's hit, read in the stopped thread. `alone`: nothing else of its event needs
+    /// the thread held: a primitive local is then read as the thread is let go (`*resumed`).
     fn hit(
         &mut self,
         at: usize,
         probe: usize,
-        thread: Id,
-        location: Location,
+        (thread, location): (Id, Location),
+        alone: bool,
+        resumed: &mut bool,
     ) -> Result<Option<Hit>, Failure> {
         if self.capped {
             return Ok(None);
@@ -445,9 +493,15 @@ impl Run<'_> {
         let watched = self.plan.watched();
         let Some(probe_plan) = watched.get(probe) else { return Ok(None) };
         let jvm = &mut self.jvms[at];
-        let Ok(frames) = jvm.vm.frames(thread, 0, 1) else { return Ok(None) };
-        let Some(&(frame, _)) = frames.first() else { return Ok(None) };
+        let Ok(frame) = jvm.vm.top_frame(thread) else { return Ok(None) };
         let frame = Frame { thread, frame, depth: 0, at: location };
+        let quick = alone && probe_plan.condition.is_none() && !self.plan.include_stack;
+        if let Some(result) =
+            quick.then(|| quick_local(jvm, frame, probe_plan.expression.as_deref())).flatten()
+        {
+            *resumed = true;
+            return Ok(Some(self.hit_of(at, probe, result, None)));
+        }
         if let Some(condition) = &probe_plan.condition {
             let held = eval::evaluate(&mut jvm.vm, &mut jvm.values, frame, condition, 100);
             if held["value"] != Json::Bool(true) {
@@ -460,20 +514,24 @@ impl Run<'_> {
             }
             _ => json!({"locals": self.jvms[at].locals_of(frame)}),
         };
+        let stack = self.plan.include_stack.then(|| self.stack(at, thread, STACK_FRAMES));
+        Ok(Some(self.hit_of(at, probe, result, stack)))
+    }
+
+    fn hit_of(&mut self, at: usize, probe: usize, result: Json, stack: Option<Vec<Json>>) -> Hit {
         let jvm = &mut self.jvms[at];
         jvm.hits += 1;
         let truncated = result["truncated"] == true;
-        let stack = self.plan.include_stack.then(|| self.stack(at, thread, STACK_FRAMES));
         let hit = Hit {
             result: result.to_string(),
             truncated,
             stack,
-            from: Some(format!("\"pid\":{}", self.jvms[at].pid)),
+            from: Some(format!("\"pid\":{}", jvm.pid)),
         };
-        Ok(Some(match self.plan.probes.is_empty() {
+        match self.plan.probes.is_empty() {
             true => hit,
             false => hit.of_probe(probe),
-        }))
+        }
     }
 
     /// `[{function, file, line}]` of a stopped thread's top frames.
@@ -527,6 +585,7 @@ impl Run<'_> {
         let kind_type = vm::class_name(&jvm.vm.signature(class));
         // `getMessage()`, which JUnit 4's `ComparisonFailure` makes of its expected and actual.
         let said = super::values::find_method(&mut jvm.vm, class, "getMessage", 0)
+            .filter(|_| !jvm.values.no_calls)
             .and_then(|(_, method)| jvm.vm.invoke(thread, id, class, method.id, &[]).ok());
         let message = match said {
             Some(super::vm::Invoked::Returned(Value::Object(_, m))) if m != 0 => {
@@ -595,6 +654,36 @@ impl Run<'_> {
             false => Step::Go,
         }
     }
+}
+
+/// `{type, value}` of a probe that names a local of a primitive type, read as the thread is
+/// let go ([`Vm::values_then_go`]); `None` where that cannot be (the thread is still held).
+fn quick_local(jvm: &mut Jvm, frame: Frame, expression: Option<&str>) -> Option<Json> {
+    let name = expression?.trim();
+    if !jvm.vm.guesses_hold()
+        || name.is_empty()
+        || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    {
+        return None;
+    }
+    let variables = jvm.vm.variables(frame.at.class, frame.at.method)?;
+    let variable = variables.iter().find(|v| v.name == name && v.live_at(frame.at.index))?;
+    if !matches!(variable.signature.as_str(), "Z" | "B" | "C" | "S" | "I" | "J" | "F" | "D") {
+        return None;
+    }
+    let slot = [(variable.slot, vm::tag_of(&variable.signature))];
+    let value = jvm.vm.values_then_go(frame.thread, frame.frame, &slot);
+    let value = match value {
+        Ok(values) => values.into_iter().next().unwrap_or(Value::Void),
+        Err(e) => {
+            return Some(
+                json!({"type": "error", "value": format!("the frame could not be read: {e}")}),
+            )
+        }
+    };
+    let mut show =
+        Show { vm: &mut jvm.vm, values: &mut jvm.values, thread: 0, budget: 100, truncated: false };
+    Some(show.typed(&value))
 }
 
 /// The method a test runner called by reflection (the test), among a thread's frames: the
@@ -791,7 +880,16 @@ impl Collector for Run<'_> {
         }
     }
 
-    fn hang(&mut self, _calls: &mut crate::debugger::calls::Calls) -> Vec<Json> {
+    fn calls(&mut self, calls: &mut crate::debugger::calls::Calls) {
+        for jvm in &mut self.jvms {
+            if let Some(tracer) = jvm.tracer.as_mut() {
+                tracer.hand(jvm.pid, calls);
+            }
+        }
+    }
+
+    fn hang(&mut self, calls: &mut crate::debugger::calls::Calls) -> Vec<Json> {
+        self.calls(calls);
         let roots = self.roots.clone();
         let mut threads = Vec::new();
         for jvm in self.jvms.iter_mut().filter(|j| !j.ended) {

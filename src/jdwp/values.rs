@@ -34,6 +34,8 @@ enum Kind {
 #[derive(Default)]
 pub(crate) struct Values {
     kinds: HashMap<Id, Kind>,
+    /// No method of the program may run to show or evaluate a value (`calls` traces it).
+    pub(crate) no_calls: bool,
 }
 
 /// One value being shown: the VM, the stopped thread that may run methods (`toString()`,
@@ -221,11 +223,18 @@ impl Show<'_> {
                     _ => name.into(),
                 }
             }
-            Kind::Collection if self.thread != 0 => match self.call(id, class, "toArray") {
-                Some(Value::Object(tag::ARRAY, array)) => self.array(array, depth),
-                _ => self.fields(id, class, depth),
+            // Read from the JDK's own fields where it is known how; else listed by a call.
+            Kind::Collection => match super::contents::elements(self.vm, id, ITEMS) {
+                Some((items, length)) => self.list(&items, length, depth),
+                None => match self.call(id, class, "toArray") {
+                    Some(Value::Object(tag::ARRAY, array)) => self.array(array, depth),
+                    _ => self.fields(id, class, depth),
+                },
             },
-            Kind::Map if self.thread != 0 => self.map(id, class, depth),
+            Kind::Map => match super::contents::entries(self.vm, id, ITEMS) {
+                Some((entries, length)) => self.entries(entries, length, depth),
+                None => self.map(id, class, depth),
+            },
             Kind::Library if self.thread != 0 => match self.call(id, class, "toString") {
                 Some(Value::Object(_, text)) if text != 0 => match self.vm.string(text) {
                     Ok(text) => self.string(text),
@@ -258,8 +267,13 @@ impl Show<'_> {
         let shown = length.min(ITEMS);
         let keys = self.vm.array_values(keys, 0, shown).unwrap_or_default();
         let values = self.vm.array_values(values, 0, shown).unwrap_or_default();
+        self.entries(keys.into_iter().zip(values).collect(), length, depth)
+    }
+
+    /// A map's entries as a JSON object, keys as text.
+    fn entries(&mut self, entries: Vec<(Value, Value)>, length: usize, depth: usize) -> Json {
         let mut map = Map::new();
-        for (key, value) in keys.iter().zip(&values) {
+        for (key, value) in &entries {
             if self.budget == 0 {
                 break;
             }
@@ -303,6 +317,9 @@ impl Show<'_> {
 
     /// Calls a method of no arguments on an object in the stopped thread.
     fn call(&mut self, object: Id, class: Id, name: &str) -> Option<Value> {
+        if self.values.no_calls {
+            return None;
+        }
         let method = find_method(self.vm, class, name, 0)?;
         match self.vm.invoke(self.thread, object, class, method.1.id, &[]) {
             Ok(Invoked::Returned(value)) => Some(value),

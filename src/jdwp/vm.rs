@@ -102,7 +102,28 @@ pub(crate) struct Vm {
     lines: HashMap<(Id, Id), Option<Lines>>,
     variables: HashMap<(Id, Id), Option<Vec<Variable>>>,
     types: HashMap<Id, Id>,
+    frames: std::cell::RefCell<FrameGuesses>,
 }
+
+/// The id of a thread's top frame, known without asking where the VM numbers frames as
+/// HotSpot does (the thread's resume count above 16 bits, the depth below: 0x20000, 0x30000
+/// for two stops in a row): a hit then costs one request less. A guess the VM refuses
+/// (`INVALID_FRAMEID`) is read and the request made again, so a VM that numbers them
+/// otherwise is only slower.
+#[derive(Default)]
+struct FrameGuesses {
+    /// Per thread: its top frame's id when last read, and how often it was resumed since.
+    top: HashMap<Id, (Id, u64)>,
+    /// Guesses found wrong, to the id read instead.
+    corrected: HashMap<Id, (Id, Id)>,
+    /// A guess was wrong once: no more guessing in this VM.
+    off: bool,
+    /// The last guess made, and whether one was ever taken by the VM.
+    issued: Option<Id>,
+    confirmed: bool,
+}
+
+const INVALID_FRAMEID: u16 = 30;
 
 /// A method call's answer: its value, or the exception it threw.
 pub(crate) enum Invoked {
@@ -138,6 +159,7 @@ impl Vm {
             lines: HashMap::new(),
             variables: HashMap::new(),
             types: HashMap::new(),
+            frames: std::cell::RefCell::default(),
         })
     }
 
@@ -149,15 +171,114 @@ impl Vm {
         self.client.request(command, &out.bytes)
     }
 
-    pub(crate) fn resume_all(&self) -> Result<(), Error> {
-        self.ask(cmd::VM_RESUME, self.out()).map(drop)
+    /// A suspended thread's top frame: guessed when the VM's numbering allows, else read.
+    pub(crate) fn top_frame(&self, thread: Id) -> Result<Id, Error> {
+        let guesses = self.frames.borrow();
+        if let Some(&(id, resumes)) = guesses.top.get(&thread).filter(|_| !guesses.off) {
+            if id & 0xFFFF == 0 && id >> 16 != 0 {
+                let guess = id + (resumes << 16);
+                drop(guesses);
+                let mut guesses = self.frames.borrow_mut();
+                guesses.corrected.remove(&guess);
+                guesses.issued = Some(guess);
+                return Ok(guess);
+            }
+        }
+        drop(guesses);
+        let frames = self.frames(thread, 0, 1)?;
+        frames.first().map(|f| f.0).ok_or(Error::Vm(INVALID_FRAMEID))
+    }
+
+    /// A frame request, made again with the frame read when a guessed id was refused.
+    fn ask_frame(
+        &self,
+        command: (u8, u8),
+        thread: Id,
+        frame: Id,
+        rest: impl Fn(Out<'_>) -> Out<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        let corrected =
+            self.frames.borrow().corrected.get(&frame).filter(|c| c.0 == thread).map(|c| c.1);
+        let first = corrected.unwrap_or(frame);
+        match self.ask(command, rest(self.out().object(thread).frame(first))) {
+            Err(Error::Vm(INVALID_FRAMEID)) if corrected.is_none() && frame & 0xFFFF == 0 => {
+                let read = self.frames(thread, 0, 1)?.first().map(|f| f.0);
+                let read = read.ok_or(Error::Vm(INVALID_FRAMEID))?;
+                let mut guesses = self.frames.borrow_mut();
+                guesses.off = true;
+                guesses.corrected.insert(frame, (thread, read));
+                drop(guesses);
+                self.ask(command, rest(self.out().object(thread).frame(read)))
+            }
+            answer => {
+                if answer.is_ok() {
+                    let mut guesses = self.frames.borrow_mut();
+                    guesses.confirmed |= guesses.issued == Some(frame);
+                }
+                answer
+            }
+        }
+    }
+
+    /// Whether this VM took a guessed frame id: then a frame's values can be asked for and
+    /// the thread let go in one write ([`Vm::values_then_go`]).
+    pub(crate) fn guesses_hold(&self) -> bool {
+        let guesses = self.frames.borrow();
+        guesses.confirmed && !guesses.off
+    }
+
+    /// A frame's slot values read and its thread let go without waiting in between: the VM
+    /// takes commands in order, so the read runs while the thread is still held. Only where
+    /// nothing else needs the thread held (primitive values) and the frame id is known good.
+    pub(crate) fn values_then_go(
+        &self,
+        thread: Id,
+        frame: Id,
+        slots: &[(i32, u8)],
+    ) -> Result<Vec<Value>, Error> {
+        let mut out = self.out().object(thread).frame(frame).i32(slots.len() as i32);
+        for (slot, tag) in slots {
+            out = out.i32(*slot).u8(*tag);
+        }
+        let reply = self.client.send(cmd::FRAME_GET_VALUES, &out.bytes);
+        self.let_go(Some(thread));
+        let reply = super::wait(&reply, super::REPLY_WAIT)?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        Ok((0..n).map(|_| read.value()).collect())
+    }
+
+    /// Counts a resume of `thread` (`None`: of every thread) against the frame guesses.
+    fn resumed(&self, thread: Option<Id>) {
+        let mut guesses = self.frames.borrow_mut();
+        match thread {
+            Some(thread) => {
+                if let Some(top) = guesses.top.get_mut(&thread) {
+                    top.1 += 1;
+                }
+            }
+            None => guesses.top.clear(),
+        }
+    }
+
+    /// Resumes a thread (`None`: every thread) without waiting for the reply.
+    pub(crate) fn let_go(&self, thread: Option<Id>) {
+        self.resumed(thread);
+        match thread {
+            Some(thread) => {
+                drop(self.client.send(cmd::THREAD_RESUME, &self.out().object(thread).bytes))
+            }
+            None => drop(self.client.send(cmd::VM_RESUME, &[])),
+        }
     }
 
     pub(crate) fn suspend_all(&self) -> Result<(), Error> {
+        self.frames.borrow_mut().top.clear();
         self.ask(cmd::VM_SUSPEND, self.out()).map(drop)
     }
 
     pub(crate) fn resume_thread(&self, thread: Id) -> Result<(), Error> {
+        self.resumed(Some(thread));
         self.ask(cmd::THREAD_RESUME, self.out().object(thread)).map(drop)
     }
 
@@ -388,7 +509,11 @@ impl Vm {
         let reply = self.ask(cmd::THREAD_FRAMES, out)?;
         let mut read = In::new(&reply, &self.sizes);
         let n = read.count();
-        Ok((0..n).map(|_| (read.frame(), read.location())).collect())
+        let frames: Vec<(Id, Location)> = (0..n).map(|_| (read.frame(), read.location())).collect();
+        if let (0, Some(top)) = (start, frames.first()) {
+            self.frames.borrow_mut().top.insert(thread, (top.0, 0));
+        }
+        Ok(frames)
     }
 
     /// Every frame of a suspended thread (`-1`: all).
@@ -407,11 +532,13 @@ impl Vm {
         frame: Id,
         slots: &[(i32, u8)],
     ) -> Result<Vec<Value>, Error> {
-        let mut out = self.out().object(thread).frame(frame).i32(slots.len() as i32);
-        for (slot, tag) in slots {
-            out = out.i32(*slot).u8(*tag);
-        }
-        let reply = self.ask(cmd::FRAME_GET_VALUES, out)?;
+        let reply = self.ask_frame(cmd::FRAME_GET_VALUES, thread, frame, |mut out| {
+            out = out.i32(slots.len() as i32);
+            for (slot, tag) in slots {
+                out = out.i32(*slot).u8(*tag);
+            }
+            out
+        })?;
         let mut read = In::new(&reply, &self.sizes);
         let n = read.count();
         Ok((0..n).map(|_| read.value()).collect())
@@ -419,7 +546,7 @@ impl Vm {
 
     /// `this` in a frame (`null` in a static method).
     pub(crate) fn this_object(&self, thread: Id, frame: Id) -> Result<Value, Error> {
-        let reply = self.ask(cmd::FRAME_THIS, self.out().object(thread).frame(frame))?;
+        let reply = self.ask_frame(cmd::FRAME_THIS, thread, frame, |out| out)?;
         Ok(In::new(&reply, &self.sizes).value())
     }
 
@@ -578,6 +705,8 @@ impl Vm {
         }
         out = out.i32(0x01);
         let command = if object == 0 { cmd::CLASS_INVOKE } else { cmd::OBJECT_INVOKE };
+        // The thread ran: its frames are numbered anew.
+        self.frames.borrow_mut().top.remove(&thread);
         let reply = super::wait(&self.client.send(command, &out.bytes), INVOKE_WAIT)?;
         let mut read = In::new(&reply, &self.sizes);
         let returned = read.value();

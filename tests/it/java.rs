@@ -288,3 +288,77 @@ fn a_deadlock_names_each_monitor_and_its_owner() {
     }
     assert_eq!(s["timedOut"], true, "{s}");
 }
+
+/// A script run by the source launcher (`java Tally.java`, compiled in memory with its local
+/// variables): probes by the file's path relative to `cwd`, the loop's values and the locals.
+#[test]
+fn the_source_launcher_runs_a_script_with_its_locals() {
+    let Some(result) = script(Tool::Java, |_| {
+        json!({"command": "java Tally.java", "cwd": fixture("java/script"),
+               "probes": [{"file": "Tally.java", "line": 9, "expression": "sum + amount"},
+                          {"file": "Tally.java", "line": 11}]})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let values: Vec<&Value> =
+        s["results"].as_array().unwrap().iter().map(|r| &r["value"]).collect();
+    assert_eq!(values[..3], [&json!(3), &json!(13), &json!(30)], "{s}");
+    assert_eq!(
+        s["results"][3]["locals"],
+        json!({"amounts": "[3, 4, 5]", "args": "[]", "sum": "50"}),
+        "{s}"
+    );
+    assert_eq!(s["output"]["stdout"], "sum 50\n", "{s}");
+}
+
+/// `calls` on a file's methods: every call with its arguments and the value returned, as a
+/// tree (a record's accessor called inside `total` is its child), a constructor, and one the
+/// cap leaves out counted; a call that ends by an exception says what it threw.
+#[test]
+fn calls_record_arguments_returns_and_what_was_thrown() {
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({"command": format!("java -cp {classes} app.Main"), "cwd": fixture("java/orders"),
+               "calls": [{"file": orders("Orders.java"), "function": "add"},
+                         {"file": orders("Orders.java"), "function": "total"},
+                         {"file": orders("Orders.java"), "function": "price"}]})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let calls = s["calls"].as_array().unwrap();
+    let add = &calls[0];
+    assert_eq!(
+        (&add["function"], &add["args"], &add["depth"]),
+        (&json!("Orders.add"), &json!({"name": "\"pen\"", "price": "10.0", "qty": "1"}), &json!(0)),
+        "{s}"
+    );
+    assert!(add["return"].as_str().unwrap().starts_with("Orders{id: \"A-1\""), "{s}");
+    let total = calls.iter().find(|c| c["function"] == "Orders.total").unwrap();
+    assert_eq!((&total["return"], &total["args"]), (&json!("35.0"), &json!({})), "{s}");
+    let prices: Vec<&Value> =
+        calls.iter().filter(|c| c["function"] == "Orders.Item.price").collect();
+    assert_eq!(prices.len(), 3, "{s}");
+    assert_eq!(
+        (&prices[1]["parent"], &prices[1]["return"]),
+        (&total["call"], &json!("5.0")),
+        "{s}"
+    );
+    assert_eq!(s["exitCode"], 0, "{s}");
+
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({"command": format!("java -cp {classes} app.Main fail"), "cwd": fixture("java/orders"),
+               "calls": [{"file": orders("Main.java")}], "maxHits": 5})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let main = &s["calls"][0];
+    assert_eq!(main["function"], "Main.main", "{s}");
+    assert_eq!(
+        main["threw"],
+        json!({"type": "java.lang.IllegalStateException", "message": "no stock for A-1"}),
+        "{s}"
+    );
+    assert!(main.get("return").is_none(), "{s}");
+}
