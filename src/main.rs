@@ -40,8 +40,8 @@ use serde_json::{Map, Value};
 
 const USAGE: &str = "\
 debug-mcp: a debugger for AI agents, as an MCP server on stdio. It debugs Node.js, Deno and
-web pages (headless Chromium), Python, C, C++, Rust, Zig and Go, and any debug adapter that
-debug-mcp.json names.
+web pages (headless Chromium), Python, Java, C, C++, Rust, Zig and Go, and any debug adapter
+that debug-mcp.json names.
 
 Usage:
   debug-mcp-server          serve MCP (JSON-RPC, one message per line) on stdin/stdout

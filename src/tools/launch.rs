@@ -187,6 +187,13 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         _ => None,
     };
+    if language == Language::Java {
+        return Err(Failure::new(
+            Code::Unsupported,
+            "a Java session (debug-launch) is not supported yet: use debug-script, which runs \
+             the command once with `probes` (values at lines), `failures`, `calls` or `hang`",
+        ));
+    }
     let python = python_debugger(args.optional_string("language")?);
     let (_, state) = open_session(call, |id, watch| match (language, native) {
         (Language::Native, Some(flavour)) => {
@@ -410,6 +417,13 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
             problem: "give exactly one of `url`, `port` or `pid`".into(),
         }
         .into());
+    }
+    if language == Some(Language::Java) {
+        return Err(Failure::new(
+            Code::Unsupported,
+            "attaching to a JVM is not supported yet: run the program with debug-script \
+             (`probes`, `failures`, `calls`, `hang`)",
+        ));
     }
     if language == Some(Language::Python) && port == 0 {
         return Err(ArgError {

@@ -10,7 +10,7 @@
 //! - a ```` ```text session ```` block: one server, lines `TOOL {arguments}` each followed by
 //!   the answer's JSON (on one line or several).
 //!
-//! `needs=lldb,delve,chromium,ruby,npm` after the info string says what an example needs (as
+//! `needs=lldb,delve,chromium,ruby,java,npm` after the info string says what an example needs (as
 //! tests do: skipped without it, unless DEBUG_MCP_TEST_ALL=1).
 //!
 //! How an answer is compared: objects have exactly the keys shown, unless one of them is `"…"`;
@@ -92,6 +92,7 @@ fn ready(info: &str) -> bool {
         "delve" => need(Tool::Delve),
         "chromium" => need(Tool::Chromium),
         "ruby" => need(Tool::Ruby),
+        "java" => need(Tool::Java),
         other => panic!("unknown need `{other}` in an example"),
     })
 }
