@@ -55,6 +55,7 @@ pub(crate) mod cmd {
     pub(crate) const CLASS_SUPERCLASS: (u8, u8) = (3, 1);
     pub(crate) const CLASS_INVOKE: (u8, u8) = (3, 3);
     pub(crate) const METHOD_LINE_TABLE: (u8, u8) = (6, 1);
+    pub(crate) const METHOD_BYTECODES: (u8, u8) = (6, 3);
     pub(crate) const METHOD_VARIABLE_TABLE: (u8, u8) = (6, 2);
     pub(crate) const OBJECT_REFERENCE_TYPE: (u8, u8) = (9, 1);
     pub(crate) const OBJECT_GET_VALUES: (u8, u8) = (9, 2);

@@ -373,6 +373,10 @@ impl Run<'_> {
                 }
                 Event::ClassPrepare { class, signature, .. } => self.prepared(at, class, signature),
                 Event::Breakpoint { request, thread, at: location } => {
+                    let jvm = &mut self.jvms[at];
+                    if jvm.tracer.as_mut().is_some_and(|t| t.counted(request)) {
+                        continue;
+                    }
                     if let Some(&probe) = self.jvms[at].breakpoints.get(&request) {
                         if let Some(hit) =
                             self.hit(at, probe, (thread, location), alone, &mut resumed)?
@@ -436,7 +440,7 @@ impl Run<'_> {
         if let Some(tracer) = jvm.tracer.as_mut() {
             for (index, traced) in self.plan.calls.iter().enumerate() {
                 if self.files.iter().any(|f| f.path == traced.real_file && of_file(f)) {
-                    tracer.watch(&jvm.vm, class, index);
+                    tracer.watch(&mut jvm.vm, class, index);
                 }
             }
         }

@@ -467,6 +467,15 @@ impl Vm {
         lines
     }
 
+    /// A method's bytecodes.
+    pub(crate) fn bytecodes(&self, class: Id, method: Id) -> Option<Vec<u8>> {
+        let reply = self.ask(cmd::METHOD_BYTECODES, self.out().class(class).method(method)).ok()?;
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        let code: Vec<u8> = (0..n).map(|_| read.u8()).collect();
+        read.ok().then_some(code)
+    }
+
     /// The line a location is on.
     pub(crate) fn line_of(&mut self, at: &Location) -> Option<i32> {
         self.lines(at.class, at.method)?.line_at(at.index)

@@ -313,8 +313,8 @@ fn the_source_launcher_runs_a_script_with_its_locals() {
 }
 
 /// `calls` on a file's methods: every call with its arguments and the value returned, as a
-/// tree (a record's accessor called inside `total` is its child), a constructor, and one the
-/// cap leaves out counted; a call that ends by an exception says what it threw.
+/// tree (a record's accessor called inside `total` is its child); past the cap, calls are
+/// counted; a call that ends by an exception says what it threw.
 #[test]
 fn calls_record_arguments_returns_and_what_was_thrown() {
     let Some(result) = script(Tool::Java, |classes| {
@@ -345,6 +345,21 @@ fn calls_record_arguments_returns_and_what_was_thrown() {
         "{s}"
     );
     assert_eq!(s["exitCode"], 0, "{s}");
+
+    // Past the cap, calls are counted.
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({"command": format!("java -cp {classes} app.Main"), "cwd": fixture("java/orders"),
+               "calls": [{"file": orders("Orders.java"), "function": "add"},
+                         {"file": orders("Orders.java"), "function": "total"},
+                         {"file": orders("Orders.java"), "function": "price"}], "maxHits": 4})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let recorded: Vec<&Value> =
+        s["calls"].as_array().unwrap().iter().map(|c| &c["function"]).collect();
+    assert_eq!(recorded, ["Orders.add", "Orders.add", "Orders.add", "Orders.total"], "{s}");
+    assert_eq!(s["callsOmitted"], json!({"Orders.Item.price": 3}), "{s}");
 
     let Some(result) = script(Tool::Java, |classes| {
         json!({"command": format!("java -cp {classes} app.Main fail"), "cwd": fixture("java/orders"),
