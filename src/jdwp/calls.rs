@@ -147,7 +147,8 @@ impl Tracer {
 
 /// The JVM of a traced call, with what reads it.
 pub(super) struct Traced<'a> {
-    pub(super) jvm: &'a mut super::script::Jvm,
+    pub(super) jvm: &'a mut super::program::Jvm,
+    pub(super) tracer: &'a mut Tracer,
     pub(super) roots: &'a [std::path::PathBuf],
 }
 
@@ -155,12 +156,12 @@ impl Traced<'_> {
     /// A traced method was entered (the thread is held): its record opens, with its arguments.
     pub(super) fn entered(&mut self, request: i32, thread: Id, at: Location) {
         let Some(method) = self.jvm.vm.method(at.class, at.method) else { return };
-        let Some(tracer) = self.jvm.tracer.as_mut() else { return };
+        let tracer = &mut *self.tracer;
         if !tracer.traced(request, &method) {
             return;
         }
         let function = self.jvm.function(&at);
-        let tracer = self.jvm.tracer.as_mut().expect("tracing");
+        let tracer = &mut *self.tracer;
         if tracer.counting {
             tracer.calls.omit(&function, 1);
             return;
@@ -188,7 +189,7 @@ impl Traced<'_> {
         if let Some(parent) = parent {
             record["parent"] = parent;
         }
-        let tracer = self.jvm.tracer.as_mut().expect("tracing");
+        let tracer = &mut *self.tracer;
         tracer.open.entry(thread).or_default().push(Open {
             method: at.method,
             record: Some(record),
@@ -198,7 +199,7 @@ impl Traced<'_> {
 
     /// A traced method was left: its record closes with the value returned or what it threw.
     pub(super) fn exited(&mut self, request: i32, thread: Id, at: Location, value: &Value) {
-        let Some(tracer) = self.jvm.tracer.as_mut() else { return };
+        let tracer = &mut *self.tracer;
         if !tracer.requests.contains_key(&request) {
             return;
         }
@@ -229,14 +230,14 @@ impl Traced<'_> {
         if !is_void {
             record["return"] = self.show().preview(value).into();
         }
-        let tracer = self.jvm.tracer.as_mut().expect("tracing");
+        let tracer = &mut *self.tracer;
         tracer.calls.record(0, record, cap);
     }
 
     /// An exception was thrown in `thread` (held), to be caught at `catch` (none: nowhere):
     /// the traced calls running in the frames above the catching one end by it.
     pub(super) fn thrown(&mut self, thread: Id, exception: &Value, catch: Location) {
-        let Some(tracer) = self.jvm.tracer.as_mut() else { return };
+        let tracer = &mut *self.tracer;
         if tracer.open.get(&thread).is_none_or(Vec::is_empty) {
             return;
         }
@@ -249,7 +250,7 @@ impl Traced<'_> {
                 .unwrap_or(0),
         };
         let above = &frames[..catcher];
-        let tracer = self.jvm.tracer.as_mut().expect("tracing");
+        let tracer = &mut *self.tracer;
         let open = tracer.open.get_mut(&thread).expect("calls running");
         // The running calls, innermost first, matched to the frames above, top first.
         let mut from = 0;
@@ -271,7 +272,7 @@ impl Traced<'_> {
             Value::Object(_, id) if *id != 0 => self.exception(*id),
             _ => json!({}),
         };
-        let tracer = self.jvm.tracer.as_mut().expect("tracing");
+        let tracer = &mut *self.tracer;
         let cap = tracer.cap;
         for call in ended.into_iter().rev() {
             if let Some(mut record) = call.record {

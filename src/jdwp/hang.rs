@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::Value as Json;
 
 use super::eval::Frame;
-use super::script::Jvm;
+use super::program::Jvm;
 use super::vm::{self, ThreadStatus};
 use crate::debugger::hang::{thread_record, Walked};
 

@@ -101,6 +101,34 @@ fn accept(listener: &TcpListener, incoming: &Sender<Incoming>, stopping: &Atomic
     }
 }
 
+/// Starts `command` with every JVM of it connecting to a listener of ours: the listener
+/// (keep it open while JVMs may come) and the program.
+pub(crate) fn start(
+    command: &crate::shell::CommandLine,
+) -> Result<(Listener, crate::process::Debuggee), crate::debugger::Failure> {
+    use crate::debugger::{Code, Failure};
+    use crate::process::SpawnError;
+    let listener = Listener::open().map_err(|e| {
+        Failure::new(Code::Internal, format!("cannot open a loopback port for the JVM: {e}"))
+    })?;
+    let mut env = command.env.clone();
+    env.push(listener.tool_options(&command.env));
+    let (program, args) = command.words.split_first().expect("a command has a program");
+    let spec = crate::process::Spec {
+        program: program.clone(),
+        args: args.to_vec(),
+        env,
+        env_remove: Vec::new(),
+        cwd: command.cwd.clone(),
+        stdin: command.stdin.clone(),
+    };
+    let debuggee = crate::process::Debuggee::spawn(&spec, is_jvm_noise).map_err(|e| match e {
+        SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
+        SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
+    })?;
+    Ok((listener, debuggee))
+}
+
 /// Whether a command runs Java: `java`, a JDK tool that runs a JVM, or Maven or Gradle (by
 /// the program's name).
 pub(crate) fn is_java(command: &crate::shell::CommandLine) -> bool {

@@ -15,8 +15,10 @@
 pub(crate) mod calls;
 pub(crate) mod contents;
 pub(crate) mod eval;
+pub(crate) mod expr;
 pub(crate) mod hang;
 pub(crate) mod launch;
+pub(crate) mod program;
 pub(crate) mod script;
 pub(crate) mod values;
 pub(crate) mod vm;

@@ -12,17 +12,18 @@ use serde_json::{json, Value as Json};
 
 use super::eval::{self, Frame};
 use super::launch::{self, Listener};
-use super::values::{Show, Values};
+use super::program::{is_library, places, source_roots, File, Jvm};
+use super::values::Show;
 use super::vm::{self, Vm};
 use super::wire::{Id, Location, Value};
 use super::{kind, parse_composite, suspend, Event, Incoming, Packet};
 use crate::call::Call;
 use crate::debugger::backend::{Input, Inputs};
-use crate::debugger::limits::{self, LOCAL_PREVIEW};
+use crate::debugger::limits;
 use crate::debugger::model::Undebugged;
-use crate::debugger::script::{Collector, Debugged, Hit, Locals, Outcome, Plan, Step};
+use crate::debugger::script::{Collector, Debugged, Hit, Outcome, Plan, Step};
 use crate::debugger::{Code, Failure};
-use crate::process::{self, Debuggee, Exit, SpawnError};
+use crate::process::{Debuggee, Exit};
 
 /// Frames a hit's `stack` lists.
 const STACK_FRAMES: usize = 10;
@@ -32,7 +33,7 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let files = watched_files(plan)?;
     for probe in plan.watched() {
         for text in [&probe.expression, &probe.condition].into_iter().flatten() {
-            if let Err(e) = eval::check(text) {
+            if let Err(e) = super::expr::check(text) {
                 return Err(Failure::new(
                     Code::InvalidExpression,
                     format!("cannot read `{text}` as a Java expression: {e}"),
@@ -40,25 +41,8 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
             }
         }
     }
-    let listener = Listener::open().map_err(|e| {
-        Failure::new(Code::Internal, format!("cannot open a loopback port for the JVM: {e}"))
-    })?;
     let command = &plan.command;
-    let mut env = command.env.clone();
-    env.push(listener.tool_options(&command.env));
-    let (program, args) = command.words.split_first().expect("a command has a program");
-    let spec = process::Spec {
-        program: program.clone(),
-        args: args.to_vec(),
-        env,
-        env_remove: Vec::new(),
-        cwd: command.cwd.clone(),
-        stdin: command.stdin.clone(),
-    };
-    let debuggee = Debuggee::spawn(&spec, launch::is_jvm_noise).map_err(|e| match e {
-        SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
-        SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),
-    })?;
+    let (listener, debuggee) = launch::start(command)?;
     call.log.send("info", format!("program started (pid {})", debuggee.pid()));
     let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
     let mut run = Run {
@@ -76,18 +60,9 @@ pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
         resolved: vec![None; plan.watched().len().max(1)],
         capped: false,
         pending: std::collections::VecDeque::new(),
+        tracers: HashMap::new(),
     };
     crate::debugger::runs::drive(&mut run, Ok(()), plan, call, deadline)
-}
-
-/// A probed source file: its name (what a class's `SourceFile` says), its package and where
-/// it is.
-struct File {
-    name: String,
-    package: String,
-    path: PathBuf,
-    /// A class of it was prepared in some JVM.
-    loaded: bool,
 }
 
 fn file_index(files: &[File], path: &Path) -> usize {
@@ -112,145 +87,9 @@ fn watched_files(plan: &Plan) -> Result<Vec<File>, Failure> {
                 ),
             ));
         }
-        let text = std::fs::read_to_string(&real_file).unwrap_or_default();
-        files.push(File { name, package: package_of(&text), path: real_file, loaded: false });
+        files.push(File::read(real_file));
     }
     Ok(files)
-}
-
-/// The package a Java source declares (`""` for none).
-pub(crate) fn package_of(text: &str) -> String {
-    let mut in_comment = false;
-    for line in text.lines() {
-        let mut line = line.trim();
-        if in_comment {
-            match line.find("*/") {
-                Some(end) => {
-                    line = line[end + 2..].trim();
-                    in_comment = false;
-                }
-                None => continue,
-            }
-        }
-        if line.starts_with("/*") {
-            in_comment = !line.contains("*/");
-            continue;
-        }
-        if line.is_empty() || line.starts_with("//") || line.starts_with('@') {
-            continue;
-        }
-        return match line.strip_prefix("package ") {
-            Some(rest) => rest.trim_end_matches(';').trim().to_string(),
-            None => String::new(),
-        };
-    }
-    String::new()
-}
-
-/// Where the program's own sources are: the usual roots under the working directory, and
-/// the root of each probed file (its directory above its package's).
-fn source_roots(cwd: &Path, files: &[File]) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for file in files {
-        let mut root = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
-        for _ in file.package.split('.').filter(|p| !p.is_empty()) {
-            root.pop();
-        }
-        roots.push(root);
-    }
-    for sub in ["src/main/java", "src/test/java", "src", ""] {
-        roots.push(cwd.join(sub));
-    }
-    roots.dedup();
-    roots
-}
-
-/// One JVM of the program.
-pub(super) struct Jvm {
-    conn: usize,
-    pub(super) vm: Vm,
-    pub(super) values: Values,
-    pub(super) pid: u32,
-    command: String,
-    hits: u64,
-    ended: bool,
-    /// Breakpoint requests, to the probe each stands for.
-    breakpoints: HashMap<i32, usize>,
-    /// Classes already given their breakpoints.
-    bound: Vec<Id>,
-    /// The source file of each class of the program's own (None: a library's, or unknown).
-    own: HashMap<Id, Option<String>>,
-    /// With `failures`: the exception request.
-    failures: Option<i32>,
-    /// With `calls`: the calls traced.
-    pub(super) tracer: Option<super::calls::Tracer>,
-}
-
-impl Jvm {
-    /// A frame's locals as previews (and `this`'s fields when it has no locals).
-    pub(super) fn locals_of(&mut self, frame: Frame) -> Json {
-        self.locals_shown(frame, frame.thread)
-    }
-
-    /// [`Jvm::locals_of`] where no method may run (a thread the VM suspended as a whole):
-    /// objects by their fields.
-    pub(super) fn locals_without_calls(&mut self, frame: Frame) -> Json {
-        self.locals_shown(frame, 0)
-    }
-
-    fn locals_shown(&mut self, frame: Frame, calling: Id) -> Json {
-        let jvm = self;
-        let mut shown = Locals::default();
-        match eval::locals(&mut jvm.vm, frame) {
-            Some(locals) => {
-                for (name, value) in locals {
-                    let mut show = Show {
-                        vm: &mut jvm.vm,
-                        values: &mut jvm.values,
-                        thread: calling,
-                        budget: LOCAL_PREVIEW * 2,
-                        truncated: false,
-                    };
-                    let preview = show.preview(&value);
-                    shown.add(&name, &preview);
-                }
-            }
-            None => shown.add("(locals)", "not compiled in: compile with `javac -g` to read them"),
-        }
-        shown.into_json()
-    }
-
-    /// The source file of a class when it is the program's own: found under the source
-    /// roots, or (not found) in a package no library of the JDK or a test framework has,
-    /// named then by its package's path.
-    pub(super) fn own_file(&mut self, roots: &[PathBuf], class: Id) -> Option<String> {
-        let jvm = self;
-        if let Some(known) = jvm.own.get(&class) {
-            return known.clone();
-        }
-        let signature = jvm.vm.signature(class);
-        let found = jvm.vm.source_file(class).and_then(|source| {
-            let package = signature.trim_start_matches('L').rsplit_once('/').map_or("", |(p, _)| p);
-            let found =
-                roots.iter().map(|root| root.join(package).join(&source)).find(|p| p.is_file());
-            match found {
-                Some(path) => Some(path.display().to_string()),
-                None if is_library(&signature) => None,
-                None if package.is_empty() => Some(source),
-                None => Some(format!("{package}/{source}")),
-            }
-        });
-        jvm.own.insert(class, found.clone());
-        found
-    }
-
-    /// A frame's function as answers name it: `Orders.total`, `Orders.lambda$main$0`.
-    pub(super) fn function(&mut self, location: &Location) -> String {
-        let vm = &mut self.vm;
-        let class = vm::short_name(&vm.signature(location.class));
-        let method = vm.method(location.class, location.method).map(|m| m.name).unwrap_or_default();
-        format!("{class}.{method}")
-    }
 }
 
 struct Run<'a> {
@@ -271,6 +110,8 @@ struct Run<'a> {
     /// The line each probe resolved to.
     resolved: Vec<Option<u32>>,
     capped: bool,
+    /// With `calls`: each JVM's traced calls, by its connection.
+    tracers: HashMap<usize, super::calls::Tracer>,
     /// Steps of one event composite past its first (two probes on one line), one a tick.
     pending: std::collections::VecDeque<Step>,
 }
@@ -292,20 +133,7 @@ impl Run<'_> {
             true => crate::shell::join(&self.plan.command.words),
             false => crate::sys::Process::now(pid).map(|p| p.command()).unwrap_or_default(),
         };
-        let mut jvm = Jvm {
-            conn,
-            vm,
-            values: Values::default(),
-            pid,
-            command,
-            hits: 0,
-            ended: false,
-            breakpoints: HashMap::new(),
-            bound: Vec::new(),
-            own: HashMap::new(),
-            failures: None,
-            tracer: None,
-        };
+        let mut jvm = Jvm::new(conn, vm, pid, command);
         if !self.capped {
             for file in &self.files {
                 let name = [Self::source_match(&file.name)];
@@ -320,7 +148,7 @@ impl Run<'_> {
         if !self.plan.calls.is_empty() {
             super::calls::Tracer::watch_throws(&jvm.vm);
             let only = self.plan.calls.iter().map(|c| c.function.clone()).collect();
-            jvm.tracer = Some(super::calls::Tracer::new(only, self.plan.max_calls));
+            self.tracers.insert(conn, super::calls::Tracer::new(only, self.plan.max_calls));
             // A traced method a value's `toString()` called would stop in itself.
             jvm.values.no_calls = true;
         }
@@ -374,7 +202,8 @@ impl Run<'_> {
                 Event::ClassPrepare { class, signature, .. } => self.prepared(at, class, signature),
                 Event::Breakpoint { request, thread, at: location } => {
                     let jvm = &mut self.jvms[at];
-                    if jvm.tracer.as_mut().is_some_and(|t| t.counted(request)) {
+                    let tracer = self.tracers.get_mut(&jvm.conn);
+                    if tracer.is_some_and(|t| t.counted(request)) {
                         continue;
                     }
                     if let Some(&probe) = self.jvms[at].breakpoints.get(&request) {
@@ -386,9 +215,7 @@ impl Run<'_> {
                     }
                 }
                 Event::Exception { request, thread, at: location, exception, catch } => {
-                    if self.jvms[at].tracer.is_some() {
-                        let roots = &self.roots;
-                        let mut traced = super::calls::Traced { jvm: &mut self.jvms[at], roots };
+                    if let Some(mut traced) = self.traced(at) {
                         traced.thrown(thread, &exception, catch);
                     }
                     if self.jvms[at].failures != Some(request) {
@@ -399,14 +226,14 @@ impl Run<'_> {
                     }
                 }
                 Event::MethodEntry { request, thread, at: location } => {
-                    let roots = &self.roots;
-                    super::calls::Traced { jvm: &mut self.jvms[at], roots }
-                        .entered(request, thread, location);
+                    if let Some(mut traced) = self.traced(at) {
+                        traced.entered(request, thread, location);
+                    }
                 }
                 Event::MethodExit { request, thread, at: location, value } => {
-                    let roots = &self.roots;
-                    super::calls::Traced { jvm: &mut self.jvms[at], roots }
-                        .exited(request, thread, location, &value);
+                    if let Some(mut traced) = self.traced(at) {
+                        traced.exited(request, thread, location, &value);
+                    }
                 }
                 _ => {}
             }
@@ -430,16 +257,12 @@ impl Run<'_> {
             return;
         }
         jvm.bound.push(class);
-        let package = vm::class_name(&signature)
-            .rsplit_once('.')
-            .map(|(p, _)| p.to_string())
-            .unwrap_or_default();
-        jvm.vm.know_signature(class, signature);
+        jvm.vm.know_signature(class, signature.clone());
         let source = jvm.vm.source_file(class).unwrap_or_default();
-        let of_file = |f: &File| f.name == source && f.package == package;
-        if let Some(tracer) = jvm.tracer.as_mut() {
+        if let Some(tracer) = self.tracers.get_mut(&jvm.conn) {
             for (index, traced) in self.plan.calls.iter().enumerate() {
-                if self.files.iter().any(|f| f.path == traced.real_file && of_file(f)) {
+                let of_file = |f: &File| f.path == traced.real_file && f.has(&source, &signature);
+                if self.files.iter().any(of_file) {
                     tracer.watch(&mut jvm.vm, class, index);
                 }
             }
@@ -447,26 +270,14 @@ impl Run<'_> {
         if self.capped {
             return;
         }
-        let methods = jvm.vm.methods(class);
         for (index, &(line, file)) in self.probes.iter().enumerate() {
             let file = &mut self.files[file];
-            if file.name != source || file.package != package {
+            if !file.has(&source, &signature) {
                 continue;
             }
             file.loaded = true;
-            let mut places: Vec<(Location, i32)> = Vec::new();
-            for method in &methods {
-                let Some(lines) = jvm.vm.lines(class, method.id) else { continue };
-                if let Some(place) = place_in(&lines.entries, line as i32) {
-                    places.push((
-                        Location { tag: 1, class, method: method.id, index: place.0 },
-                        place.1,
-                    ));
-                }
-            }
-            // The line asked for where a method has it; else the nearest after it.
-            let Some(best) = places.iter().map(|(_, l)| *l).min() else { continue };
-            for (location, _) in places.iter().filter(|(_, l)| *l == best) {
+            let Some((locations, best)) = places(&mut jvm.vm, class, line) else { continue };
+            for location in &locations {
                 let only = jvm.vm.out().u8(7).location(location).bytes;
                 if let Ok(request) =
                     jvm.vm.set_event(kind::BREAKPOINT, suspend::EVENT_THREAD, &[only])
@@ -475,8 +286,8 @@ impl Run<'_> {
                 }
             }
             let resolved = &mut self.resolved[index];
-            if resolved.is_none_or(|r| best < r as i32) {
-                *resolved = Some(best as u32);
+            if resolved.is_none_or(|r| best < r) {
+                *resolved = Some(best);
             }
         }
     }
@@ -652,6 +463,13 @@ impl Run<'_> {
         None
     }
 
+    /// The calls traced in JVM `at`, with what reads them (`None`: no `calls`).
+    fn traced(&mut self, at: usize) -> Option<super::calls::Traced<'_>> {
+        let jvm = &mut self.jvms[at];
+        let tracer = self.tracers.get_mut(&jvm.conn)?;
+        Some(super::calls::Traced { jvm, tracer, roots: &self.roots })
+    }
+
     fn ended(&self) -> Step {
         match self.top_exited && self.pending.is_empty() && self.jvms.iter().all(|j| j.ended) {
             true => Step::Finished,
@@ -702,44 +520,6 @@ fn test_method(jvm: &mut Jvm, frames: &[(Id, Location)]) -> Option<String> {
         .find(|&i| !reflective(jvm, &frames[i].1) && reflective(jvm, &frames[i + 1].1))?;
     let at = frames[index].1;
     (!is_library(&jvm.vm.signature(at.class))).then(|| jvm.function(&at))
-}
-
-/// The place of `line` in a method's line table: the first code index of that line, or of
-/// the nearest line after it within the method; `(index, line)`.
-fn place_in(entries: &[(u64, i32)], line: i32) -> Option<(u64, i32)> {
-    let first = entries.iter().map(|e| e.1).min()?;
-    let last = entries.iter().map(|e| e.1).max()?;
-    if line < first || line > last {
-        return None;
-    }
-    let best = entries.iter().map(|e| e.1).filter(|&l| l >= line).min()?;
-    entries.iter().filter(|e| e.1 == best).map(|e| e.0).min().map(|index| (index, best))
-}
-
-/// Whether a class is the JDK's, a build tool's or a test framework's, by its package.
-fn is_library(signature: &str) -> bool {
-    const LIBRARIES: &[&str] = &[
-        "Ljava/",
-        "Ljavax/",
-        "Ljdk/",
-        "Lsun/",
-        "Lcom/sun/",
-        "Lorg/junit/",
-        "Ljunit/",
-        "Lorg/opentest4j/",
-        "Lorg/apiguardian/",
-        "Lorg/testng/",
-        "Lorg/apache/maven/",
-        "Lorg/assertj/",
-        "Lorg/hamcrest/",
-        "Lorg/mockito/",
-        "Lorg/gradle/",
-        "Lkotlin/",
-        "Lorg/springframework/",
-        "Lorg/eclipse/jetty/",
-        "Lio/netty/",
-    ];
-    LIBRARIES.iter().any(|p| signature.starts_with(p))
 }
 
 /// Whether a class that catches an exception is a test framework's: `Some(true)` when it
@@ -885,8 +665,8 @@ impl Collector for Run<'_> {
     }
 
     fn calls(&mut self, calls: &mut crate::debugger::calls::Calls) {
-        for jvm in &mut self.jvms {
-            if let Some(tracer) = jvm.tracer.as_mut() {
+        for jvm in &self.jvms {
+            if let Some(tracer) = self.tracers.get_mut(&jvm.conn) {
                 tracer.hand(jvm.pid, calls);
             }
         }
@@ -912,21 +692,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_line_is_placed_where_a_method_has_it_or_just_after() {
-        let entries = [(0, 10), (4, 11), (9, 13), (12, 11), (20, 15)];
-        assert_eq!(place_in(&entries, 11), Some((4, 11)));
-        assert_eq!(place_in(&entries, 12), Some((9, 13)));
-        assert_eq!(place_in(&entries, 9), None);
-        assert_eq!(place_in(&entries, 16), None);
-    }
-
-    #[test]
-    fn a_package_is_read_past_comments_and_annotations() {
-        assert_eq!(
-            package_of("/* license\n * x */\n// c\npackage app.orders;\nclass A {}"),
-            "app.orders"
-        );
-        assert_eq!(package_of("import java.util.List;\nclass A {}"), "");
+    fn test_frameworks_catch_failures_and_expected_exceptions() {
         assert_eq!(
             test_catcher("Lorg/junit/platform/engine/support/hierarchical/ThrowableCollector;"),
             Some(true)

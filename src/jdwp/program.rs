@@ -1,0 +1,273 @@
+//! What a debugger of the JVM needs whatever it does (`debug-script`'s collector, a
+//! session): a probed file as classes name it (its source file name and package), where the
+//! program's own sources are, one JVM with its caches and what reads it (locals as previews,
+//! a frame's function, whether a class is the program's own), and where a line is in a
+//! class's methods.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use super::eval::{self, Frame};
+use super::values::{Show, Values};
+use super::vm::{self, Vm};
+use super::wire::{Id, Location};
+use crate::debugger::limits::LOCAL_PREVIEW;
+use crate::debugger::script::Locals;
+
+/// A probed source file: its name (what a class's `SourceFile` says), its package and where
+/// it is.
+pub(super) struct File {
+    pub(super) name: String,
+    pub(super) package: String,
+    pub(super) path: PathBuf,
+    /// A class of it was prepared in some JVM.
+    pub(super) loaded: bool,
+}
+
+/// The package a Java source declares (`""` for none).
+pub(super) fn package_of(text: &str) -> String {
+    let mut in_comment = false;
+    for line in text.lines() {
+        let mut line = line.trim();
+        if in_comment {
+            match line.find("*/") {
+                Some(end) => {
+                    line = line[end + 2..].trim();
+                    in_comment = false;
+                }
+                None => continue,
+            }
+        }
+        if line.starts_with("/*") {
+            in_comment = !line.contains("*/");
+            continue;
+        }
+        if line.is_empty() || line.starts_with("//") || line.starts_with('@') {
+            continue;
+        }
+        return match line.strip_prefix("package ") {
+            Some(rest) => rest.trim_end_matches(';').trim().to_string(),
+            None => String::new(),
+        };
+    }
+    String::new()
+}
+
+/// Where the program's own sources are: the usual roots under the working directory, and
+/// the root of each probed file (its directory above its package's).
+pub(super) fn source_roots(cwd: &Path, files: &[File]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for file in files {
+        let mut root = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for _ in file.package.split('.').filter(|p| !p.is_empty()) {
+            root.pop();
+        }
+        roots.push(root);
+    }
+    for sub in ["src/main/java", "src/test/java", "src", ""] {
+        roots.push(cwd.join(sub));
+    }
+    roots.dedup();
+    roots
+}
+
+/// One JVM of the program.
+pub(super) struct Jvm {
+    pub(super) conn: usize,
+    pub(super) vm: Vm,
+    pub(super) values: Values,
+    pub(super) pid: u32,
+    pub(super) command: String,
+    pub(super) hits: u64,
+    pub(super) ended: bool,
+    /// Breakpoint requests, to the probe each stands for.
+    pub(super) breakpoints: HashMap<i32, usize>,
+    /// Classes already given their breakpoints.
+    pub(super) bound: Vec<Id>,
+    /// The source file of each class of the program's own (None: a library's, or unknown).
+    pub(super) own: HashMap<Id, Option<String>>,
+    /// With `failures`: the exception request.
+    pub(super) failures: Option<i32>,
+}
+
+impl Jvm {
+    /// A frame's locals as previews (and `this`'s fields when it has no locals).
+    pub(super) fn locals_of(&mut self, frame: Frame) -> Json {
+        self.locals_shown(frame, frame.thread)
+    }
+
+    /// [`Jvm::locals_of`] where no method may run (a thread the VM suspended as a whole):
+    /// objects by their fields.
+    pub(super) fn locals_without_calls(&mut self, frame: Frame) -> Json {
+        self.locals_shown(frame, 0)
+    }
+
+    fn locals_shown(&mut self, frame: Frame, calling: Id) -> Json {
+        let jvm = self;
+        let mut shown = Locals::default();
+        match eval::locals(&mut jvm.vm, frame) {
+            Some(locals) => {
+                for (name, value) in locals {
+                    let mut show = Show {
+                        vm: &mut jvm.vm,
+                        values: &mut jvm.values,
+                        thread: calling,
+                        budget: LOCAL_PREVIEW * 2,
+                        truncated: false,
+                    };
+                    let preview = show.preview(&value);
+                    shown.add(&name, &preview);
+                }
+            }
+            None => shown.add("(locals)", "not compiled in: compile with `javac -g` to read them"),
+        }
+        shown.into_json()
+    }
+
+    /// The source file of a class when it is the program's own: found under the source
+    /// roots, or (not found) in a package no library of the JDK or a test framework has,
+    /// named then by its package's path.
+    pub(super) fn own_file(&mut self, roots: &[PathBuf], class: Id) -> Option<String> {
+        let jvm = self;
+        if let Some(known) = jvm.own.get(&class) {
+            return known.clone();
+        }
+        let signature = jvm.vm.signature(class);
+        let found = jvm.vm.source_file(class).and_then(|source| {
+            let package = signature.trim_start_matches('L').rsplit_once('/').map_or("", |(p, _)| p);
+            let found =
+                roots.iter().map(|root| root.join(package).join(&source)).find(|p| p.is_file());
+            match found {
+                Some(path) => Some(path.display().to_string()),
+                None if is_library(&signature) => None,
+                None if package.is_empty() => Some(source),
+                None => Some(format!("{package}/{source}")),
+            }
+        });
+        jvm.own.insert(class, found.clone());
+        found
+    }
+
+    /// A frame's function as answers name it: `Orders.total`, `Orders.lambda$main$0`.
+    pub(super) fn function(&mut self, location: &Location) -> String {
+        let vm = &mut self.vm;
+        let class = vm::short_name(&vm.signature(location.class));
+        let method = vm.method(location.class, location.method).map(|m| m.name).unwrap_or_default();
+        format!("{class}.{method}")
+    }
+}
+
+/// The place of `line` in a method's line table: the first code index of that line, or of
+/// the nearest line after it within the method; `(index, line)`.
+pub(super) fn place_in(entries: &[(u64, i32)], line: i32) -> Option<(u64, i32)> {
+    let first = entries.iter().map(|e| e.1).min()?;
+    let last = entries.iter().map(|e| e.1).max()?;
+    if line < first || line > last {
+        return None;
+    }
+    let best = entries.iter().map(|e| e.1).filter(|&l| l >= line).min()?;
+    entries.iter().filter(|e| e.1 == best).map(|e| e.0).min().map(|index| (index, best))
+}
+
+/// Whether a class is the JDK's, a build tool's or a test framework's, by its package.
+pub(super) fn is_library(signature: &str) -> bool {
+    const LIBRARIES: &[&str] = &[
+        "Ljava/",
+        "Ljavax/",
+        "Ljdk/",
+        "Lsun/",
+        "Lcom/sun/",
+        "Lorg/junit/",
+        "Ljunit/",
+        "Lorg/opentest4j/",
+        "Lorg/apiguardian/",
+        "Lorg/testng/",
+        "Lorg/apache/maven/",
+        "Lorg/assertj/",
+        "Lorg/hamcrest/",
+        "Lorg/mockito/",
+        "Lorg/gradle/",
+        "Lkotlin/",
+        "Lorg/springframework/",
+        "Lorg/eclipse/jetty/",
+        "Lio/netty/",
+    ];
+    LIBRARIES.iter().any(|p| signature.starts_with(p))
+}
+
+impl File {
+    /// The file at `path` as classes name it: its file name and the package it declares.
+    pub(super) fn read(path: PathBuf) -> File {
+        let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        File { name, package: package_of(&text), path, loaded: false }
+    }
+
+    /// Whether a class (its source file name, its JNI signature) is this file's.
+    pub(super) fn has(&self, source: &str, signature: &str) -> bool {
+        let name = vm::class_name(signature);
+        let package = name.rsplit_once('.').map_or("", |(p, _)| p);
+        self.name == source && self.package == package
+    }
+}
+
+impl Jvm {
+    /// A JVM that connected (`pid`: its process, 0 when not found), run by `command`.
+    pub(super) fn new(conn: usize, vm: Vm, pid: u32, command: String) -> Jvm {
+        Jvm {
+            conn,
+            vm,
+            values: Values::default(),
+            pid,
+            command,
+            hits: 0,
+            ended: false,
+            breakpoints: HashMap::new(),
+            bound: Vec::new(),
+            own: HashMap::new(),
+            failures: None,
+        }
+    }
+}
+
+/// Where `line` is in a class: the first code index of the line in each method that has it,
+/// or (none has it) of the nearest line after it within a method; and that line.
+pub(super) fn places(vm: &mut Vm, class: Id, line: u32) -> Option<(Vec<Location>, u32)> {
+    let mut places: Vec<(Location, i32)> = Vec::new();
+    for method in vm.methods(class) {
+        let Some(lines) = vm.lines(class, method.id) else { continue };
+        if let Some((index, at)) = place_in(&lines.entries, line as i32) {
+            places.push((Location { tag: 1, class, method: method.id, index }, at));
+        }
+    }
+    let best = places.iter().map(|(_, l)| *l).min()?;
+    let chosen = places.into_iter().filter(|(_, l)| *l == best).map(|(at, _)| at).collect();
+    Some((chosen, best as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_placed_where_a_method_has_it_or_just_after() {
+        let entries = [(0, 10), (4, 11), (9, 13), (12, 11), (20, 15)];
+        assert_eq!(place_in(&entries, 11), Some((4, 11)));
+        assert_eq!(place_in(&entries, 12), Some((9, 13)));
+        assert_eq!(place_in(&entries, 9), None);
+        assert_eq!(place_in(&entries, 16), None);
+    }
+
+    #[test]
+    fn a_package_is_read_past_comments_and_annotations() {
+        assert_eq!(
+            package_of("/* license\n * x */\n// c\npackage app.orders;\nclass A {}"),
+            "app.orders"
+        );
+        assert_eq!(package_of("import java.util.List;\nclass A {}"), "");
+        assert!(is_library("Lorg/junit/jupiter/api/Assertions;"));
+        assert!(!is_library("Lapp/Orders;"));
+    }
+}
