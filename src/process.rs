@@ -37,6 +37,26 @@ pub(crate) struct Spec {
     pub(crate) stdin: Option<String>,
 }
 
+impl Spec {
+    /// `words` (a program and its arguments) run as `command` says: in its directory, fed
+    /// its stdin, with `env` (its own variables and ours).
+    pub(crate) fn of(
+        words: &[String],
+        env: Vec<(String, String)>,
+        command: &crate::shell::CommandLine,
+    ) -> Spec {
+        let (program, args) = words.split_first().expect("a command has a program");
+        Spec {
+            program: program.clone(),
+            args: args.to_vec(),
+            env,
+            env_remove: Vec::new(),
+            cwd: command.cwd.clone(),
+            stdin: command.stdin.clone(),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum SpawnError {
     NotFound(String),

@@ -113,15 +113,7 @@ pub(crate) fn start(
     })?;
     let mut env = command.env.clone();
     env.push(listener.tool_options(&command.env));
-    let (program, args) = command.words.split_first().expect("a command has a program");
-    let spec = crate::process::Spec {
-        program: program.clone(),
-        args: args.to_vec(),
-        env,
-        env_remove: Vec::new(),
-        cwd: command.cwd.clone(),
-        stdin: command.stdin.clone(),
-    };
+    let spec = crate::process::Spec::of(&command.words, env, command);
     let debuggee = crate::process::Debuggee::spawn(&spec, is_jvm_noise).map_err(|e| match e {
         SpawnError::NotFound(_) => Failure::new(Code::CommandNotFound, e.to_string()),
         SpawnError::Other(..) => Failure::new(Code::SpawnFailed, e.to_string()),

@@ -152,15 +152,7 @@ fn spec(plan: &Plan, reports: &Reports, fd: Option<RawFd>) -> Result<process::Sp
         // Its process only: the one whose parent is this server.
         env.push(("DEBUG_MCP_TRACE_FD".into(), format!("{fd}:{}", std::process::id())));
     }
-    let (program, args) = words.split_first().expect("a command has a program");
-    Ok(process::Spec {
-        program: program.clone(),
-        args: args.to_vec(),
-        env,
-        env_remove: Vec::new(),
-        cwd: command.cwd.clone(),
-        stdin: command.stdin.clone(),
-    })
+    Ok(process::Spec::of(&words, env, command))
 }
 
 /// The socket the program's processes report on, the thread that accepts them, and one
