@@ -70,6 +70,23 @@ pub(crate) fn evaluate(
     }
 }
 
+/// The VM's own value of `text` in a frame (a String made here is made in the VM), to set a
+/// variable to.
+pub(crate) fn value(
+    vm: &mut Vm,
+    values: &mut Values,
+    frame: Frame,
+    text: &str,
+) -> Result<Value, String> {
+    let expr = parse(text)?;
+    let mut eval = Eval { vm: &mut *vm, values: &mut *values, frame };
+    match eval.value(&expr)? {
+        V::Vm(value) => Ok(value),
+        V::Str(text) => vm.create_string(&text).map_err(|e| e.to_string()),
+        V::Class(_) => Err("a class is not a value".into()),
+    }
+}
+
 /// The locals of a frame live at its location: `(name, value)` in slot order; `None` when
 /// the class was compiled without them.
 pub(crate) fn locals(vm: &mut Vm, frame: Frame) -> Option<Vec<(String, Value)>> {

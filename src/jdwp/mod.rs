@@ -20,6 +20,7 @@ pub(crate) mod hang;
 pub(crate) mod launch;
 pub(crate) mod program;
 pub(crate) mod script;
+pub(crate) mod session;
 pub(crate) mod values;
 pub(crate) mod vm;
 pub(crate) mod wire;
@@ -43,6 +44,7 @@ pub(crate) const REPLY_WAIT: Duration = Duration::from_secs(10);
 /// Command sets and commands used here (the JDWP specification's numbers).
 pub(crate) mod cmd {
     pub(crate) const VM_CLASSES_BY_SIGNATURE: (u8, u8) = (1, 2);
+    pub(crate) const VM_ALL_CLASSES: (u8, u8) = (1, 3);
     pub(crate) const VM_ALL_THREADS: (u8, u8) = (1, 4);
     pub(crate) const VM_ID_SIZES: (u8, u8) = (1, 7);
     pub(crate) const VM_SUSPEND: (u8, u8) = (1, 8);
@@ -68,13 +70,16 @@ pub(crate) mod cmd {
     pub(crate) const THREAD_SUSPEND: (u8, u8) = (11, 2);
     pub(crate) const THREAD_RESUME: (u8, u8) = (11, 3);
     pub(crate) const THREAD_STATUS: (u8, u8) = (11, 4);
+    pub(crate) const THREAD_GROUP: (u8, u8) = (11, 5);
     pub(crate) const THREAD_FRAMES: (u8, u8) = (11, 6);
     pub(crate) const THREAD_CONTENDED_MONITOR: (u8, u8) = (11, 9);
+    pub(crate) const GROUP_NAME: (u8, u8) = (12, 1);
     pub(crate) const ARRAY_LENGTH: (u8, u8) = (13, 1);
     pub(crate) const ARRAY_GET_VALUES: (u8, u8) = (13, 2);
     pub(crate) const EVENT_SET: (u8, u8) = (15, 1);
     pub(crate) const EVENT_CLEAR: (u8, u8) = (15, 2);
     pub(crate) const FRAME_GET_VALUES: (u8, u8) = (16, 1);
+    pub(crate) const FRAME_SET_VALUES: (u8, u8) = (16, 2);
     pub(crate) const FRAME_THIS: (u8, u8) = (16, 3);
 }
 
@@ -270,6 +275,7 @@ fn read(mut stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<I
 
 /// Event kinds (`EventKind`).
 pub(crate) mod kind {
+    pub(crate) const SINGLE_STEP: u8 = 1;
     pub(crate) const BREAKPOINT: u8 = 2;
     pub(crate) const EXCEPTION: u8 = 4;
     pub(crate) const THREAD_START: u8 = 6;
@@ -308,6 +314,10 @@ pub(crate) enum Event {
         exception: Value,
         catch: Location,
     },
+    Step {
+        request: i32,
+        thread: Id,
+    },
     MethodEntry {
         request: i32,
         thread: Id,
@@ -342,6 +352,7 @@ impl Event {
             Event::VmStart { thread }
             | Event::Breakpoint { thread, .. }
             | Event::Exception { thread, .. }
+            | Event::Step { thread, .. }
             | Event::MethodEntry { thread, .. }
             | Event::MethodExit { thread, .. }
             | Event::ClassPrepare { thread, .. }
@@ -366,6 +377,11 @@ pub(crate) fn parse_composite(data: &[u8], sizes: &IdSizes) -> Option<(u8, Vec<E
             kind::VM_DEATH => Event::VmDeath,
             kind::BREAKPOINT => {
                 Event::Breakpoint { request, thread: read.object(), at: read.location() }
+            }
+            kind::SINGLE_STEP => {
+                let step = Event::Step { request, thread: read.object() };
+                let _at = read.location();
+                step
             }
             kind::METHOD_ENTRY => {
                 Event::MethodEntry { request, thread: read.object(), at: read.location() }

@@ -319,6 +319,23 @@ impl Vm {
         Ok(classes)
     }
 
+    /// Every loaded class: its id and signature (kept as known).
+    pub(crate) fn all_classes(&mut self) -> Vec<(Id, String)> {
+        let Ok(reply) = self.ask(cmd::VM_ALL_CLASSES, self.out()) else { return Vec::new() };
+        let mut read = In::new(&reply, &self.sizes);
+        let n = read.count();
+        let mut classes = Vec::with_capacity(n);
+        for _ in 0..n {
+            let _tag = read.u8();
+            let class = read.class();
+            let signature = read.string();
+            let _status = read.i32();
+            self.signatures.insert(class, signature.clone());
+            classes.push((class, signature));
+        }
+        classes
+    }
+
     pub(crate) fn signature(&mut self, class: Id) -> String {
         if let Some(known) = self.signatures.get(&class) {
             return known.clone();
@@ -553,6 +570,20 @@ impl Vm {
         Ok((0..n).map(|_| read.value()).collect())
     }
 
+    /// Sets a frame's local in `slot` to `value`.
+    pub(crate) fn set_frame_value(
+        &self,
+        thread: Id,
+        frame: Id,
+        slot: i32,
+        value: &Value,
+    ) -> Result<(), Error> {
+        self.ask_frame(cmd::FRAME_SET_VALUES, thread, frame, |out| {
+            out.i32(1).i32(slot).value(value)
+        })
+        .map(drop)
+    }
+
     /// `this` in a frame (`null` in a static method).
     pub(crate) fn this_object(&self, thread: Id, frame: Id) -> Result<Value, Error> {
         let reply = self.ask_frame(cmd::FRAME_THIS, thread, frame, |out| out)?;
@@ -654,6 +685,14 @@ impl Vm {
         self.ask(cmd::THREAD_NAME, self.out().object(thread))
             .map(|reply| In::new(&reply, &self.sizes).string())
             .unwrap_or_default()
+    }
+
+    /// The name of a thread's group (`main`, `system`).
+    pub(crate) fn thread_group_name(&self, thread: Id) -> Option<String> {
+        let reply = self.ask(cmd::THREAD_GROUP, self.out().object(thread)).ok()?;
+        let group = In::new(&reply, &self.sizes).object();
+        let reply = self.ask(cmd::GROUP_NAME, self.out().object(group)).ok()?;
+        Some(In::new(&reply, &self.sizes).string())
     }
 
     pub(crate) fn thread_status(&self, thread: Id) -> ThreadStatus {

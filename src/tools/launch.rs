@@ -187,13 +187,6 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         _ => None,
     };
-    if language == Language::Java {
-        return Err(Failure::new(
-            Code::Unsupported,
-            "a Java session (debug-launch) is not supported yet: use debug-script, which runs \
-             the command once with `probes` (values at lines), `failures`, `calls` or `hang`",
-        ));
-    }
     let python = python_debugger(args.optional_string("language")?);
     let (_, state) = open_session(call, |id, watch| match (language, native) {
         (Language::Native, Some(flavour)) => {
@@ -203,6 +196,7 @@ fn launch(args: &Args, call: &Call) -> Result<Value, Failure> {
             crate::cdp::session::launch(Box::new(Deno::default()), id, spec, watch, &call.cancel)
         }
         (Language::Python, _) => crate::dap::session::launch(python, id, spec, watch, &call.cancel),
+        (Language::Java, _) => crate::jdwp::session::launch(id, spec, watch, &call.cancel),
         _ => crate::cdp::session::launch(Box::new(Node::default()), id, spec, watch, &call.cancel),
     })?;
     Ok(state)
@@ -421,8 +415,8 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
     if language == Some(Language::Java) {
         return Err(Failure::new(
             Code::Unsupported,
-            "attaching to a JVM is not supported yet: run the program with debug-script \
-             (`probes`, `failures`, `calls`, `hang`)",
+            "attaching to a JVM is not supported yet: launch the program with debug-launch \
+             (`command`), or run it with debug-script",
         ));
     }
     if language == Some(Language::Python) && port == 0 {

@@ -232,8 +232,9 @@ fn another_user_gets_nothing_from_node() {
     });
 }
 
-/// A JVM's run: the JVM connects to a port of the server's (JDWP has no authentication, so no
-/// JVM of ours listens), and that port refuses another user: no handshake, nothing read.
+/// A JVM's run and session: the JVM connects to a port of the server's (JDWP has no
+/// authentication, so no JVM of ours listens), and that port refuses another user: no
+/// handshake, nothing read.
 #[test]
 fn another_user_gets_nothing_from_a_jvm() {
     if !need(Tool::Java) {
@@ -265,6 +266,19 @@ fn another_user_gets_nothing_from_a_jvm() {
     crate::eventually(Duration::from_secs(10), "the cancelled run ends", || {
         crate::processes_with_tag(&tag).is_empty()
     });
+
+    // A session: the same door, closed the same way.
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": format!("DMCP_TAG={tag} java -cp {classes} app.Server"), "timeout": 2000}),
+    );
+    assert_eq!(state["state"], "running", "{state}");
+    let ports = listening_ports(server.pid());
+    assert_eq!(ports.len(), 2, "the JVMs' port and the program's: {ports:?}");
+    assert_nothing_reached(&attacker.attack(&ports), &ports);
+    tool(&mut server, "debug-stop", json!({}));
+    assert_no_debuggee(&tag);
 }
 
 /// A Deno session: its inspector lists no target either.

@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::need::{self, need, Tool, JUNIT};
-use crate::{fixture, ok, root, Server};
+use crate::{fixture, ok, root, tool, Server};
 
 /// `fixtures/java/orders` compiled with `javac -g`, once per run of the tests: the program's
 /// classes, with JUnit 5's and JUnit 4's tests beside them when `tests`.
@@ -376,4 +376,149 @@ fn calls_record_arguments_returns_and_what_was_thrown() {
         "{s}"
     );
     assert!(main.get("return").is_none(), "{s}");
+}
+
+/// A session on the JVM: a breakpoint with a condition and a logpoint, values, a member by
+/// path, a local set and seen by the program, steps over, into and out, an uncaught
+/// exception's stop, and the program's end with its output.
+#[test]
+fn a_session_stops_steps_sets_and_stops_at_an_uncaught_exception() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let classes = compiled(false);
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": format!("java -cp {classes} app.Main fail"), "cwd": fixture("java/orders"),
+               "breakpoints": [{"file": orders("Orders.java"), "line": 32, "logMessage": "total is {total}"},
+                               {"file": orders("Main.java"), "line": 7, "condition": "total > 30"}],
+               "pauseOnExceptions": "uncaught"}),
+    );
+    assert_eq!(
+        (&state["state"], &state["reason"]),
+        (&json!("paused"), &json!("breakpoint")),
+        "{state}"
+    );
+    assert_eq!(
+        (&state["location"]["function"], &state["location"]["line"]),
+        (&json!("Main.main"), &json!(7)),
+        "{state}"
+    );
+    assert_eq!(state["hitBreakpoints"], json!(["2"]), "{state}");
+    let total = state["locals"].as_array().unwrap().iter().find(|l| l["name"] == "total").unwrap();
+    assert_eq!(total["value"], 35.0, "{state}");
+
+    let value = tool(
+        &mut server,
+        "debug-evaluate",
+        json!({"expression": "order.items.get(2).qty() * 2 + \" pads\""}),
+    );
+    assert_eq!(value, json!({"type": "String", "value": "8 pads"}));
+    let item = tool(&mut server, "debug-variables", json!({"path": "order.items"}));
+    assert_eq!(item["variables"][1]["value"], "{name: \"ink\", price: 5.0, qty: 3}", "{item}");
+    let set =
+        tool(&mut server, "debug-evaluate", json!({"set": "total", "expression": "total + 64.5"}));
+    assert_eq!((&set["type"], &set["value"]), (&json!("double"), &json!(99.5)), "{set}");
+
+    let over = tool(&mut server, "debug-continue", json!({"step": "over"}));
+    assert_eq!((&over["reason"], &over["location"]["line"]), (&json!("step"), &json!(8)), "{over}");
+    let into = tool(&mut server, "debug-continue", json!({"step": "into"}));
+    assert_eq!(into["location"]["function"], "Orders.counts", "{into}");
+    let out = tool(&mut server, "debug-continue", json!({"step": "out"}));
+    assert_eq!(
+        (&out["location"]["function"], &out["location"]["line"]),
+        (&json!("Main.main"), &json!(8)),
+        "{out}"
+    );
+
+    let thrown = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(thrown["reason"], "exception", "{thrown}");
+    assert_eq!(
+        (
+            &thrown["exception"]["class"],
+            &thrown["exception"]["message"],
+            &thrown["exception"]["uncaught"]
+        ),
+        (&json!("java.lang.IllegalStateException"), &json!("no stock for A-1"), &json!(true)),
+        "{thrown}"
+    );
+    assert_eq!(thrown["location"]["line"], 11, "{thrown}");
+    let ended = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!((&ended["state"], &ended["exitCode"]), (&json!("exited"), &json!(1)), "{ended}");
+    assert!(
+        ended["stdout"].as_str().unwrap().starts_with("total 99.5\n"),
+        "the program saw the value set: {ended}"
+    );
+    let output = tool(&mut server, "debug-output", json!({}));
+    let logged: Vec<&Value> =
+        output["console"].as_array().unwrap().iter().map(|c| &c["text"]).collect();
+    assert_eq!(logged, ["total is 0.0", "total is 10.0", "total is 25.0"], "{output}");
+}
+
+/// A server that handles requests on a pool of threads: a breakpoint in its handler stops
+/// once per request, each in the thread that took it, and the session's threads are the
+/// program's (not the JVM's own).
+#[test]
+fn a_servers_breakpoint_stops_once_per_request() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let classes = compiled(false);
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": format!("java -cp {classes} app.Server"), "cwd": fixture("java/orders"),
+               "breakpoints": [{"file": orders("Server.java"), "line": 14}], "timeout": 3000}),
+    );
+    assert_eq!(state["state"], "running", "{state}");
+    let mut port = 0u16;
+    crate::eventually(std::time::Duration::from_secs(20), "the server listens", || {
+        let output = tool(&mut server, "debug-output", json!({}));
+        let text = output["stdout"].as_str().unwrap_or_default().to_string();
+        port = text.trim().strip_prefix("listening on ").and_then(|p| p.parse().ok()).unwrap_or(0);
+        port != 0
+    });
+    let ask = |qty: u32| {
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+            write!(stream, "GET /price?qty={qty} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            answer
+        })
+    };
+    let (first, second) = (ask(2), ask(4));
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let stop = tool(&mut server, "debug-continue", json!({"timeout": 20000}));
+        assert_eq!(
+            (&stop["reason"], &stop["location"]["line"]),
+            (&json!("breakpoint"), &json!(14)),
+            "{stop}"
+        );
+        let qty = tool(&mut server, "debug-evaluate", json!({"expression": "qty"}));
+        seen.push(qty["value"].as_u64().unwrap());
+        let stack = tool(&mut server, "debug-stack", json!({}));
+        let threads: Vec<String> = stack["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(threads.iter().any(|t| t.starts_with("pool-")), "{stack}");
+        assert!(!threads.iter().any(|t| t == "Reference Handler" || t == "Finalizer"), "{stack}");
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, [2, 4]);
+    let running = tool(&mut server, "debug-continue", json!({"timeout": 500}));
+    assert_eq!(running["state"], "running", "{running}");
+    assert!(first.join().unwrap().ends_with("total 5.0\n"));
+    assert!(second.join().unwrap().ends_with("total 10.0\n"));
+    let stopped = tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
 }
