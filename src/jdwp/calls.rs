@@ -149,7 +149,7 @@ impl Tracer {
 pub(super) struct Traced<'a> {
     pub(super) jvm: &'a mut super::program::Jvm,
     pub(super) tracer: &'a mut Tracer,
-    pub(super) roots: &'a [std::path::PathBuf],
+    pub(super) roots: &'a super::program::Roots,
 }
 
 impl Traced<'_> {

@@ -4,8 +4,6 @@
 //! `Condition.await`, `LockSupport.park`), `sleep`, `I/O` (a native read, write or accept),
 //! `running`; its frames and the locals of its own.
 
-use std::path::PathBuf;
-
 use serde_json::Value as Json;
 
 use super::eval::Frame;
@@ -15,7 +13,7 @@ use crate::debugger::hang::{thread_record, Walked};
 
 /// Every thread of the JVM with a frame of the program's own (and `main`), each as `hang`
 /// shows it. The JVM is left suspended: it is killed next.
-pub(super) fn threads(jvm: &mut Jvm, roots: &[PathBuf]) -> Vec<Json> {
+pub(super) fn threads(jvm: &mut Jvm, roots: &super::program::Roots) -> Vec<Json> {
     if jvm.vm.suspend_all().is_err() {
         return Vec::new();
     }

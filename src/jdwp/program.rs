@@ -57,20 +57,58 @@ pub(super) fn package_of(text: &str) -> String {
 
 /// Where the program's own sources are: the usual roots under the working directory, and
 /// the root of each probed file (its directory above its package's).
-pub(super) fn source_roots(cwd: &Path, files: &[File]) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
+pub(super) fn source_roots(cwd: &Path, files: &[File]) -> Roots {
+    let mut dirs: Vec<PathBuf> = Vec::new();
     for file in files {
         let mut root = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
         for _ in file.package.split('.').filter(|p| !p.is_empty()) {
             root.pop();
         }
-        roots.push(root);
+        dirs.push(root);
     }
     for sub in ["src/main/java", "src/test/java", "src", ""] {
-        roots.push(cwd.join(sub));
+        dirs.push(cwd.join(sub));
     }
-    roots.dedup();
-    roots
+    dirs.dedup();
+    let mut budget = SOURCES_LOOKED_AT;
+    let have_sources = dirs.iter().any(|dir| holds_java(dir, 0, &mut budget));
+    Roots { dirs, have_sources }
+}
+
+/// Where the program's own sources are, and whether any is there: then a class whose source
+/// is not found there is not the program's (a dependency's, the build tool's), whatever its
+/// package.
+#[derive(Clone)]
+pub(super) struct Roots {
+    dirs: Vec<PathBuf>,
+    have_sources: bool,
+}
+
+/// Directory entries looked at, at most, to find whether the roots hold any Java source.
+const SOURCES_LOOKED_AT: usize = 5000;
+
+/// Whether `dir` holds a `.java` file, within a few levels and `budget` entries (build
+/// outputs, dependencies and hidden directories passed over).
+fn holds_java(dir: &Path, depth: usize, budget: &mut usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        if name.ends_with(".java") && path.is_file() {
+            return true;
+        }
+        let skipped = name.starts_with('.')
+            || matches!(name.as_ref(), "target" | "build" | "node_modules" | "out");
+        if depth < 8 && !skipped && path.is_dir() && holds_java(&path, depth + 1, budget) {
+            return true;
+        }
+    }
+    false
 }
 
 /// One JVM of the program.
@@ -127,9 +165,10 @@ impl Jvm {
     }
 
     /// The source file of a class when it is the program's own: found under the source
-    /// roots, or (not found) in a package no library of the JDK or a test framework has,
-    /// named then by its package's path.
-    pub(super) fn own_file(&mut self, roots: &[PathBuf], class: Id) -> Option<String> {
+    /// roots, or, where the roots hold no source at all (classes built elsewhere), in a
+    /// package no library of the JDK, a build tool or a test framework has, named then by
+    /// its package's path.
+    pub(super) fn own_file(&mut self, roots: &Roots, class: Id) -> Option<String> {
         let jvm = self;
         if let Some(known) = jvm.own.get(&class) {
             return known.clone();
@@ -137,11 +176,14 @@ impl Jvm {
         let signature = jvm.vm.signature(class);
         let found = jvm.vm.source_file(class).and_then(|source| {
             let package = signature.trim_start_matches('L').rsplit_once('/').map_or("", |(p, _)| p);
-            let found =
-                roots.iter().map(|root| root.join(package).join(&source)).find(|p| p.is_file());
+            let found = roots
+                .dirs
+                .iter()
+                .map(|root| root.join(package).join(&source))
+                .find(|p| p.is_file());
             match found {
                 Some(path) => Some(path.display().to_string()),
-                None if is_library(&signature) => None,
+                None if roots.have_sources || is_library(&signature) => None,
                 None if package.is_empty() => Some(source),
                 None => Some(format!("{package}/{source}")),
             }

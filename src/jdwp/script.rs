@@ -5,7 +5,7 @@
 //! evaluated, or the frame's locals) and the thread goes on.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crossbeam_channel::Receiver;
 use serde_json::{json, Value as Json};
@@ -103,7 +103,7 @@ struct Run<'a> {
     jvms: Vec<Jvm>,
     /// Packets of a connection not set up yet.
     early: HashMap<usize, Vec<Packet>>,
-    roots: Vec<PathBuf>,
+    roots: super::program::Roots,
     files: Vec<File>,
     /// Each probe's line and file (an index into `files`).
     probes: Vec<(u32, usize)>,
@@ -533,8 +533,7 @@ fn test_catcher(signature: &str) -> Option<bool> {
         "Lorg/junit/rules/ExpectedException",
         "Lorg/assertj/",
     ];
-    const RUNNERS: &[&str] =
-        &["Lorg/junit/", "Ljunit/", "Lorg/testng/", "Lorg/apache/maven/surefire/"];
+    const RUNNERS: &[&str] = &["Lorg/junit/", "Ljunit/", "Lorg/testng/"];
     if EXPECTING.iter().any(|p| signature.starts_with(p)) {
         return Some(false);
     }

@@ -9,7 +9,6 @@
 //! out.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crossbeam_channel::{never, select, Receiver};
@@ -72,7 +71,7 @@ pub(crate) struct Java {
     incoming: Receiver<Incoming>,
     debuggee: Debuggee,
     exited: Receiver<Exit>,
-    roots: Vec<PathBuf>,
+    roots: super::program::Roots,
     breakpoints: HashMap<String, Breakpoint>,
     /// Breakpoint requests, to the session's breakpoint each carries.
     requests: HashMap<i32, String>,

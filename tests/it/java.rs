@@ -522,3 +522,41 @@ fn a_servers_breakpoint_stops_once_per_request() {
     let stopped = tool(&mut server, "debug-stop", json!({}));
     assert_eq!(stopped["stopped"], true, "{stopped}");
 }
+
+/// `mvn test`: Maven's own JVM and surefire's forked one both connect; the failing test and
+/// the exception of the test's thread are the fork's, with the test's name and locals, and
+/// nothing of Maven's own (its exceptions are a build tool's, its frames not the program's).
+#[test]
+fn maven_tests_fail_in_surefires_fork() {
+    if !need(Tool::Maven) {
+        return;
+    }
+    // A copy of the project: Maven writes its `target/` beside the pom.
+    let project = root().join(format!("target/java/maven-{}", crate::tag()));
+    let fixture_dir = PathBuf::from(fixture("java/orders"));
+    for name in ["pom.xml", "maven-settings.xml"] {
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::copy(fixture_dir.join(name), project.join(name)).unwrap();
+    }
+    let copied = Command::new("cp").arg("-r").arg(fixture_dir.join("src")).arg(&project).status();
+    assert!(copied.unwrap().success());
+    let mut server = Server::initialized();
+    let result = server.debug_script(json!({
+        "command": "mvn -q -s maven-settings.xml test", "cwd": project.display().to_string(),
+        "failures": true, "timeout": 300000}));
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    let named: Vec<(&Value, &Value)> = failures.iter().map(|f| (&f["kind"], &f["test"])).collect();
+    assert_eq!(
+        named,
+        [
+            (&json!("test"), &json!("OrdersTest.totalsAnOrder")),
+            (&json!("uncaught"), &json!("OrdersTest.reportsInABackgroundThread"))
+        ],
+        "{s}"
+    );
+    assert_eq!(failures[0]["frames"][0]["locals"]["total"], "25.0", "{s}");
+    assert_eq!(s["processes"].as_array().unwrap().len(), 2, "Maven's JVM and the fork: {s}");
+    assert_eq!(s["exitCode"], 1, "{s}");
+    let _ = std::fs::remove_dir_all(&project);
+}

@@ -37,6 +37,8 @@ pub enum Tool {
     Java,
     /// JUnit 5's console launcher and JUnit 4, as Debian's packages install them.
     JUnit,
+    /// Maven with Debian's packaged repository: surefire, the compiler and resources plugins.
+    Maven,
 }
 
 impl Tool {
@@ -55,6 +57,11 @@ impl Tool {
             Tool::Cxx => (&[&["g++"]], "apt-get install g++"),
             Tool::Java => (&[&["java"], &["javac"]], "apt-get install default-jdk-headless"),
             Tool::JUnit => (&[&["java"]], "apt-get install junit5 junit4"),
+            Tool::Maven => (
+                &[&["mvn"]],
+                "apt-get install maven libsurefire-java libmaven-compiler-plugin-java \
+                 libmaven-resources-plugin-java junit5 junit4",
+            ),
         }
     }
 }
@@ -65,8 +72,11 @@ pub fn need(tool: Tool) -> bool {
     let (groups, install) = tool.spec();
     let mut missing: Vec<&str> =
         groups.iter().filter(|group| !group.iter().any(|c| on_path(c))).map(|g| g[0]).collect();
-    if matches!(tool, Tool::JUnit) {
+    if matches!(tool, Tool::JUnit | Tool::Maven) {
         missing.extend(JUNIT.iter().filter(|jar| !Path::new(jar).is_file()).copied());
+    }
+    if matches!(tool, Tool::Maven) {
+        missing.extend(MAVEN_PLUGINS.iter().filter(|dir| !Path::new(dir).is_dir()).copied());
     }
     if missing.is_empty() {
         return true;
@@ -78,6 +88,13 @@ pub fn need(tool: Tool) -> bool {
 /// The jars of JUnit the tests run (Debian's `junit5` and `junit4`).
 pub const JUNIT: &[&str] =
     &["/usr/share/java/junit-platform-console-standalone.jar", "/usr/share/java/junit4.jar"];
+
+/// The Maven plugins `fixtures/java/orders/pom.xml` names, from Debian's packages.
+pub const MAVEN_PLUGINS: &[&str] = &[
+    "/usr/share/maven-repo/org/apache/maven/plugins/maven-surefire-plugin/2.22.3",
+    "/usr/share/maven-repo/org/apache/maven/plugins/maven-compiler-plugin/3.10.1",
+    "/usr/share/maven-repo/org/apache/maven/plugins/maven-resources-plugin/3.3.0",
+];
 
 fn on_path(command: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
