@@ -213,30 +213,35 @@ pub(super) fn place_in(entries: &[(u64, i32)], line: i32) -> Option<(u64, i32)> 
     entries.iter().filter(|e| e.1 == best).map(|e| e.0).min().map(|index| (index, best))
 }
 
-/// Whether a class is the JDK's, a build tool's or a test framework's, by its package.
+/// The packages of the JDK, build tools and test frameworks, and of common frameworks: never
+/// the program's own.
+pub(super) const LIBRARIES: &[&str] = &[
+    "java.",
+    "javax.",
+    "jdk.",
+    "sun.",
+    "com.sun.",
+    "org.junit.",
+    "junit.",
+    "org.opentest4j.",
+    "org.apiguardian.",
+    "org.testng.",
+    "org.apache.maven.",
+    "org.codehaus.plexus.",
+    "org.assertj.",
+    "org.hamcrest.",
+    "org.mockito.",
+    "org.gradle.",
+    "kotlin.",
+    "org.springframework.",
+    "org.eclipse.jetty.",
+    "io.netty.",
+];
+
+/// Whether a class (its JNI signature) is a library's, by its package.
 pub(super) fn is_library(signature: &str) -> bool {
-    const LIBRARIES: &[&str] = &[
-        "Ljava/",
-        "Ljavax/",
-        "Ljdk/",
-        "Lsun/",
-        "Lcom/sun/",
-        "Lorg/junit/",
-        "Ljunit/",
-        "Lorg/opentest4j/",
-        "Lorg/apiguardian/",
-        "Lorg/testng/",
-        "Lorg/apache/maven/",
-        "Lorg/assertj/",
-        "Lorg/hamcrest/",
-        "Lorg/mockito/",
-        "Lorg/gradle/",
-        "Lkotlin/",
-        "Lorg/springframework/",
-        "Lorg/eclipse/jetty/",
-        "Lio/netty/",
-    ];
-    LIBRARIES.iter().any(|p| signature.starts_with(p))
+    let name = vm::class_name(signature);
+    LIBRARIES.iter().any(|p| name.starts_with(p))
 }
 
 impl File {

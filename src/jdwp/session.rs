@@ -16,7 +16,7 @@ use serde_json::{json, Value as Json};
 
 use super::eval::{self, Frame as At};
 use super::launch::{self, Listener};
-use super::program::{places, source_roots, File, Jvm};
+use super::program::{places, source_roots, File, Jvm, LIBRARIES};
 use super::values::Show;
 use super::vm;
 use super::wire::{Id, Location as Place, Value};
@@ -85,6 +85,9 @@ pub(crate) struct Java {
     showing: bool,
     /// The `pauseOnExceptions` it starts with, set as it begins.
     initial_exceptions: String,
+    /// `stopOnEntry`: asked for, then the request of the first method entry of the program's.
+    stop_on_entry: bool,
+    entry: Option<i32>,
     /// Whether a thread is the JVM's own (its group is `system`), by thread.
     system: HashMap<Id, bool>,
 }
@@ -155,6 +158,8 @@ impl Java {
             held: VecDeque::new(),
             showing: false,
             initial_exceptions: setup.pause_on_exceptions.clone(),
+            stop_on_entry: setup.stop_on_entry,
+            entry: None,
             system: HashMap::new(),
         })
     }
@@ -350,6 +355,11 @@ impl Java {
                     }
                     stop => stop,
                 },
+                Event::MethodEntry { request, thread, .. } if Some(request) == self.entry => {
+                    self.jvm.vm.clear_event(kind::METHOD_ENTRY, request);
+                    self.entry = None;
+                    self.stop(thread, Reason::Entry, Vec::new(), None)
+                }
                 Event::Step { request, thread, .. } => {
                     self.jvm.vm.clear_event(kind::SINGLE_STEP, request);
                     self.step = None;
@@ -503,6 +513,16 @@ impl Backend for Java {
         let state = std::mem::take(&mut self.initial_exceptions);
         if !state.is_empty() {
             self.pause_on_exceptions(&state, false)?;
+        }
+        if self.stop_on_entry {
+            // The first method of the program's own that runs (its main class's initialiser
+            // or `main`), once.
+            let mut modifiers: Vec<Vec<u8>> = (LIBRARIES.iter())
+                .map(|package| self.jvm.vm.out().u8(6).string(&format!("{package}*")).bytes)
+                .collect();
+            // Counted last: modifiers apply in order, so only the program's entries count.
+            modifiers.push(self.jvm.vm.out().u8(1).i32(1).bytes);
+            self.entry = self.jvm.vm.set_event(kind::METHOD_ENTRY, suspend::ALL, &modifiers).ok();
         }
         // Held at its start (`suspend=y`, `VM_START` holds every thread): now it runs.
         self.jvm.vm.let_go(None);
