@@ -9,7 +9,8 @@ Figures (medians of --runs):
   - 10,000 hits (fixtures/java/bench/Loop.java:4), against the bare client that only resumes
     at each hit, and one that reads the frame and a local at each (two requests);
   - `calls` on 10,000 calls of a method, against the program alone;
-  - a failing JUnit 5 suite with `failures`, against the suite alone (when JUnit is here).
+  - a failing JUnit 5 suite with `failures`, against the suite alone (when JUnit is here);
+  - a session: median `debug-continue` to the next hit, and a step over (target: 5 ms).
 
 Usage: python3 bench/java.py [--runs N]   (builds target/release/debug-mcp-server first)
 """
@@ -206,6 +207,14 @@ def main():
     calls = median(lambda: run("--calls", LOOP + ":step", "--", "java", *loop_cp))
     print(f"calls on 10,000 calls: {calls:.2f} s = {calls / loop_alone:.1f}x the program alone "
           f"(target: at most 3x)")
+
+    server = bench.Server()
+    server.initialize()
+    resume, step = bench.session_cycles(server, 20, f"java -cp {os.path.join(OUT, 'loop')} Loop 100",
+                                        LOOP, 4)
+    server.close()
+    print(f"session: debug-continue to the next hit {resume * 1000:.1f} ms, a step "
+          f"{step * 1000:.1f} ms (target: at most 5 ms)")
 
     if os.path.exists(JUNIT):
         suite = ["java", "-jar", JUNIT, "-cp", os.path.join(OUT, "test"), "--select-class",

@@ -306,8 +306,7 @@ impl Traced<'_> {
     /// The arguments of the method entered, `{name: preview}`: by the names the class was
     /// compiled with, else `arg0`, `arg1`… from its signature.
     fn arguments(&mut self, thread: Id, at: Location, method: &Method) -> Json {
-        let Ok(frames) = self.jvm.vm.frames(thread, 0, 1) else { return json!({}) };
-        let Some(&(frame, _)) = frames.first() else { return json!({}) };
+        let Ok(frame) = self.jvm.vm.top_frame(thread) else { return json!({}) };
         let types = vm::argument_types(&method.signature);
         let first = usize::from(!method.is_static());
         let mut slots = Vec::with_capacity(types.len());

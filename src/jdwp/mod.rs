@@ -189,26 +189,40 @@ impl Client {
     }
 
     /// Sends a command; its reply comes on the returned channel.
-    pub(crate) fn send(
+    pub(crate) fn send(&self, command: (u8, u8), data: &[u8]) -> Receiver<Result<Vec<u8>, Error>> {
+        self.send_all(&[(command, data)]).pop().expect("one command sent")
+    }
+
+    /// Sends commands in one write (the VM runs them in order); each reply comes on its
+    /// channel.
+    pub(crate) fn send_all(
         &self,
-        (set, command): (u8, u8),
-        data: &[u8],
-    ) -> Receiver<Result<Vec<u8>, Error>> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
-        let mut packet = Vec::with_capacity(11 + data.len());
-        packet.extend_from_slice(&(11 + data.len() as u32).to_be_bytes());
-        packet.extend_from_slice(&id.to_be_bytes());
-        packet.extend_from_slice(&[0, set, command]);
-        packet.extend_from_slice(data);
-        let written = self.writer.lock().unwrap_or_else(|e| e.into_inner()).write_all(&packet);
+        commands: &[((u8, u8), &[u8])],
+    ) -> Vec<Receiver<Result<Vec<u8>, Error>>> {
+        let mut packets = Vec::new();
+        let mut replies = Vec::with_capacity(commands.len());
+        let mut ids = Vec::with_capacity(commands.len());
+        for &((set, command), data) in commands {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = crossbeam_channel::bounded(1);
+            self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+            packets.extend_from_slice(&(11 + data.len() as u32).to_be_bytes());
+            packets.extend_from_slice(&id.to_be_bytes());
+            packets.extend_from_slice(&[0, set, command]);
+            packets.extend_from_slice(data);
+            replies.push(rx);
+            ids.push(id);
+        }
+        let written = self.writer.lock().unwrap_or_else(|e| e.into_inner()).write_all(&packets);
         if written.is_err() {
-            if let Some(tx) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) {
-                let _ = tx.send(Err(Error::Gone));
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            for id in ids {
+                if let Some(tx) = pending.remove(&id) {
+                    let _ = tx.send(Err(Error::Gone));
+                }
             }
         }
-        rx
+        replies
     }
 
     /// Sends a command and waits for its reply's data.
@@ -242,7 +256,9 @@ pub(crate) fn wait(
 }
 
 /// Reads packets until the connection ends.
-fn read(mut stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Incoming>) {
+fn read(stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Incoming>) {
+    // Buffered: a packet, or several the VM wrote at once, in one read.
+    let mut stream = std::io::BufReader::with_capacity(64 * 1024, stream);
     let mut header = [0u8; 11];
     loop {
         if stream.read_exact(&mut header).is_err() {

@@ -240,9 +240,12 @@ impl Vm {
         for (slot, tag) in slots {
             out = out.i32(*slot).u8(*tag);
         }
-        let reply = self.client.send(cmd::FRAME_GET_VALUES, &out.bytes);
-        self.let_go(Some(thread));
-        let reply = super::wait(&reply, super::REPLY_WAIT)?;
+        self.resumed(Some(thread));
+        let resume = self.out().object(thread).bytes;
+        let replies = self
+            .client
+            .send_all(&[(cmd::FRAME_GET_VALUES, &out.bytes), (cmd::THREAD_RESUME, &resume)]);
+        let reply = super::wait(&replies[0], super::REPLY_WAIT)?;
         let mut read = In::new(&reply, &self.sizes);
         let n = read.count();
         Ok((0..n).map(|_| read.value()).collect())
