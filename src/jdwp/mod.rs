@@ -46,6 +46,7 @@ pub(crate) mod cmd {
     pub(crate) const VM_CLASSES_BY_SIGNATURE: (u8, u8) = (1, 2);
     pub(crate) const VM_ALL_CLASSES: (u8, u8) = (1, 3);
     pub(crate) const VM_ALL_THREADS: (u8, u8) = (1, 4);
+    pub(crate) const VM_DISPOSE: (u8, u8) = (1, 6);
     pub(crate) const VM_ID_SIZES: (u8, u8) = (1, 7);
     pub(crate) const VM_SUSPEND: (u8, u8) = (1, 8);
     pub(crate) const VM_RESUME: (u8, u8) = (1, 9);

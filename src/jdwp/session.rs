@@ -16,7 +16,7 @@ use serde_json::{json, Value as Json};
 
 use super::eval::{self, Frame as At};
 use super::launch::{self, Listener};
-use super::program::{places, source_roots, File, Jvm, LIBRARIES};
+use super::program::{places, source_roots, File, Jvm, Roots, LIBRARIES};
 use super::values::Show;
 use super::vm;
 use super::wire::{Id, Location as Place, Value};
@@ -24,8 +24,8 @@ use super::{kind, parse_composite, suspend, Event, Incoming};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
 use crate::debugger::limits::{VALUE_MAX, VALUE_PREVIEW};
 use crate::debugger::model::{
-    Action, BreakpointSpec, Exception, Frame, LaunchSpec, Location, Reason, Resolution, Source,
-    Stop, Thread, TraceFrame, Undebugged, Variable, VariablesQuery,
+    Action, AttachSpec, BreakpointSpec, Exception, Frame, LaunchSpec, Location, Reason, Resolution,
+    Source, Stop, Thread, TraceFrame, Undebugged, Variable, VariablesQuery,
 };
 use crate::debugger::script::Debugged;
 use crate::debugger::session::{self as actor, Begin, Handle, OnChange, Setup};
@@ -50,6 +50,50 @@ pub(crate) fn launch(
     })
 }
 
+/// Attaches to a JVM whose agent listens at `address` (`-agentlib:jdwp=transport=dt_socket,
+/// server=y,address=…`). The session never ends the program: debug-stop lets go of the JVM.
+pub(crate) fn attach(
+    id: &str,
+    address: std::net::SocketAddr,
+    start: AttachSpec,
+    on_change: OnChange,
+    cancel: &Receiver<()>,
+) -> Result<(Handle, Json), Failure> {
+    actor::start(id, on_change, cancel, move |_| {
+        let refused = |e: std::io::Error| {
+            Failure::new(Code::AttachFailed, format!("no JVM's debug agent answered at {address}: {e} (start it with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT)"))
+        };
+        let stream = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(5))
+            .map_err(refused)?;
+        let (tx, incoming) = crossbeam_channel::unbounded();
+        let client = super::Client::start(stream, 0, tx).map_err(refused)?;
+        let vm = vm::Vm::new(client)
+            .map_err(|e| Failure::new(Code::AttachFailed, format!("the JVM at {address}: {e}")))?;
+        let jvm = Jvm::new(0, vm, 0, format!("attached to {address}"));
+        // Its files are found by their classes' names: the local folders are where to look.
+        let cwd = start.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+        let mut files: Vec<File> =
+            start.breakpoints.iter().map(|b| File::read(b.real_file.clone())).collect();
+        files.extend(start.path_mappings.iter().map(|m| File {
+            name: String::new(),
+            package: String::new(),
+            path: m.local.join("_"),
+            loaded: false,
+        }));
+        let roots = source_roots(&cwd, &files);
+        let backend = Java::new(jvm, incoming, roots, start.pause_on_exceptions.clone());
+        Ok(Begin {
+            backend,
+            command_line: format!("attached to {address}"),
+            breakpoints: start.breakpoints,
+            timeout: start.timeout,
+            relaunch: None,
+            pause_on_exceptions: start.pause_on_exceptions,
+            cwd: start.cwd,
+        })
+    })
+}
+
 /// A stop: the thread, and its frames as read then.
 pub(crate) struct Paused {
     thread: Id,
@@ -66,10 +110,10 @@ struct Breakpoint {
 
 pub(crate) struct Java {
     jvm: Jvm,
-    /// Open while the session lasts: a JVM the program starts later connects, and is let go.
-    _listener: Listener,
+    /// The program launched, and the listener its JVMs connect to (open while the session
+    /// lasts: a JVM the program starts later connects, and is let go); `None` when attached.
+    program: Option<(Listener, Debuggee)>,
     incoming: Receiver<Incoming>,
-    debuggee: Debuggee,
     exited: Receiver<Exit>,
     roots: super::program::Roots,
     breakpoints: HashMap<String, Breakpoint>,
@@ -143,13 +187,21 @@ impl Java {
         let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
         let files: Vec<File> =
             setup.breakpoint_files.iter().map(|f| File::read(f.clone())).collect();
-        Ok(Java {
+        let roots = source_roots(&cwd, &files);
+        let mut java = Java::new(jvm, incoming, roots, setup.pause_on_exceptions.clone());
+        java.exited = exited;
+        java.program = Some((listener, debuggee));
+        java.stop_on_entry = setup.stop_on_entry;
+        Ok(java)
+    }
+
+    fn new(jvm: Jvm, incoming: Receiver<Incoming>, roots: Roots, exceptions: String) -> Java {
+        Java {
             jvm,
-            _listener: listener,
+            program: None,
             incoming,
-            debuggee,
-            exited,
-            roots: source_roots(&cwd, &files),
+            exited: never(),
+            roots,
             breakpoints: HashMap::new(),
             requests: HashMap::new(),
             watching: HashMap::new(),
@@ -157,11 +209,11 @@ impl Java {
             step: None,
             held: VecDeque::new(),
             showing: false,
-            initial_exceptions: setup.pause_on_exceptions.clone(),
-            stop_on_entry: setup.stop_on_entry,
+            initial_exceptions: exceptions,
+            stop_on_entry: false,
             entry: None,
             system: HashMap::new(),
-        })
+        }
     }
 
     /// Breakpoint `id` set in a class of its file.
@@ -496,8 +548,8 @@ impl Backend for Java {
             Input::Event(Incoming::Packet(_)) | Input::Closed => None,
             Input::Exited(exit) => {
                 self.exited = never();
-                if let Some(exit) = exit {
-                    self.debuggee.record_exit(exit);
+                if let (Some(exit), Some((_, debuggee))) = (exit, self.program.as_mut()) {
+                    debuggee.record_exit(exit);
                 }
                 Some(Happening::Ended(exit.and_then(|e| e.code)))
             }
@@ -846,11 +898,14 @@ impl Backend for Java {
     }
 
     fn output(&self) -> Output {
-        self.debuggee.output().clone()
+        self.program.as_ref().map(|(_, debuggee)| debuggee.output().clone()).unwrap_or_default()
     }
 
     fn undebugged(&self) -> Undebugged {
-        Undebugged::of(&self.debuggee, &[self.jvm.pid])
+        match &self.program {
+            Some((_, debuggee)) => Undebugged::of(debuggee, &[self.jvm.pid]),
+            None => Undebugged::default(),
+        }
     }
 
     fn processes(&self) -> Vec<Json> {
@@ -865,21 +920,34 @@ impl Backend for Java {
     }
 
     fn end(&mut self, _code: Option<i32>, forced: bool) -> Exit {
+        let Some((_, debuggee)) = self.program.as_mut() else {
+            // Attached: let go of the JVM (its requests cleared, its threads resumed); it runs on.
+            self.jvm.vm.dispose();
+            self.jvm.vm.client.close();
+            return Exit { code: None, signal: None };
+        };
         let exit = match forced {
-            true => self.debuggee.kill(),
-            false => self.debuggee.finish(Duration::from_secs(1)),
+            true => debuggee.kill(),
+            false => debuggee.finish(Duration::from_secs(1)),
         };
         self.jvm.vm.client.close();
-        self.debuggee.settle_output();
+        debuggee.settle_output();
         exit
     }
 
     fn attached_note(&self) -> Option<String> {
-        None
+        self.program.is_none().then(|| {
+            "attached to a JVM: debug-mcp let go of it and it runs on; its output and exit code are not seen here".to_string()
+        })
     }
 
     fn shutdown(&mut self) {
+        if self.program.is_none() {
+            self.jvm.vm.dispose();
+        }
         self.jvm.vm.client.close();
-        self.debuggee.kill();
+        if let Some((_, debuggee)) = self.program.as_mut() {
+            debuggee.kill();
+        }
     }
 }

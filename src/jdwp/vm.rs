@@ -289,6 +289,11 @@ impl Vm {
         self.ask(cmd::THREAD_SUSPEND, self.out().object(thread)).map(drop)
     }
 
+    /// Lets go of the VM (an attached one): its requests cleared, its threads resumed.
+    pub(crate) fn dispose(&self) {
+        let _ = self.client.request(cmd::VM_DISPOSE, &[]);
+    }
+
     /// Asks for events of `kind` (with `modifiers`, already written); answers the request's id.
     pub(crate) fn set_event(
         &self,

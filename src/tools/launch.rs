@@ -412,12 +412,15 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         .into());
     }
-    if language == Some(Language::Java) {
-        return Err(Failure::new(
-            Code::Unsupported,
-            "attaching to a JVM is not supported yet: launch the program with debug-launch \
-             (`command`), or run it with debug-script",
-        ));
+    if language == Some(Language::Java) && port == 0 {
+        return Err(ArgError {
+            field: "port".into(),
+            problem: "a JVM is attached to by the port its debug agent listens on: start it \
+                      with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,\
+                      address=127.0.0.1:5005 and pass `port`"
+                .into(),
+        }
+        .into());
     }
     if language == Some(Language::Python) && port == 0 {
         return Err(ArgError {
@@ -434,6 +437,15 @@ fn attach(args: &Args, call: &Call) -> Result<Value, Failure> {
         }
         match args.optional_string("language")? {
             Some("go") => return attach_delve(host, port as u16, start, call),
+            Some("java") => {
+                let address = crate::net::socket_address(host, port as u16)
+                    .map_err(|m| Failure::new(Code::AttachFailed, m))?;
+                let (_, mut state) = open_session(call, |id, watch| {
+                    crate::jdwp::session::attach(id, address, start, watch, &call.cancel)
+                })?;
+                state["attached"] = json!({"url": format!("jdwp://{address}")});
+                return Ok(state);
+            }
             Some(language @ ("c" | "cpp" | "rust" | "zig" | "lldb")) => {
                 let program = in_dir(args.string("program")?, start.cwd.as_deref());
                 return attach_gdb_remote(host, port as u16, &program, language, start, call);

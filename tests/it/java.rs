@@ -560,3 +560,72 @@ fn maven_tests_fail_in_surefires_fork() {
     assert_eq!(s["exitCode"], 1, "{s}");
     let _ = std::fs::remove_dir_all(&project);
 }
+
+/// Attaching by port to a JVM whose agent listens (`server=y,suspend=n`): a breakpoint in the
+/// running server's handler stops a request; debug-stop lets go of the JVM, which answers the
+/// next request by itself, and is not ended.
+#[test]
+fn attach_by_port_stops_a_running_server_and_lets_it_go() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let classes = compiled(false);
+    let agent_port = crate::free_port();
+    let mut program = Command::new("java")
+        .arg(format!(
+            "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{agent_port}"
+        ))
+        .args(["-cp", &classes, "app.Server"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use std::io::BufRead;
+        let mut out = std::io::BufReader::new(program.stdout.as_mut().unwrap());
+        // "Listening for transport dt_socket…", then the server's own line.
+        while !line.starts_with("listening on ") {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "the server ended");
+        }
+    }
+    let port: u16 = line.trim().strip_prefix("listening on ").unwrap().parse().unwrap();
+    let ask = move |qty: u32| {
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+            write!(stream, "GET /price?qty={qty} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            answer
+        })
+    };
+    let mut server = Server::initialized();
+    let state = tool(
+        &mut server,
+        "debug-launch",
+        json!({"port": agent_port, "language": "java", "cwd": fixture("java/orders"),
+               "breakpoints": [{"file": orders("Server.java"), "line": 14}], "timeout": 1000}),
+    );
+    assert_eq!(state["state"], "running", "{state}");
+    let first = ask(3);
+    let stop = tool(&mut server, "debug-continue", json!({"timeout": 20000}));
+    assert_eq!(
+        (&stop["reason"], &stop["location"]["line"]),
+        (&json!("breakpoint"), &json!(14)),
+        "{stop}"
+    );
+    assert_eq!(stop["location"]["file"], orders("Server.java"), "{stop}");
+    let qty = tool(&mut server, "debug-evaluate", json!({"expression": "qty * 10"}));
+    assert_eq!(qty["value"], 30, "{qty}");
+    let stopped = tool(&mut server, "debug-stop", json!({}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    assert!(first.join().unwrap().ends_with("total 7.5\n"));
+    // Let go: the next request is answered without a stop.
+    assert!(ask(4).join().unwrap().ends_with("total 10.0\n"));
+    assert!(program.try_wait().unwrap().is_none(), "the attached JVM runs on");
+    let _ = program.kill();
+    let _ = program.wait();
+}
