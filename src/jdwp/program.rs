@@ -192,6 +192,24 @@ impl Jvm {
         found
     }
 
+    /// Whether an exception thrown where `frames` (top first) are, to be caught at `catch`,
+    /// leaves the program's own code into a library that catches it (what editors call
+    /// user-unhandled): the catching frame is not the program's, and one above it is.
+    pub(super) fn leaves_own_code(
+        &mut self,
+        roots: &Roots,
+        frames: &[(Id, Location)],
+        catch: Location,
+    ) -> bool {
+        let catching =
+            |(_, at): &(Id, Location)| at.class == catch.class && at.method == catch.method;
+        let Some(catcher) = frames.iter().position(catching) else { return false };
+        if catch.is_none() || self.own_file(roots, catch.class).is_some() {
+            return false;
+        }
+        frames[..catcher].iter().any(|(_, at)| self.own_file(roots, at.class).is_some())
+    }
+
     /// A frame's function as answers name it: `Orders.total`, `Orders.lambda$main$0`.
     pub(super) fn function(&mut self, location: &Location) -> String {
         let vm = &mut self.vm;

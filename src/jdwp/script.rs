@@ -380,11 +380,17 @@ impl Run<'_> {
                 let catcher = self.jvms[at].vm.signature(catch.class);
                 match test_catcher(&catcher) {
                     Some(true) => "test",
+                    // Caught by a library (a web framework answering 500): with
+                    // `userUnhandled`, when it leaves the program's own code.
+                    None if self.plan.user_unhandled => "userUnhandled",
                     _ => return None,
                 }
             }
         };
         let frames = self.jvms[at].vm.all_frames(thread).ok()?;
+        if kind == "userUnhandled" && !self.jvms[at].leaves_own_code(&self.roots, &frames, catch) {
+            return None;
+        }
         let mut own = Vec::new();
         for (index, (frame, location)) in frames.iter().enumerate() {
             if let Some(file) = self.jvms[at].own_file(&self.roots, location.class) {

@@ -129,6 +129,9 @@ pub(crate) struct Java {
     showing: bool,
     /// The `pauseOnExceptions` it starts with, set as it begins.
     initial_exceptions: String,
+    /// `pauseOnExceptions: userUnhandled`: a caught exception stops only where it leaves
+    /// the program's own code into a library's.
+    user_unhandled: bool,
     /// `stopOnEntry`: asked for, then the request of the first method entry of the program's.
     stop_on_entry: bool,
     entry: Option<i32>,
@@ -212,6 +215,7 @@ impl Java {
             initial_exceptions: exceptions,
             stop_on_entry: false,
             entry: None,
+            user_unhandled: false,
             system: HashMap::new(),
         }
     }
@@ -420,8 +424,18 @@ impl Java {
                 Event::Exception { request, thread, exception, catch, .. }
                     if Some(request) == self.exceptions =>
                 {
-                    let exception = self.exception(thread, &exception, catch);
-                    self.stop(thread, Reason::Exception, Vec::new(), Some(exception))
+                    // `userUnhandled`: caught, but by a library the exception reached from
+                    // the program's own code; else it goes on.
+                    let frames = self.jvm.vm.all_frames(thread).unwrap_or_default();
+                    let leaves = self.jvm.leaves_own_code(&self.roots, &frames, catch);
+                    match !self.user_unhandled || catch.is_none() || leaves {
+                        true => {
+                            let mut exception = self.exception(thread, &exception, catch);
+                            exception.user_unhandled = leaves;
+                            self.stop(thread, Reason::Exception, Vec::new(), Some(exception))
+                        }
+                        false => None,
+                    }
                 }
                 Event::VmDeath => {
                     self.jvm.ended = true;
@@ -863,14 +877,16 @@ impl Backend for Java {
         if let Some(request) = self.exceptions.take() {
             self.jvm.vm.clear_event(kind::EXCEPTION, request);
         }
-        let (caught, note) = match state {
+        self.user_unhandled = state == "userUnhandled";
+        let caught = match state {
             "none" => return Ok(None),
-            "all" => (true, None),
-            "userUnhandled" => (false, Some("the JVM stops at uncaught exceptions for userUnhandled (an exception a framework catches is not told apart yet)".to_string())),
-            _ => (false, None),
+            "all" | "userUnhandled" => true,
+            _ => false,
         };
         let mut modifiers = vec![self.jvm.vm.out().u8(8).class(0).bool(caught).bool(true).bytes];
-        if !include_libraries {
+        // Thrown in the JDK's classes, left out; but for userUnhandled, where what matters
+        // is who catches it (`Integer.parseInt` throws for the program's own call).
+        if !include_libraries && !self.user_unhandled {
             modifiers.extend(self.outside_the_jdk());
         }
         let request = self
@@ -879,7 +895,7 @@ impl Backend for Java {
             .set_event(kind::EXCEPTION, suspend::ALL, &modifiers)
             .map_err(|e| Failure::new(Code::NoProcess, e.to_string()))?;
         self.exceptions = Some(request);
-        Ok(note)
+        Ok(None)
     }
 
     fn loaded_sources(

@@ -327,11 +327,6 @@ fn plan(args: &Args, page: Option<&Page>) -> Result<Plan, Failure> {
         Some(_) => Language::Browser,
         None => language_arg(args, &command, &files)?,
     };
-    if user_unhandled && language == Language::Java {
-        let why = "not for the JVM yet: give `failures` alone (failing tests and exceptions \
-                   uncaught in any thread are failures already)";
-        return Err(ArgError::new("userUnhandled", why).into());
-    }
     if user_unhandled && matches!(language, Language::Native) {
         let why = "a compiled program's exceptions are not caught by a library: give `failures` \
                    alone (panics, signals and failing tests are failures already)";

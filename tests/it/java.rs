@@ -629,3 +629,72 @@ fn attach_by_port_stops_a_running_server_and_lets_it_go() {
     let _ = program.kill();
     let _ = program.wait();
 }
+
+/// `userUnhandled`: an exception that leaves the program's own code into a library that
+/// catches it (a pool's task catches what the submitted code throws) is a failure of its own
+/// kind with the own frames and their locals, and a session stops there; one the program
+/// catches itself is neither; without `userUnhandled`, nothing.
+#[test]
+fn user_unhandled_is_an_exception_a_library_caught_from_own_code() {
+    let command = |classes: &str| format!("java -cp {classes} app.Handled");
+    let Some(result) = script(Tool::Java, |classes| {
+        json!({"command": command(classes), "cwd": fixture("java/orders"), "failures": true,
+               "userUnhandled": true})
+    }) else {
+        return;
+    };
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{s}");
+    let failure = &failures[0];
+    assert_eq!(
+        (&failure["kind"], &failure["type"], &failure["message"]),
+        (
+            &json!("userUnhandled"),
+            &json!("java.lang.NumberFormatException"),
+            &json!("For input string: \"x1\"")
+        ),
+        "{s}"
+    );
+    let frame = &failure["frames"][0];
+    assert_eq!(
+        (&frame["function"], &frame["line"]),
+        (&json!("Handled.quantity"), &json!(12)),
+        "{s}"
+    );
+    assert_eq!(frame["locals"]["text"], "\"x1\"", "{s}");
+    assert!(s["output"]["stdout"].as_str().unwrap().contains("failed: For input string"), "{s}");
+
+    let Some(result) = script(
+        Tool::Java,
+        |classes| json!({"command": command(classes), "cwd": fixture("java/orders"), "failures": true}),
+    ) else {
+        return;
+    };
+    assert_eq!(ok(&result)["failures"], json!([]), "{result}");
+
+    let classes = compiled(false);
+    let mut server = Server::initialized();
+    let stop = tool(
+        &mut server,
+        "debug-launch",
+        json!({"command": command(&classes), "cwd": fixture("java/orders"),
+               "pauseOnExceptions": "userUnhandled"}),
+    );
+    assert_eq!(stop["reason"], "exception", "{stop}");
+    assert_eq!(
+        (
+            &stop["exception"]["class"],
+            &stop["exception"]["userUnhandled"],
+            &stop["exception"]["uncaught"]
+        ),
+        (&json!("java.lang.NumberFormatException"), &json!(true), &json!(false)),
+        "{stop}"
+    );
+    assert!(
+        stop["exception"]["stack"].as_str().unwrap().starts_with("at Handled.quantity"),
+        "{stop}"
+    );
+    let ended = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!((&ended["state"], &ended["exitCode"]), (&json!("exited"), &json!(0)), "{ended}");
+}
