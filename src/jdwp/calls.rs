@@ -294,12 +294,7 @@ impl Traced<'_> {
 
     /// `{type, message}` of an exception, read by its fields.
     fn exception(&mut self, id: Id) -> Json {
-        let vm = &mut self.jvm.vm;
-        let kind = vm.type_of(id).map(|c| vm::class_name(&vm.signature(c))).unwrap_or_default();
-        let message = match vm.field_value(id, "detailMessage") {
-            Some(Value::Object(_, m)) if m != 0 => vm.string(m).unwrap_or_default(),
-            _ => String::new(),
-        };
+        let (kind, message) = self.jvm.vm.thrown(id);
         json!({"type": kind, "message": crate::debugger::limits::clip(&message, LOCAL_PREVIEW)})
     }
 

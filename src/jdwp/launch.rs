@@ -135,9 +135,17 @@ pub(crate) fn is_jvm_noise(line: &str) -> bool {
         && line.contains("-agentlib:jdwp=transport=dt_socket,server=n,suspend=y,address=127.0.0.1:")
 }
 
+/// The pid of the JVM of `program` (it, or a process under it) that connected from `peer`
+/// (0 when none is found).
+pub(crate) fn pid_of_jvm(program: &crate::process::Debuggee, peer: std::net::SocketAddr) -> u32 {
+    let mut candidates = vec![program.pid()];
+    candidates.extend(program.descendants(None).iter().map(|d| d.process.pid));
+    pid_of_peer(peer, &candidates).unwrap_or(0)
+}
+
 /// The pid of the process among `candidates` holding the socket whose own address is `peer`
 /// (the JVM that connected from there), found through /proc.
-pub(crate) fn pid_of_peer(peer: std::net::SocketAddr, candidates: &[u32]) -> Option<u32> {
+fn pid_of_peer(peer: std::net::SocketAddr, candidates: &[u32]) -> Option<u32> {
     let inode = socket_inode(peer)?;
     let target = format!("socket:[{inode}]");
     candidates.iter().copied().find(|pid| {

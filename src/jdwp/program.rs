@@ -270,6 +270,25 @@ impl File {
         File { name, package: package_of(&text), path, loaded: false }
     }
 
+    /// A breakpoint's file (`asked`, as named; `path`, its real path), refused unless Java.
+    pub(super) fn java(asked: &Path, path: &Path) -> Result<File, crate::debugger::Failure> {
+        if path.extension().is_none_or(|e| e != "java") {
+            return Err(crate::debugger::Failure::new(
+                crate::debugger::Code::InvalidArguments,
+                format!(
+                    "{} is not a Java source file: a JVM's breakpoints are in `.java` files",
+                    asked.display()
+                ),
+            ));
+        }
+        Ok(File::read(path.to_path_buf()))
+    }
+
+    /// The `SourceNameMatch` modifier of class-prepare requests for this file's classes.
+    pub(super) fn source_match(&self, vm: &Vm) -> Vec<u8> {
+        vm.out().u8(12).string(&self.name).bytes
+    }
+
     /// Whether a class (its source file name, its JNI signature) is this file's.
     pub(super) fn has(&self, source: &str, signature: &str) -> bool {
         let name = vm::class_name(signature);

@@ -77,17 +77,7 @@ fn watched_files(plan: &Plan) -> Result<Vec<File>, Failure> {
         if files.iter().any(|f| f.path == real_file) {
             continue;
         }
-        let name = real_file.file_name().unwrap_or_default().to_string_lossy().to_string();
-        if !name.ends_with(".java") {
-            return Err(Failure::new(
-                Code::InvalidArguments,
-                format!(
-                    "{} is not a Java source file: a JVM's breakpoints are in `.java` files",
-                    asked.display()
-                ),
-            ));
-        }
-        files.push(File::read(real_file));
+        files.push(File::java(&asked, &real_file)?);
     }
     Ok(files)
 }
@@ -126,9 +116,7 @@ impl Run<'_> {
     ) -> Result<Step, Failure> {
         let vm = Vm::new(client)
             .map_err(|e| Failure::new(Code::Internal, format!("a JVM of the program: {e}")))?;
-        let mut candidates = vec![self.debuggee.pid()];
-        candidates.extend(self.debuggee.descendants(None).iter().map(|d| d.process.pid));
-        let pid = launch::pid_of_peer(peer, &candidates).unwrap_or(0);
+        let pid = launch::pid_of_jvm(&self.debuggee, peer);
         let command = match pid == self.debuggee.pid() {
             true => crate::shell::join(&self.plan.command.words),
             false => crate::sys::Process::now(pid).map(|p| p.command()).unwrap_or_default(),
@@ -136,8 +124,8 @@ impl Run<'_> {
         let mut jvm = Jvm::new(conn, vm, pid, command);
         if !self.capped {
             for file in &self.files {
-                let name = [Self::source_match(&file.name)];
-                let _ = jvm.vm.set_event(kind::CLASS_PREPARE, suspend::EVENT_THREAD, &name);
+                let only = [file.source_match(&jvm.vm)];
+                let _ = jvm.vm.set_event(kind::CLASS_PREPARE, suspend::EVENT_THREAD, &only);
             }
         }
         if self.plan.failures.is_some() {
@@ -157,13 +145,6 @@ impl Run<'_> {
             self.packet(packet)?;
         }
         Ok(Step::Go)
-    }
-
-    fn source_match(name: &str) -> Vec<u8> {
-        let mut modifier = vec![12u8];
-        modifier.extend_from_slice(&(name.len() as i32).to_be_bytes());
-        modifier.extend_from_slice(name.as_bytes());
-        modifier
     }
 
     fn packet(&mut self, packet: Packet) -> Result<Step, Failure> {
@@ -412,10 +393,7 @@ impl Run<'_> {
             Some(super::vm::Invoked::Returned(Value::Object(_, m))) if m != 0 => {
                 jvm.vm.string(m).unwrap_or_default()
             }
-            _ => match jvm.vm.field_value(id, "detailMessage") {
-                Some(Value::Object(_, m)) if m != 0 => jvm.vm.string(m).unwrap_or_default(),
-                _ => String::new(),
-            },
+            _ => jvm.vm.string_field(id, "detailMessage"),
         };
         let mut listed = Vec::new();
         for (depth, frame, location, file) in own.iter().take(limits::FAILURE_FRAMES) {

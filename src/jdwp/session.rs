@@ -183,9 +183,7 @@ impl Java {
         };
         let vm = vm::Vm::new(client)
             .map_err(|e| Failure::new(Code::LaunchFailed, format!("the JVM: {e}")))?;
-        let mut candidates = vec![debuggee.pid()];
-        candidates.extend(debuggee.descendants(None).iter().map(|d| d.process.pid));
-        let pid = launch::pid_of_peer(peer, &candidates).unwrap_or(0);
+        let pid = launch::pid_of_jvm(&debuggee, peer);
         let jvm = Jvm::new(conn, vm, pid, crate::shell::join(&command.words));
         let cwd = command.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
         let files: Vec<File> =
@@ -314,16 +312,7 @@ impl Java {
             Value::Object(_, id) => *id,
             _ => 0,
         };
-        let class = self
-            .jvm
-            .vm
-            .type_of(id)
-            .map(|c| vm::class_name(&self.jvm.vm.signature(c)))
-            .unwrap_or_default();
-        let message = match self.jvm.vm.field_value(id, "detailMessage") {
-            Some(Value::Object(_, m)) if m != 0 => self.jvm.vm.string(m).unwrap_or_default(),
-            _ => String::new(),
-        };
+        let (class, message) = self.jvm.vm.thrown(id);
         let frames = self.jvm.vm.all_frames(thread).unwrap_or_default();
         let stack = frames
             .iter()
@@ -596,20 +585,9 @@ impl Backend for Java {
     }
 
     fn set_breakpoint(&mut self, id: &str, spec: &BreakpointSpec) -> Result<(), Failure> {
-        if spec.real_file.extension().is_none_or(|e| e != "java") {
-            return Err(Failure::new(
-                Code::InvalidArguments,
-                format!(
-                    "{} is not a Java source file: a JVM's breakpoints are in `.java` files",
-                    spec.file.display()
-                ),
-            ));
-        }
-        let file = File::read(spec.real_file.clone());
+        let file = File::java(&spec.file, &spec.real_file)?;
         if !self.watching.contains_key(&file.name) {
-            let mut only = vec![12u8];
-            only.extend_from_slice(&(file.name.len() as i32).to_be_bytes());
-            only.extend_from_slice(file.name.as_bytes());
+            let only = file.source_match(&self.jvm.vm);
             if let Ok(request) =
                 self.jvm.vm.set_event(kind::CLASS_PREPARE, suspend::EVENT_THREAD, &[only])
             {

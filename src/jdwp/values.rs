@@ -214,13 +214,10 @@ impl Show<'_> {
                 _ => json!({"empty": true}),
             },
             Kind::Throwable => {
-                let name = vm::class_name(&self.vm.signature(class));
-                match self.vm.field_value(id, "detailMessage") {
-                    Some(Value::Object(_, m)) if m != 0 => {
-                        let message = self.vm.string(m).unwrap_or_default();
-                        self.string(format!("{name}: {message}"))
-                    }
-                    _ => name.into(),
+                let (name, message) = self.vm.thrown(id);
+                match message.is_empty() {
+                    true => name.into(),
+                    false => self.string(format!("{name}: {message}")),
                 }
             }
             // Read from the JDK's own fields where it is known how; else listed by a call.

@@ -652,6 +652,20 @@ impl Vm {
         self.object_values(object, &[field.id]).ok()?.into_iter().next()
     }
 
+    /// A field of an object that holds a String (`""` when it is null or unread).
+    pub(crate) fn string_field(&mut self, object: Id, name: &str) -> String {
+        match self.field_value(object, name) {
+            Some(Value::Object(_, text)) if text != 0 => self.string(text).unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    /// An exception's class as Java names it, and its message as its fields hold it.
+    pub(crate) fn thrown(&mut self, exception: Id) -> (String, String) {
+        let class = self.type_of(exception).map(|c| class_name(&self.signature(c)));
+        (class.unwrap_or_default(), self.string_field(exception, "detailMessage"))
+    }
+
     pub(crate) fn string(&self, object: Id) -> Result<String, Error> {
         let reply = self.ask(cmd::STRING_VALUE, self.out().object(object))?;
         Ok(In::new(&reply, &self.sizes).string())
