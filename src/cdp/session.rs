@@ -126,15 +126,7 @@ pub(crate) fn attach(
         backend.prepare(&start.pause_on_exceptions)?;
         backend.files = Whereabouts::attached(&start);
         backend.guess_on_attach();
-        Ok(Begin {
-            backend,
-            command_line: format!("attached to {url}"),
-            breakpoints: start.breakpoints,
-            timeout: start.timeout,
-            relaunch: None,
-            pause_on_exceptions: start.pause_on_exceptions,
-            cwd: start.cwd,
-        })
+        Ok(Begin::attached(backend, url, start))
     })
 }
 

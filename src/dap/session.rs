@@ -165,15 +165,7 @@ pub(crate) fn attach<F: Flavour>(
         backend.ready(prepared)?;
         backend.files = Whereabouts::attached(&start);
         backend.guess_paths();
-        Ok(Begin {
-            backend,
-            command_line: format!("attached to {address}"),
-            breakpoints: start.breakpoints,
-            timeout: start.timeout,
-            relaunch: None,
-            pause_on_exceptions: start.pause_on_exceptions,
-            cwd: start.cwd,
-        })
+        Ok(Begin::attached(backend, address, start))
     })
 }
 

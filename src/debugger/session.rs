@@ -18,10 +18,10 @@ use serde_json::{json, Value};
 use crate::debugger::backend::{Backend, Happening, Input};
 use crate::debugger::limits::clip;
 use crate::debugger::limits::VALUE_PREVIEW;
-use crate::debugger::model::LaunchSpec;
 use crate::debugger::model::{
     trace_text, Action, BreakpointSpec, Exception, Reason, Stop, VariablesQuery,
 };
+use crate::debugger::model::{AttachSpec, LaunchSpec};
 use crate::debugger::{Code, Failure};
 use crate::log;
 use crate::process::{Exit, Output};
@@ -226,6 +226,20 @@ pub(crate) struct Setup {
 }
 
 impl<B: Backend> Begin<B> {
+    /// How an attached program begins: `backend` connected to what `to` names (an address,
+    /// an inspector's URL), set up as `start` asks; never started again.
+    pub(crate) fn attached(backend: B, to: impl std::fmt::Display, start: AttachSpec) -> Begin<B> {
+        Begin {
+            backend,
+            command_line: format!("attached to {to}"),
+            breakpoints: start.breakpoints,
+            timeout: start.timeout,
+            relaunch: None,
+            pause_on_exceptions: start.pause_on_exceptions,
+            cwd: start.cwd,
+        }
+    }
+
     /// How a launched program begins: `start` spawns it under its debugger (`command`, how
     /// it is [`Setup`], the cancel signal) and sets it up; the same `start` serves
     /// `debug-restart`.

@@ -82,15 +82,7 @@ pub(crate) fn attach(
         }));
         let roots = source_roots(&cwd, &files);
         let backend = Java::new(jvm, incoming, roots, start.pause_on_exceptions.clone());
-        Ok(Begin {
-            backend,
-            command_line: format!("attached to {address}"),
-            breakpoints: start.breakpoints,
-            timeout: start.timeout,
-            relaunch: None,
-            pause_on_exceptions: start.pause_on_exceptions,
-            cwd: start.cwd,
-        })
+        Ok(Begin::attached(backend, address, start))
     })
 }
 
