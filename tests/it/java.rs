@@ -457,6 +457,19 @@ fn a_session_stops_steps_sets_and_stops_at_an_uncaught_exception() {
     assert_eq!(logged, ["total is 0.0", "total is 10.0", "total is 25.0"], "{output}");
 }
 
+/// `GET /price?qty=N` from the server fixture on `port`, on a thread of its own: its answer.
+fn price(port: u16, qty: u32) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+        write!(stream, "GET /price?qty={qty} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    })
+}
+
 /// A server that handles requests on a pool of threads: a breakpoint in its handler stops
 /// once per request, each in the thread that took it, and the session's threads are the
 /// program's (not the JVM's own).
@@ -481,17 +494,7 @@ fn a_servers_breakpoint_stops_once_per_request() {
         port = text.trim().strip_prefix("listening on ").and_then(|p| p.parse().ok()).unwrap_or(0);
         port != 0
     });
-    let ask = |qty: u32| {
-        std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-            stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
-            write!(stream, "GET /price?qty={qty} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-            let mut answer = String::new();
-            let _ = stream.read_to_string(&mut answer);
-            answer
-        })
-    };
+    let ask = |qty: u32| price(port, qty);
     let (first, second) = (ask(2), ask(4));
     let mut seen = Vec::new();
     for _ in 0..2 {
@@ -591,17 +594,7 @@ fn attach_by_port_stops_a_running_server_and_lets_it_go() {
         }
     }
     let port: u16 = line.trim().strip_prefix("listening on ").unwrap().parse().unwrap();
-    let ask = move |qty: u32| {
-        std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-            stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
-            write!(stream, "GET /price?qty={qty} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-            let mut answer = String::new();
-            let _ = stream.read_to_string(&mut answer);
-            answer
-        })
-    };
+    let ask = move |qty: u32| price(port, qty);
     let mut server = Server::initialized();
     let state = tool(
         &mut server,
