@@ -181,6 +181,14 @@ impl Debugged<'_> {
     }
 }
 
+/// `processes` as a run lists them: the started process (`top`) first, then in the order they
+/// came.
+pub(crate) fn listed<'a>(top: u32, debugged: impl IntoIterator<Item = Debugged<'a>>) -> Vec<Value> {
+    let mut all: Vec<Debugged> = debugged.into_iter().collect();
+    all.sort_by_key(|d| d.pid != top);
+    all.iter().map(Debugged::to_json).collect()
+}
+
 /// "the 3 processes debugged (pid 12: node --test; pid 13: node t1.test.js; …)", or "the
 /// process debugged (…)", from `{pid, command, threads?}` each.
 pub(crate) fn describe_processes(processes: &[Value]) -> Option<String> {

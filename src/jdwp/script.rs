@@ -595,21 +595,16 @@ impl Collector for Run<'_> {
     }
 
     fn processes(&self) -> Vec<Json> {
-        let top = self.debuggee.pid();
-        let mut jvms: Vec<&Jvm> = self.jvms.iter().collect();
-        jvms.sort_by_key(|j| j.pid != top);
-        jvms.iter()
-            .map(|j| {
-                Debugged {
-                    pid: j.pid,
-                    command: &j.command,
-                    parent: None,
-                    hits: Some(j.hits),
-                    threads: Vec::new(),
-                }
-                .to_json()
-            })
-            .collect()
+        crate::debugger::script::listed(
+            self.debuggee.pid(),
+            self.jvms.iter().map(|j| Debugged {
+                pid: j.pid,
+                command: &j.command,
+                parent: None,
+                hits: Some(j.hits),
+                threads: Vec::new(),
+            }),
+        )
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Json>) {

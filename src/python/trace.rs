@@ -565,23 +565,18 @@ impl Collector for Run<'_> {
     }
 
     fn processes(&self) -> Vec<Value> {
-        let top = self.debuggee.pid();
-        let mut processes: Vec<&Process> = self.processes.iter().collect();
         // The started process first (when it is Python), then in the order they came.
-        processes.sort_by_key(|p| p.pid != top);
-        processes
-            .iter()
-            .map(|p| {
-                Debugged {
-                    pid: p.pid,
-                    command: &p.command,
-                    parent: (p.pid != top).then_some(p.parent),
-                    hits: Some(p.hits),
-                    threads: Vec::new(),
-                }
-                .to_json()
-            })
-            .collect()
+        let top = self.debuggee.pid();
+        script::listed(
+            top,
+            self.processes.iter().map(|p| Debugged {
+                pid: p.pid,
+                command: &p.command,
+                parent: (p.pid != top).then_some(p.parent),
+                hits: Some(p.hits),
+                threads: Vec::new(),
+            }),
+        )
     }
 
     fn resolution(&mut self) -> (Option<u32>, Option<String>, Vec<Value>) {
