@@ -118,6 +118,8 @@ pub(super) struct Jvm {
     pub(super) values: Values,
     pub(super) pid: u32,
     pub(super) command: String,
+    /// The nearest JVM of the program above it (surefire's fork: Maven's).
+    pub(super) parent: Option<u32>,
     pub(super) hits: u64,
     pub(super) ended: bool,
     /// Breakpoint requests, to the probe each stands for.
@@ -298,6 +300,39 @@ impl File {
 }
 
 impl Jvm {
+    /// A JVM of `program` that connected from `peer`: its process found, named by the command
+    /// as `typed` when it is the one started, else by its own command line; its parent, the
+    /// nearest of `others` (pids of the program's JVMs connected before) above it.
+    pub(super) fn connected(
+        conn: usize,
+        client: super::Client,
+        peer: std::net::SocketAddr,
+        program: &crate::process::Debuggee,
+        typed: &[String],
+        others: &[u32],
+    ) -> Result<Jvm, super::Error> {
+        let vm = Vm::new(client)?;
+        let pid = super::launch::pid_of_jvm(program, peer);
+        let descendants = program.descendants(None);
+        let of = |pid: u32| descendants.iter().find(|d| d.process.pid == pid);
+        let command = match of(pid) {
+            Some(d) if pid != program.pid() => d.command.clone(),
+            _ => crate::shell::join(typed),
+        };
+        let mut jvm = Jvm::new(conn, vm, pid, command);
+        let mut above = of(pid).map(|d| d.parent);
+        // Bounded: a chain of parents is no longer than the processes seen.
+        for _ in 0..=descendants.len() {
+            match above {
+                Some(p) if others.contains(&p) => break,
+                Some(p) => above = of(p).map(|d| d.parent),
+                None => break,
+            }
+        }
+        jvm.parent = above.filter(|p| others.contains(p));
+        Ok(jvm)
+    }
+
     /// A JVM that connected (`pid`: its process, 0 when not found), run by `command`.
     pub(super) fn new(conn: usize, vm: Vm, pid: u32, command: String) -> Jvm {
         Jvm {
@@ -306,6 +341,7 @@ impl Jvm {
             values: Values::default(),
             pid,
             command,
+            parent: None,
             hits: 0,
             ended: false,
             breakpoints: HashMap::new(),

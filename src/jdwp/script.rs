@@ -14,7 +14,7 @@ use super::eval::{self, Frame};
 use super::launch::{self, Listener};
 use super::program::{is_library, places, source_roots, File, Jvm};
 use super::values::Show;
-use super::vm::{self, Vm};
+use super::vm;
 use super::wire::{Id, Location, Value};
 use super::{kind, parse_composite, suspend, Event, Incoming, Packet};
 use crate::call::Call;
@@ -114,14 +114,10 @@ impl Run<'_> {
         client: super::Client,
         peer: std::net::SocketAddr,
     ) -> Result<Step, Failure> {
-        let vm = Vm::new(client)
-            .map_err(|e| Failure::new(Code::Internal, format!("a JVM of the program: {e}")))?;
-        let pid = launch::pid_of_jvm(&self.debuggee, peer);
-        let command = match pid == self.debuggee.pid() {
-            true => crate::shell::join(&self.plan.command.words),
-            false => crate::sys::Process::now(pid).map(|p| p.command()).unwrap_or_default(),
-        };
-        let mut jvm = Jvm::new(conn, vm, pid, command);
+        let others: Vec<u32> = self.jvms.iter().map(|j| j.pid).collect();
+        let mut jvm =
+            Jvm::connected(conn, client, peer, &self.debuggee, &self.plan.command.words, &others)
+                .map_err(|e| Failure::new(Code::Internal, format!("a JVM of the program: {e}")))?;
         if !self.capped {
             for file in &self.files {
                 let only = [file.source_match(&jvm.vm)];
@@ -600,7 +596,7 @@ impl Collector for Run<'_> {
             self.jvms.iter().map(|j| Debugged {
                 pid: j.pid,
                 command: &j.command,
-                parent: None,
+                parent: j.parent,
                 hits: Some(j.hits),
                 threads: Vec::new(),
             }),

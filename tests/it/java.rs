@@ -59,6 +59,24 @@ fn script(tool: Tool, arguments: impl FnOnce(&str) -> Value) -> Option<Value> {
     Some(Server::initialized().debug_script(arguments(&classes)))
 }
 
+/// A session on the compiled fixture: `java -cp CLASSES {args}` launched with `more` of
+/// `debug-launch`'s arguments, and its first answer; `None` without a JDK (the test is
+/// skipped).
+fn session(args: &str, more: Value) -> Option<(Server, Value)> {
+    if !need(Tool::Java) {
+        return None;
+    }
+    let classes = compiled(false);
+    let mut server = Server::initialized();
+    let mut arguments = json!({"command": format!("java -cp {classes} {args}"),
+                               "cwd": fixture("java/orders")});
+    for (key, value) in more.as_object().unwrap() {
+        arguments[key] = value.clone();
+    }
+    let state = tool(&mut server, "debug-launch", arguments);
+    Some((server, state))
+}
+
 fn orders(file: &str) -> String {
     fixture(&format!("java/orders/src/main/java/app/{file}"))
 }
@@ -383,19 +401,14 @@ fn calls_record_arguments_returns_and_what_was_thrown() {
 /// exception's stop, and the program's end with its output.
 #[test]
 fn a_session_stops_steps_sets_and_stops_at_an_uncaught_exception() {
-    if !need(Tool::Java) {
-        return;
-    }
-    let classes = compiled(false);
-    let mut server = Server::initialized();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": format!("java -cp {classes} app.Main fail"), "cwd": fixture("java/orders"),
-               "breakpoints": [{"file": orders("Orders.java"), "line": 32, "logMessage": "total is {total}"},
+    let Some((mut server, state)) = session(
+        "app.Main fail",
+        json!({"breakpoints": [{"file": orders("Orders.java"), "line": 32, "logMessage": "total is {total}"},
                                {"file": orders("Main.java"), "line": 7, "condition": "total > 30"}],
                "pauseOnExceptions": "uncaught"}),
-    );
+    ) else {
+        return;
+    };
     assert_eq!(
         (&state["state"], &state["reason"]),
         (&json!("paused"), &json!("breakpoint")),
@@ -475,17 +488,12 @@ fn price(port: u16, qty: u32) -> std::thread::JoinHandle<String> {
 /// program's (not the JVM's own).
 #[test]
 fn a_servers_breakpoint_stops_once_per_request() {
-    if !need(Tool::Java) {
+    let Some((mut server, state)) = session(
+        "app.Server",
+        json!({"breakpoints": [{"file": orders("Server.java"), "line": 14}], "timeout": 3000}),
+    ) else {
         return;
-    }
-    let classes = compiled(false);
-    let mut server = Server::initialized();
-    let state = tool(
-        &mut server,
-        "debug-launch",
-        json!({"command": format!("java -cp {classes} app.Server"), "cwd": fixture("java/orders"),
-               "breakpoints": [{"file": orders("Server.java"), "line": 14}], "timeout": 3000}),
-    );
+    };
     assert_eq!(state["state"], "running", "{state}");
     let mut port = 0u16;
     crate::eventually(std::time::Duration::from_secs(20), "the server listens", || {
@@ -562,6 +570,58 @@ fn maven_tests_fail_in_surefires_fork() {
     assert_eq!(s["processes"].as_array().unwrap().len(), 2, "Maven's JVM and the fork: {s}");
     assert_eq!(s["exitCode"], 1, "{s}");
     let _ = std::fs::remove_dir_all(&project);
+}
+
+/// A JVM that starts another (surefire's fork, Gradle's test workers): the child is debugged
+/// in the same session. Its breakpoint stops there, the stop says which process, its threads
+/// are listed as `pid/id`, both JVMs are the session's processes (the child's parent named),
+/// and the program runs to its end.
+#[test]
+fn a_session_follows_a_jvm_the_program_starts() {
+    let Some((mut server, state)) =
+        session("app.Fork", json!({"breakpoints": [{"file": orders("Orders.java"), "line": 32}]}))
+    else {
+        return;
+    };
+    assert_eq!(
+        (&state["reason"], &state["location"]["function"], &state["location"]["line"]),
+        (&json!("breakpoint"), &json!("Orders.total"), &json!(32)),
+        "{state}"
+    );
+    let child = state["process"]["pid"].as_u64().unwrap();
+    assert!(state["process"]["command"].as_str().unwrap().ends_with("app.Main"), "{state}");
+    let thread = state["process"]["thread"].as_str().unwrap().to_string();
+    assert!(thread.starts_with(&format!("{child}/")), "{state}");
+    let item =
+        tool(&mut server, "debug-evaluate", json!({"expression": "item.name() + item.qty()"}));
+    assert_eq!(item["value"], "pen1", "{item}");
+    let sessions = tool(&mut server, "debug-sessions", json!({}));
+    let processes = sessions["sessions"][0]["processes"].as_array().unwrap().clone();
+    assert_eq!(processes.len(), 2, "{sessions}");
+    assert_eq!(processes[1]["pid"], child, "{sessions}");
+    assert_eq!(processes[1]["parent"], processes[0]["pid"], "{sessions}");
+    assert!(processes[0]["command"].as_str().unwrap().ends_with("app.Fork"), "{sessions}");
+    let threads = tool(&mut server, "debug-threads", json!({}));
+    let ids: Vec<&str> =
+        threads["threads"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&thread.as_str()), "{threads}");
+    assert!(ids.iter().any(|id| !id.contains('/')), "the first JVM's threads too: {threads}");
+    let current = threads["threads"].as_array().unwrap().iter().find(|t| t["current"] == true);
+    assert_eq!(current.unwrap()["id"], thread, "{threads}");
+
+    let mut hits = 1;
+    let ended = loop {
+        let state = tool(&mut server, "debug-continue", json!({}));
+        if state["state"] != "paused" {
+            break state;
+        }
+        assert_eq!(state["process"]["pid"], child, "{state}");
+        hits += 1;
+    };
+    assert_eq!(hits, 3, "one stop per item");
+    assert_eq!((&ended["state"], &ended["exitCode"]), (&json!("exited"), &json!(0)), "{ended}");
+    let stdout = ended["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with("total 35.0\n") && stdout.ends_with("child ended 0\n"), "{ended}");
 }
 
 /// Attaching by port to a JVM whose agent listens (`server=y,suspend=n`): a breakpoint in the
