@@ -87,6 +87,44 @@ pub(crate) fn value(
     }
 }
 
+/// What the left side of an assignment names: a local, a field (a static one when `object`
+/// is 0) or an array's element.
+enum Place {
+    Local { slot: i32 },
+    Field { object: Id, class: Id, field: Id },
+    Element { array: Id, index: usize },
+}
+
+/// Sets what `target` names in a frame (a local; a field of `this`, of an object or of a
+/// class; an array's element) to the value of `text`, converted to its type as a cast would.
+pub(crate) fn assign(
+    vm: &mut Vm,
+    values: &mut Values,
+    frame: Frame,
+    target: &str,
+    text: &str,
+) -> Result<(), Failed> {
+    let target = parse(target)?;
+    let mut eval = Eval { vm: &mut *vm, values: &mut *values, frame };
+    let (place, signature) = eval.place(&target)?;
+    let cast = match vm::tag_of(&signature) {
+        b'L' | b's' | b'[' | b't' => text.to_string(),
+        _ => format!("({}) ({text})", vm::class_name(&signature)),
+    };
+    let new = value(vm, values, frame, &cast)?;
+    let wrote = match place {
+        Place::Local { slot } => {
+            // A method run for the value ended the frame's id: read again.
+            let mut frame = frame;
+            frame.refresh(vm);
+            vm.set_frame_value(frame.thread, frame.frame, slot, &new)
+        }
+        Place::Field { object, class, field } => vm.set_field(object, class, field, &new),
+        Place::Element { array, index } => vm.set_element(array, index, &new),
+    };
+    wrote.map_err(|e| format!("cannot set it: {e}"))
+}
+
 /// The locals of a frame live at its location: `(name, value)` in slot order; `None` when
 /// the class was compiled without them.
 pub(crate) fn locals(vm: &mut Vm, frame: Frame) -> Option<Vec<(String, Value)>> {
@@ -120,19 +158,8 @@ impl Eval<'_> {
                 },
             },
             Expr::Index(base, index) => {
-                let base = self.value(base)?;
-                let index = self.value(index)?;
-                let index = self.integer(index)?;
-                let Value::Object(tag::ARRAY, array) = self.object(&base)? else {
-                    return Err("an index of something that is not an array".into());
-                };
-                let length = self.vm.array_length(array).map_err(|e| e.to_string())?;
-                if index < 0 || index as usize >= length {
-                    return Err(format!(
-                        "java.lang.ArrayIndexOutOfBoundsException: Index {index} out of bounds for length {length}"
-                    ));
-                }
-                let values = self.vm.array_values(array, index as usize, 1);
+                let (array, index) = self.element(base, index)?;
+                let values = self.vm.array_values(array, index, 1);
                 let value = values.map_err(|e| e.to_string())?.into_iter().next();
                 Ok(V::Vm(value.unwrap_or(Value::Void)))
             }
@@ -184,6 +211,84 @@ impl Eval<'_> {
                 Ok(V::Vm(Value::Boolean(self.vm.is_a(class, &signature))))
             }
         }
+    }
+
+    /// Where an assignment to `target` writes, and the type it holds (a JNI signature).
+    fn place(&mut self, target: &Expr) -> Result<(Place, String), Failed> {
+        match target {
+            Expr::Name(name) => {
+                let at = self.frame.at;
+                let variables = self.vm.variables(at.class, at.method).unwrap_or_default();
+                if let Some(v) = variables.iter().find(|v| v.name == *name && v.live_at(at.index)) {
+                    return Ok((Place::Local { slot: v.slot }, v.signature.clone()));
+                }
+                // A field of `this`, or a static of this class.
+                let base = match self.this()? {
+                    this @ Value::Object(_, id) if id != 0 => V::Vm(this),
+                    _ => V::Class(at.class),
+                };
+                self.field_place(base, name)
+            }
+            Expr::Field(base, name) => {
+                let base = match self.value(base) {
+                    Ok(base) => base,
+                    Err(e) => V::Class(dotted(base).and_then(|n| self.class(&n)).ok_or(e)?),
+                };
+                self.field_place(base, name)
+            }
+            Expr::Index(base, index) => {
+                let (array, index) = self.element(base, index)?;
+                let class = self.vm.type_of(array).map_err(|e| e.to_string())?;
+                let component = self.vm.signature(class)[1..].to_string();
+                Ok((Place::Element { array, index }, component))
+            }
+            _ => Err("only a variable, a field or an array's element can be set".into()),
+        }
+    }
+
+    /// The array `base` is and the element `index` names in it, within its length.
+    fn element(&mut self, base: &Expr, index: &Expr) -> Result<(Id, usize), Failed> {
+        let base = self.value(base)?;
+        let index = self.value(index)?;
+        let index = self.integer(index)?;
+        let Value::Object(tag::ARRAY, array) = self.object(&base)? else {
+            return Err("an index of something that is not an array".into());
+        };
+        let length = self.vm.array_length(array).map_err(|e| e.to_string())?;
+        if index < 0 || index as usize >= length {
+            return Err(format!(
+                "java.lang.ArrayIndexOutOfBoundsException: Index {index} out of bounds for length {length}"
+            ));
+        }
+        Ok((array, index as usize))
+    }
+
+    /// Field `name` of an object or a class, as a place to write.
+    fn field_place(&mut self, base: V, name: &str) -> Result<(Place, String), Failed> {
+        let (object, class) = match base {
+            V::Class(class) => (0, class),
+            V::Vm(Value::Object(_, 0)) => {
+                return Err(format!("java.lang.NullPointerException: cannot assign field \"{name}\" because the value is null"))
+            }
+            V::Vm(Value::Object(_, id)) => (id, self.vm.type_of(id).map_err(|e| e.to_string())?),
+            _ => return Err(format!("cannot find symbol: {name} (not an object)")),
+        };
+        let Some((declaring, field)) = self.vm.find_field(class, name) else {
+            return Err(format!("cannot find symbol: {name}"));
+        };
+        if field.modifiers & 0x0010 != 0 {
+            return Err(format!("cannot assign a value to final variable {name}"));
+        }
+        let object = match (field.is_static(), object) {
+            (true, _) => 0,
+            (false, 0) => {
+                return Err(format!(
+                    "non-static variable {name} cannot be referenced from a static context"
+                ))
+            }
+            (false, object) => object,
+        };
+        Ok((Place::Field { object, class: declaring, field: field.id }, field.signature))
     }
 
     fn this(&mut self) -> Result<Value, Failed> {

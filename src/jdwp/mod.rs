@@ -58,12 +58,14 @@ pub(crate) mod cmd {
     pub(crate) const TYPE_SOURCE_FILE: (u8, u8) = (2, 7);
     pub(crate) const TYPE_INTERFACES: (u8, u8) = (2, 10);
     pub(crate) const CLASS_SUPERCLASS: (u8, u8) = (3, 1);
+    pub(crate) const CLASS_SET_VALUES: (u8, u8) = (3, 2);
     pub(crate) const CLASS_INVOKE: (u8, u8) = (3, 3);
     pub(crate) const METHOD_LINE_TABLE: (u8, u8) = (6, 1);
     pub(crate) const METHOD_BYTECODES: (u8, u8) = (6, 3);
     pub(crate) const METHOD_VARIABLE_TABLE: (u8, u8) = (6, 2);
     pub(crate) const OBJECT_REFERENCE_TYPE: (u8, u8) = (9, 1);
     pub(crate) const OBJECT_GET_VALUES: (u8, u8) = (9, 2);
+    pub(crate) const OBJECT_SET_VALUES: (u8, u8) = (9, 3);
     pub(crate) const OBJECT_MONITOR_INFO: (u8, u8) = (9, 5);
     pub(crate) const OBJECT_INVOKE: (u8, u8) = (9, 6);
     pub(crate) const STRING_VALUE: (u8, u8) = (10, 1);
@@ -77,6 +79,7 @@ pub(crate) mod cmd {
     pub(crate) const GROUP_NAME: (u8, u8) = (12, 1);
     pub(crate) const ARRAY_LENGTH: (u8, u8) = (13, 1);
     pub(crate) const ARRAY_GET_VALUES: (u8, u8) = (13, 2);
+    pub(crate) const ARRAY_SET_VALUES: (u8, u8) = (13, 3);
     pub(crate) const EVENT_SET: (u8, u8) = (15, 1);
     pub(crate) const EVENT_CLEAR: (u8, u8) = (15, 2);
     pub(crate) const FRAME_GET_VALUES: (u8, u8) = (16, 1);

@@ -20,7 +20,7 @@ use super::eval::{self, Frame as At};
 use super::launch::{self, Listener};
 use super::program::{source_roots, File, Jvm, Roots};
 use super::values::Show;
-use super::vm::{self, Vm};
+use super::vm::Vm;
 use super::wire::{Id, Location as Place, Value};
 use super::{kind, suspend, Incoming};
 use crate::debugger::backend::{Backend, Happening, Input, Inputs};
@@ -630,28 +630,12 @@ impl Backend for Java {
     ) -> Result<Json, Failure> {
         let at = self.frame(paused, frame);
         let jvm = &mut self.machines[paused.jvm].jvm;
-        let variables = jvm.vm.variables(at.at.class, at.at.method).unwrap_or_default();
-        let Some(variable) = variables.iter().find(|v| v.name == name && v.live_at(at.at.index))
-        else {
-            return Err(Failure::new(
-                Code::NoVariable,
-                format!(
-                    "no local `{name}` in this frame (a field is set by the program, not here yet)"
-                ),
-            ));
-        };
-        // The new value: the expression cast to the local's type, read back as the VM holds it.
-        let cast = match vm::tag_of(&variable.signature) {
-            b'L' | b's' | b'[' | b't' => value.to_string(),
-            _ => format!("({}) ({value})", vm::class_name(&variable.signature)),
-        };
-        let new = eval::value(&mut jvm.vm, &mut jvm.values, at, &cast)
-            .map_err(|m| Failure::new(Code::InvalidExpression, m))?;
-        // A method run for the value ended the frame ids: read again.
-        let at = self.frame(paused, frame);
-        let vm = &self.machines[paused.jvm].jvm.vm;
-        vm.set_frame_value(at.thread, at.frame, variable.slot, &new).map_err(|e| {
-            Failure::new(Code::InvalidArguments, format!("cannot set `{name}`: {e}"))
+        eval::assign(&mut jvm.vm, &mut jvm.values, at, name, value).map_err(|message| {
+            let code = match message.starts_with("cannot find symbol") {
+                true => Code::NoVariable,
+                false => Code::InvalidExpression,
+            };
+            Failure::new(code, format!("cannot set `{name}`: {message}"))
         })?;
         Ok(self.value_of(paused, name, frame, max_chars))
     }

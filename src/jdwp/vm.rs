@@ -35,6 +35,7 @@ impl Method {
 pub(crate) struct Field {
     pub(crate) id: Id,
     pub(crate) name: String,
+    pub(crate) signature: String,
     pub(crate) modifiers: i32,
 }
 
@@ -405,8 +406,8 @@ impl Vm {
             let mut read = In::new(&reply, &self.sizes);
             for _ in 0..read.count() {
                 let id = read.field();
-                let (name, _signature, modifiers) = (read.string(), read.string(), read.i32());
-                fields.push(Field { id, name, modifiers });
+                let (name, signature, modifiers) = (read.string(), read.string(), read.i32());
+                fields.push(Field { id, name, signature, modifiers });
             }
         }
         self.fields.insert(class, fields.clone());
@@ -590,6 +591,27 @@ impl Vm {
             out.i32(1).i32(slot).value(value)
         })
         .map(drop)
+    }
+
+    /// Sets a field of `object` to `value`; of `class` (a static field) when `object` is 0.
+    pub(crate) fn set_field(
+        &self,
+        object: Id,
+        class: Id,
+        field: Id,
+        value: &Value,
+    ) -> Result<(), Error> {
+        let (command, out) = match object {
+            0 => (cmd::CLASS_SET_VALUES, self.out().class(class)),
+            _ => (cmd::OBJECT_SET_VALUES, self.out().object(object)),
+        };
+        self.ask(command, out.i32(1).field(field).untagged(value)).map(drop)
+    }
+
+    /// Sets an array's element `index` to `value`.
+    pub(crate) fn set_element(&self, array: Id, index: usize, value: &Value) -> Result<(), Error> {
+        let out = self.out().object(array).i32(index as i32).i32(1).untagged(value);
+        self.ask(cmd::ARRAY_SET_VALUES, out).map(drop)
     }
 
     /// `this` in a frame (`null` in a static method).

@@ -60,7 +60,7 @@ pub(crate) const TOOLS: &[Tool] = &[
             json!({"sessionId": session_id(),
                    "expression": {"type": "string"},
                    "frame": {"type": "integer", "minimum": 0},
-                   "set": {"type": "string", "description": "a variable's name"},
+                   "set": {"type": "string", "description": "a variable's name (JVM: also `o.field`, `a[i]`)"},
                    "scope": {"type": "string", "enum": ["local", "closure", "module", "global"], "description": "with set"},
                    "maxChars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS}})
         },

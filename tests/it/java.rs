@@ -470,6 +470,40 @@ fn a_session_stops_steps_sets_and_stops_at_an_uncaught_exception() {
     assert_eq!(logged, ["total is 0.0", "total is 10.0", "total is 25.0"], "{output}");
 }
 
+/// `set` on a field of an object and on an array's element, as Java assigns them: the
+/// program sees the new values (an argument changed to `fail` makes it throw); a final field
+/// is refused as javac refuses it.
+#[test]
+fn a_session_sets_fields_and_elements_the_program_sees() {
+    let Some((mut server, state)) =
+        session("app.Main ok", json!({"breakpoints": [{"file": orders("Main.java"), "line": 8}]}))
+    else {
+        return;
+    };
+    assert_eq!(state["location"]["line"], 8, "{state}");
+    let set = |server: &mut Server, target: &str, value: &str| {
+        tool(server, "debug-evaluate", json!({"set": target, "expression": value}))
+    };
+    let status = set(&mut server, "order.status", "Orders.Status.PAID");
+    assert_eq!((&status["type"], &status["value"]), (&json!("Orders.Status"), &json!("PAID")));
+    let argument = set(&mut server, "args[0]", "\"fa\" + \"il\"");
+    assert_eq!(argument["value"], "fail", "{argument}");
+    let refused =
+        server.call("debug-evaluate", json!({"set": "order.id", "expression": "\"B-2\""}));
+    let refused = &refused["structuredContent"];
+    assert_eq!(refused["code"], "invalid_expression", "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("final variable id"), "{refused}");
+    let seen = tool(
+        &mut server,
+        "debug-evaluate",
+        json!({"expression": "order.status + \" \" + args[0]"}),
+    );
+    assert_eq!(seen["value"], "PAID fail", "{seen}");
+    let ended = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(ended["exitCode"], 1, "{ended}");
+    assert!(ended["stderr"].as_str().unwrap().contains("no stock for A-1"), "{ended}");
+}
+
 /// `GET /price?qty=N` from the server fixture on `port`, on a thread of its own: its answer.
 fn price(port: u16, qty: u32) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
