@@ -88,11 +88,28 @@ pub(crate) fn value(
 }
 
 /// What the left side of an assignment names: a local, a field (a static one when `object`
-/// is 0) or an array's element.
+/// is 0; `fixed`: final) or an array's element.
 enum Place {
     Local { slot: i32 },
-    Field { object: Id, class: Id, field: Id },
+    Field { object: Id, class: Id, field: Id, fixed: bool },
     Element { array: Id, index: usize },
+}
+
+/// The field `target` names in a frame, to watch: `(object, class, field)`, `object` 0 for
+/// a static field.
+pub(crate) fn field_named(
+    vm: &mut Vm,
+    values: &mut Values,
+    frame: Frame,
+    target: &str,
+) -> Result<(Id, Id, Id), Failed> {
+    let expr = parse(target)?;
+    let mut eval = Eval { vm, values, frame };
+    match eval.place(&expr)?.0 {
+        Place::Field { object, class, field, .. } => Ok((object, class, field)),
+        Place::Local { .. } => Err(format!("`{target}` is a local: the JVM watches fields only (a local changes only in its own method, where a breakpoint with a condition finds the change)")),
+        Place::Element { .. } => Err(format!("`{target}` is an array's element: the JVM watches fields only (watch the field holding the array, or set a breakpoint with a condition)")),
+    }
 }
 
 /// Sets what `target` names in a frame (a local; a field of `this`, of an object or of a
@@ -107,6 +124,11 @@ pub(crate) fn assign(
     let target = parse(target)?;
     let mut eval = Eval { vm: &mut *vm, values: &mut *values, frame };
     let (place, signature) = eval.place(&target)?;
+    if let (Place::Field { fixed: true, .. }, Expr::Field(_, name) | Expr::Name(name)) =
+        (&place, &target)
+    {
+        return Err(format!("cannot assign a value to final variable {name}"));
+    }
     let cast = match vm::tag_of(&signature) {
         b'L' | b's' | b'[' | b't' => text.to_string(),
         _ => format!("({}) ({text})", vm::class_name(&signature)),
@@ -119,7 +141,7 @@ pub(crate) fn assign(
             frame.refresh(vm);
             vm.set_frame_value(frame.thread, frame.frame, slot, &new)
         }
-        Place::Field { object, class, field } => vm.set_field(object, class, field, &new),
+        Place::Field { object, class, field, .. } => vm.set_field(object, class, field, &new),
         Place::Element { array, index } => vm.set_element(array, index, &new),
     };
     wrote.map_err(|e| format!("cannot set it: {e}"))
@@ -276,9 +298,6 @@ impl Eval<'_> {
         let Some((declaring, field)) = self.vm.find_field(class, name) else {
             return Err(format!("cannot find symbol: {name}"));
         };
-        if field.modifiers & 0x0010 != 0 {
-            return Err(format!("cannot assign a value to final variable {name}"));
-        }
         let object = match (field.is_static(), object) {
             (true, _) => 0,
             (false, 0) => {
@@ -288,7 +307,9 @@ impl Eval<'_> {
             }
             (false, object) => object,
         };
-        Ok((Place::Field { object, class: declaring, field: field.id }, field.signature))
+        let fixed = field.modifiers & 0x0010 != 0;
+        let place = Place::Field { object, class: declaring, field: field.id, fixed };
+        Ok((place, field.signature))
     }
 
     fn this(&mut self) -> Result<Value, Failed> {

@@ -36,6 +36,8 @@ enum Token {
     Float(f64, bool),
     Str(String),
     Char(u16),
+    /// `@N`, an object by its id; `@@N`, a class: what a watchpoint reads anywhere.
+    Held(Id, bool),
     Op(&'static str),
 }
 
@@ -80,6 +82,16 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             }
             let word: String = chars[start..i].iter().filter(|c| **c != '_').collect();
             tokens.push(number(&word).ok_or_else(|| format!("not a number: {word}"))?);
+        } else if c == '@' {
+            let class = chars.get(i + 1) == Some(&'@');
+            let start = i + 1 + class as usize;
+            i = start;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            let digits: String = chars[start..i].iter().collect();
+            let id = digits.parse().map_err(|_| "unexpected `@`".to_string())?;
+            tokens.push(Token::Held(id, class));
         } else if c == '"' || c == '\'' {
             let mut text = String::new();
             i += 1;
@@ -343,6 +355,8 @@ impl Parser {
             Token::Float(f, false) => Expr::Literal(V::Vm(Value::Double(f))),
             Token::Str(text) => Expr::Literal(V::Str(text)),
             Token::Char(c) => Expr::Literal(V::Vm(Value::Char(c))),
+            Token::Held(id, true) => Expr::Literal(V::Class(id)),
+            Token::Held(id, false) => Expr::Literal(V::Vm(Value::Object(tag::OBJECT, id))),
             Token::Op("(") => {
                 let inner = self.expression()?;
                 self.expect(")")?;

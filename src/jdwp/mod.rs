@@ -66,6 +66,8 @@ pub(crate) mod cmd {
     pub(crate) const OBJECT_REFERENCE_TYPE: (u8, u8) = (9, 1);
     pub(crate) const OBJECT_GET_VALUES: (u8, u8) = (9, 2);
     pub(crate) const OBJECT_SET_VALUES: (u8, u8) = (9, 3);
+    pub(crate) const OBJECT_DISABLE_COLLECTION: (u8, u8) = (9, 7);
+    pub(crate) const OBJECT_ENABLE_COLLECTION: (u8, u8) = (9, 8);
     pub(crate) const OBJECT_MONITOR_INFO: (u8, u8) = (9, 5);
     pub(crate) const OBJECT_INVOKE: (u8, u8) = (9, 6);
     pub(crate) const STRING_VALUE: (u8, u8) = (10, 1);
@@ -300,6 +302,8 @@ pub(crate) mod kind {
     pub(crate) const EXCEPTION: u8 = 4;
     pub(crate) const THREAD_START: u8 = 6;
     pub(crate) const THREAD_DEATH: u8 = 7;
+    pub(crate) const FIELD_ACCESS: u8 = 20;
+    pub(crate) const FIELD_MODIFICATION: u8 = 21;
     pub(crate) const CLASS_PREPARE: u8 = 8;
     pub(crate) const METHOD_ENTRY: u8 = 40;
     pub(crate) const METHOD_EXIT_WITH_RETURN_VALUE: u8 = 42;
@@ -355,6 +359,12 @@ pub(crate) enum Event {
         class: Id,
         signature: String,
     },
+    /// A watched field was read, or (`modified`) is about to be written.
+    Field {
+        request: i32,
+        thread: Id,
+        modified: bool,
+    },
     ThreadStart {
         thread: Id,
     },
@@ -376,6 +386,7 @@ impl Event {
             | Event::MethodEntry { thread, .. }
             | Event::MethodExit { thread, .. }
             | Event::ClassPrepare { thread, .. }
+            | Event::Field { thread, .. }
             | Event::ThreadStart { thread }
             | Event::ThreadDeath { thread } => Some(thread),
             Event::VmDeath | Event::Other => None,
@@ -426,6 +437,17 @@ pub(crate) fn parse_composite(data: &[u8], sizes: &IdSizes) -> Option<(u8, Vec<E
                 let signature = read.string();
                 let _status = read.i32();
                 Event::ClassPrepare { thread, class, signature }
+            }
+            kind::FIELD_ACCESS | kind::FIELD_MODIFICATION => {
+                let thread = read.object();
+                let _at = read.location();
+                let (_tag, _class, _field) = (read.u8(), read.class(), read.field());
+                let _object = read.value();
+                let modified = kind == kind::FIELD_MODIFICATION;
+                if modified {
+                    let _to_be = read.value();
+                }
+                Event::Field { request, thread, modified }
             }
             kind::THREAD_START => Event::ThreadStart { thread: read.object() },
             kind::THREAD_DEATH => Event::ThreadDeath { thread: read.object() },

@@ -9,6 +9,7 @@
 //! (`SINGLE_STEP` by line), stepping into the JDK's classes left out.
 
 mod events;
+mod watch;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -124,6 +125,10 @@ struct Machine {
     step: Option<i32>,
     /// `stopOnEntry`'s request (the first JVM's).
     entry: Option<i32>,
+    /// Watchpoints' requests.
+    watches: HashMap<i32, watch::Watch>,
+    /// The step past a watched field's write, to stop after it.
+    written: Option<i32>,
     /// Whether a thread is the JVM's own (its group is `system`), by thread.
     system: HashMap<Id, bool>,
 }
@@ -137,6 +142,8 @@ impl Machine {
             exceptions: None,
             step: None,
             entry: None,
+            watches: HashMap::new(),
+            written: None,
             system: HashMap::new(),
         }
     }
@@ -445,6 +452,30 @@ impl Backend for Java {
         for m in self.live() {
             self.watch(m, id);
         }
+        Ok(())
+    }
+
+    fn set_watchpoint(
+        &mut self,
+        id: &str,
+        expression: &str,
+        access: &str,
+        paused: &Paused,
+    ) -> Result<String, Failure> {
+        let kinds: &[u8] = match access {
+            "read" => &[kind::FIELD_ACCESS],
+            "readWrite" => &[kind::FIELD_ACCESS, kind::FIELD_MODIFICATION],
+            _ => &[kind::FIELD_MODIFICATION],
+        };
+        let at = self.frame(paused, 0);
+        let jvm = &mut self.machines[paused.jvm].jvm;
+        let field = eval::field_named(&mut jvm.vm, &mut jvm.values, at, expression)
+            .map_err(|e| Failure::new(Code::InvalidExpression, e).with("field", "data".into()))?;
+        self.watch_field(paused.jvm, id, field, kinds)
+    }
+
+    fn remove_watchpoint(&mut self, id: &str) -> Result<(), Failure> {
+        self.unwatch(id);
         Ok(())
     }
 

@@ -608,6 +608,15 @@ impl Vm {
         self.ask(command, out.i32(1).field(field).untagged(value)).map(drop)
     }
 
+    /// Keeps an object from being collected (a watched one), or (`keep` false) no more.
+    pub(crate) fn keep(&self, object: Id, keep: bool) {
+        let command = match keep {
+            true => cmd::OBJECT_DISABLE_COLLECTION,
+            false => cmd::OBJECT_ENABLE_COLLECTION,
+        };
+        let _ = self.ask(command, self.out().object(object));
+    }
+
     /// Sets an array's element `index` to `value`.
     pub(crate) fn set_element(&self, array: Id, index: usize, value: &Value) -> Result<(), Error> {
         let out = self.out().object(array).i32(index as i32).i32(1).untagged(value);

@@ -504,6 +504,56 @@ fn a_session_sets_fields_and_elements_the_program_sees() {
     assert!(ended["stderr"].as_str().unwrap().contains("no stock for A-1"), "{ended}");
 }
 
+/// Watchpoints on fields: a write to one object's field stops once it is written (old and
+/// new values), in whichever method writes it; a static field's too; a local is refused
+/// (JDWP watches fields only), and removing a watchpoint lets the program run on.
+#[test]
+fn watchpoints_stop_where_a_field_is_written() {
+    let Some((mut server, state)) = session(
+        "app.Account",
+        json!({"breakpoints": [{"file": orders("Account.java"), "line": 24}]}),
+    ) else {
+        return;
+    };
+    assert_eq!(state["location"]["line"], 24, "{state}");
+    let refused = server.call("debug-breakpoint", json!({"data": "account", "access": "write"}));
+    let refused = &refused["structuredContent"];
+    assert!(refused["error"].as_str().unwrap().contains("fields only"), "{refused}");
+    let watch = tool(
+        &mut server,
+        "debug-breakpoint",
+        json!({"data": "account.balance", "access": "write"}),
+    );
+    assert_eq!(watch["value"], json!({"type": "long", "value": 0}), "{watch}");
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let stop = tool(&mut server, "debug-continue", json!({}));
+        assert_eq!(stop["reason"], "watchpoint", "{stop}");
+        let change = &stop["watchpoints"][0];
+        seen.push((
+            stop["location"]["function"].clone(),
+            change["old"]["value"].clone(),
+            change["new"]["value"].clone(),
+        ));
+    }
+    assert_eq!(
+        seen,
+        [
+            (json!("Account.deposit"), json!(0), json!(100)),
+            (json!("Account.charge"), json!(100), json!(70))
+        ]
+    );
+    tool(&mut server, "debug-breakpoint", json!({"remove": watch["breakpointId"]}));
+    let opened =
+        tool(&mut server, "debug-breakpoint", json!({"data": "Account.opened", "access": "write"}));
+    assert_eq!(opened["value"]["value"], 1, "{opened}");
+    let stop = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(stop["location"]["function"], "Account.<init>", "{stop}");
+    assert_eq!(stop["watchpoints"][0]["new"]["value"], 2, "{stop}");
+    let ended = tool(&mut server, "debug-continue", json!({}));
+    assert_eq!(ended["stdout"], "balance 75, opened 2, seen 70\n", "{ended}");
+}
+
 /// `GET /price?qty=N` from the server fixture on `port`, on a thread of its own: its answer.
 fn price(port: u16, qty: u32) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {

@@ -276,6 +276,23 @@ impl Java {
                     self.machines[m].entry = None;
                     self.stop(m, thread, Reason::Entry, Vec::new(), None).map(Happening::Stopped)
                 }
+                Event::Field { request, thread, modified }
+                    if self.machines[m].watches.contains_key(&request) =>
+                {
+                    match self.field_event(m, thread, modified) {
+                        true => self.stop(m, thread, Reason::Watchpoint, Vec::new(), None),
+                        false => None,
+                    }
+                    .map(Happening::Stopped)
+                }
+                Event::Step { request, thread, .. }
+                    if Some(request) == self.machines[m].written =>
+                {
+                    self.machines[m].jvm.vm.clear_event(kind::SINGLE_STEP, request);
+                    self.machines[m].written = None;
+                    self.stop(m, thread, Reason::Watchpoint, Vec::new(), None)
+                        .map(Happening::Stopped)
+                }
                 Event::Step { request, thread, .. } => {
                     self.machines[m].jvm.vm.clear_event(kind::SINGLE_STEP, request);
                     self.machines[m].step = None;
@@ -315,6 +332,13 @@ impl Java {
                 _ => None,
             };
             happened = happened.or(now);
+        }
+        // A stop ends a step still pending in the JVM (one that a breakpoint came before).
+        if let Some(Happening::Stopped(stop)) = &happened {
+            let machine = &mut self.machines[m];
+            if let Some(request) = machine.step.take().filter(|_| stop.reason != Reason::Step) {
+                machine.jvm.vm.clear_event(kind::SINGLE_STEP, request);
+            }
         }
         if happened.is_none() && !started {
             let vm = &self.machines[m].jvm.vm;
