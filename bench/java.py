@@ -6,9 +6,11 @@ figures and targets; asserts nothing.
 Figures (medians of --runs):
   - a value at a line hit 3 times (fixtures/java/orders, Orders.java:32) against `java` alone,
     and the floor: a bare client that only lets the JVM go and closes at VM_DEATH;
-  - 10,000 hits (fixtures/java/bench/Loop.java:4), against the bare client that only resumes
-    at each hit, and one that reads the frame and a local at each (two requests);
-  - `calls` on 10,000 calls of a method, against the program alone;
+  - 10,000 hits (fixtures/java/bench/Loop.java:4), against bare clients that only resume at
+    each hit, that read a local and resume in one write (the floor of a value per hit), and
+    that read the frame and a local at each (two requests);
+  - `calls` on 10,000 calls of a method, against the program alone and a bare client that
+    only receives a breakpoint event per call (no suspension);
   - a failing JUnit 5 suite with `failures`, against the suite alone (when JUnit is here);
   - a session: median `debug-continue` to the next hit, and a step over (target: 5 ms).
 
@@ -134,8 +136,12 @@ def bare_resume_only(java_args):
     return time.perf_counter() - start
 
 
-def bare_hits(read_local):
-    """10,000 hits of Loop.step's first line: resume only, or the frame and `total` read."""
+def bare_hits(mode, policy=1):
+    """10,000 hits of Loop.step's first line, a bare client doing at each: `resume` only;
+    `pipelined`, the local `total` read at a guessed frame id and the thread resumed in one
+    write, the reply not waited for (the least a debugger reading a value can do); `read`,
+    the frame read then the local, then resume (two round trips). With `policy` 0 (no
+    suspension), only the events are counted (what counting calls past the cap costs)."""
     start = time.perf_counter()
     client = Bare(["-cp", os.path.join(OUT, "loop"), "Loop"])
     client.request(1, 7)
@@ -163,8 +169,9 @@ def bare_hits(read_local):
     lines = client.request(6, 1, klass + step)
     index = lines[20:28]
     location = b"\x01" + klass + step + index
-    client.request(15, 1, struct.pack(">BBIB", 2, 1, 1, 7) + location)
+    client.request(15, 1, struct.pack(">BBIB", 2, policy, 1, 7) + location)
     client.send(1, 9)
+    top, resumes = None, 0
     while True:
         try:
             event = client.event()
@@ -172,12 +179,22 @@ def bare_hits(read_local):
             break
         if event[5] == 99:
             break
-        if event[5] == 2:
+        if event[5] == 2 and policy != 0:
             thread = event[10:18]
-            if read_local:
+            if mode == "read" or (mode == "pipelined" and top is None):
                 frames = client.request(11, 6, thread + struct.pack(">ii", 0, 1))
+                top, resumes = struct.unpack(">Q", frames[4:12])[0], 0
                 client.request(16, 1, thread + frames[4:12] + struct.pack(">IiB", 1, 0, ord("J")))
-            client.send(11, 3, thread)
+                client.send(11, 3, thread)
+            elif mode == "pipelined":
+                resumes += 1
+                frame = struct.pack(">Q", top + (resumes << 16))
+                read = struct.pack(">IIBBB", 11 + 25, 0x7FFF0000, 0, 16, 1) + thread + frame \
+                    + struct.pack(">IiB", 1, 0, ord("J"))
+                go = struct.pack(">IIBBB", 11 + 8, 0x7FFF0001, 0, 11, 3) + thread
+                client.sock.sendall(read + go)
+            else:
+                client.send(11, 3, thread)
     client.close()
     return time.perf_counter() - start
 
@@ -198,15 +215,19 @@ def main():
     loop_cp = ["-cp", os.path.join(OUT, "loop"), "Loop"]
     loop_alone = median(lambda: timed(["java"] + loop_cp))
     hits = median(lambda: run("--break", LOOP + ":4", "--eval", "total", "--", "java", *loop_cp))
-    bare_go = median(lambda: bare_hits(False))
-    bare_read = median(lambda: bare_hits(True))
-    print(f"10,000 hits: debug-script {hits:.2f} s (target: at most 2 s); bare client resuming "
-          f"only {bare_go:.2f} s, reading the frame and a local {bare_read:.2f} s; the program "
-          f"alone {loop_alone * 1000:.0f} ms")
+    bare_go = median(lambda: bare_hits("resume"))
+    bare_pipelined = median(lambda: bare_hits("pipelined"))
+    bare_read = median(lambda: bare_hits("read"))
+    print(f"10,000 hits: debug-script {hits:.2f} s (target: at most 2 s); bare clients: resuming "
+          f"only {bare_go:.2f} s, reading `total` and resuming in one write (replies not waited "
+          f"for) {bare_pipelined:.2f} s, reading the frame then the local {bare_read:.2f} s; the "
+          f"program alone {loop_alone * 1000:.0f} ms")
 
     calls = median(lambda: run("--calls", LOOP + ":step", "--", "java", *loop_cp))
+    counted = median(lambda: bare_hits("resume", policy=0))
     print(f"calls on 10,000 calls: {calls:.2f} s = {calls / loop_alone:.1f}x the program alone "
-          f"(target: at most 3x)")
+          f"(target: at most 3x); a bare client only receiving the 10,000 breakpoint events "
+          f"(no suspension) {counted:.2f} s = {counted / loop_alone:.1f}x")
 
     server = bench.Server()
     server.initialize()
