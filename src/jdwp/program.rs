@@ -69,7 +69,11 @@ pub(super) fn source_roots(cwd: &Path, files: &[File]) -> Roots {
     for sub in ["src/main/java", "src/test/java", "src", ""] {
         dirs.push(cwd.join(sub));
     }
-    dirs.dedup();
+    // The modules of a multi-module build (Maven's, Gradle's): each `src/*/java` below.
+    let mut budget = SOURCES_LOOKED_AT;
+    module_roots(cwd, 0, &mut budget, &mut dirs);
+    let mut seen = std::collections::HashSet::new();
+    dirs.retain(|dir| seen.insert(dir.clone()));
     let mut budget = SOURCES_LOOKED_AT;
     let have_sources = dirs.iter().any(|dir| holds_java(dir, 0, &mut budget));
     Roots { dirs, have_sources }
@@ -87,6 +91,39 @@ pub(super) struct Roots {
 /// Directory entries looked at, at most, to find whether the roots hold any Java source.
 const SOURCES_LOOKED_AT: usize = 5000;
 
+/// Build outputs, dependencies and hidden directories: never where sources are.
+fn passed_over(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "target" | "build" | "node_modules" | "out")
+}
+
+/// Every `src/<set>/java` (`src/main/java`, `src/test/java`, `src/it/java`) at or below
+/// `dir`, within a few levels and `budget` entries.
+fn module_roots(dir: &Path, depth: usize, budget: &mut usize, roots: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let path = entry.path();
+        if passed_over(&name) || !path.is_dir() {
+            continue;
+        }
+        if name == "src" {
+            for set in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                let java = set.path().join("java");
+                if java.is_dir() {
+                    roots.push(java);
+                }
+            }
+        } else if depth < 4 {
+            module_roots(&path, depth + 1, budget, roots);
+        }
+    }
+}
+
 /// Whether `dir` holds a `.java` file, within a few levels and `budget` entries (build
 /// outputs, dependencies and hidden directories passed over).
 fn holds_java(dir: &Path, depth: usize, budget: &mut usize) -> bool {
@@ -102,9 +139,8 @@ fn holds_java(dir: &Path, depth: usize, budget: &mut usize) -> bool {
         if name.ends_with(".java") && path.is_file() {
             return true;
         }
-        let skipped = name.starts_with('.')
-            || matches!(name.as_ref(), "target" | "build" | "node_modules" | "out");
-        if depth < 8 && !skipped && path.is_dir() && holds_java(&path, depth + 1, budget) {
+        if depth < 8 && !passed_over(&name) && path.is_dir() && holds_java(&path, depth + 1, budget)
+        {
             return true;
         }
     }
@@ -378,6 +414,20 @@ mod tests {
         assert_eq!(place_in(&entries, 12), Some((9, 13)));
         assert_eq!(place_in(&entries, 9), None);
         assert_eq!(place_in(&entries, 16), None);
+    }
+
+    #[test]
+    fn every_module_of_a_build_is_a_source_root() {
+        let test = crate::scratch::TestDir::new("modules");
+        for module in ["api/src/main/java/app", "core/src/test/java/app", "target/src/main/java"] {
+            std::fs::create_dir_all(test.0.join(module)).unwrap();
+        }
+        std::fs::write(test.0.join("api/src/main/java/app/A.java"), "package app;").unwrap();
+        let roots = source_roots(&test.0, &[]);
+        assert!(roots.dirs.contains(&test.0.join("api/src/main/java")), "{:?}", roots.dirs);
+        assert!(roots.dirs.contains(&test.0.join("core/src/test/java")), "{:?}", roots.dirs);
+        assert!(!roots.dirs.iter().any(|d| d.starts_with(test.0.join("target"))));
+        assert!(roots.have_sources);
     }
 
     #[test]

@@ -27,6 +27,8 @@ use crate::process::{Debuggee, Exit};
 
 /// Frames a hit's `stack` lists.
 const STACK_FRAMES: usize = 10;
+/// Frames shown of a failure none of whose frames is the program's own.
+const LIBRARY_FRAMES: usize = 3;
 
 pub(crate) fn run(plan: &Plan, call: &Call) -> Result<Outcome, Failure> {
     let deadline = std::time::Instant::now() + plan.timeout;
@@ -401,6 +403,18 @@ impl Run<'_> {
             let locals = self.jvms[at].locals_of(frame);
             listed
                 .push(json!({"function": function, "file": file, "line": line, "locals": locals}));
+        }
+        // None of the program's own (a library's thread, sources not found): where it was
+        // thrown, marked as a library's, so the throwing method is named.
+        if own.is_empty() {
+            for (_, location) in frames.iter().take(LIBRARY_FRAMES) {
+                let function = self.jvms[at].function(location);
+                let file = self.jvms[at].vm.source_file(location.class);
+                let line = self.jvms[at].vm.line_of(location);
+                listed.push(
+                    json!({"function": function, "file": file, "line": line, "library": true}),
+                );
+            }
         }
         let mut record = crate::debugger::script::failure_record(
             kind,

@@ -396,6 +396,69 @@ fn calls_record_arguments_returns_and_what_was_thrown() {
     assert!(main.get("return").is_none(), "{s}");
 }
 
+/// A build of several modules (`lib/src/main/java`, `app/src/main/java`, as Maven and Gradle
+/// lay them out), run from its root: an exception thrown in one module's class, called from
+/// another's, shows both modules' frames as the program's own, with their locals; run where
+/// its sources are not, the frames it was thrown in are still named.
+#[test]
+fn every_module_of_a_build_is_the_programs_own() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let project = PathBuf::from(fixture("java/modules"));
+    let out = root().join("target/java/modules");
+    for (module, classpath) in [("lib", ""), ("app", "lib")] {
+        let sources: Vec<PathBuf> = Command::new("find")
+            .arg(project.join(module).join("src"))
+            .args(["-name", "*.java"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().map(PathBuf::from).collect())
+            .unwrap();
+        let status = Command::new("javac")
+            .args(["-g", "-d"])
+            .arg(out.join(module))
+            .arg("-cp")
+            .arg(out.join(classpath))
+            .args(&sources)
+            .status()
+            .unwrap();
+        assert!(status.success(), "javac {module}");
+    }
+    let classpath = format!("{}:{}", out.join("lib").display(), out.join("app").display());
+    let result = Server::initialized().debug_script(json!({
+        "command": format!("java -cp {classpath} app.Shop"), "cwd": project.display().to_string(),
+        "failures": true}));
+    let s = ok(&result);
+    let frames = s["failures"][0]["frames"].as_array().unwrap();
+    let seen: Vec<(&Value, &Value)> =
+        frames.iter().map(|f| (&f["function"], &f["locals"])).collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("Prices.cents"), &json!({"text": "\"-2.00\"", "whole": "-2"})),
+            (
+                &json!("Shop.main"),
+                &json!({"args": "[]", "price": "\"-2.00\"", "prices": "[\"3.50\", \"-2.00\"]", "total": "300"})
+            )
+        ],
+        "{s}"
+    );
+    assert!(frames[0]["file"].as_str().unwrap().ends_with("lib/src/main/java/lib/Prices.java"));
+
+    // Run from a folder with other sources: no frame is the program's own, and where it was
+    // thrown is still named, marked as a library's.
+    let result = Server::initialized().debug_script(json!({
+        "command": format!("java -cp {classpath} app.Shop"), "cwd": fixture("java/orders"),
+        "failures": true}));
+    let s = ok(&result);
+    let frames = &s["failures"][0]["frames"];
+    assert_eq!(
+        (&frames[0]["function"], &frames[0]["line"], &frames[0]["library"]),
+        (&json!("Prices.cents"), &json!(7), &json!(true)),
+        "{s}"
+    );
+}
+
 /// A session on the JVM: a breakpoint with a condition and a logpoint, values, a member by
 /// path, a local set and seen by the program, steps over, into and out, an uncaught
 /// exception's stop, and the program's end with its output.
