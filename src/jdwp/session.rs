@@ -757,12 +757,14 @@ impl Backend for Java {
         });
         match &self.program {
             Some((_, debuggee)) => crate::debugger::script::listed(debuggee.pid(), debugged),
-            None => debugged.map(|d| d.to_json()).collect(),
+            // Attached: its process is not known here.
+            None => Vec::new(),
         }
     }
 
     fn stopped_in(&self, paused: &Paused) -> Option<Json> {
-        let jvm = &self.machines[paused.jvm].jvm;
+        // An attached JVM's process is not known here.
+        let jvm = Some(&self.machines[paused.jvm].jvm).filter(|j| j.pid != 0)?;
         let mut process =
             json!({"pid": jvm.pid, "thread": self.thread_id(paused.jvm, paused.thread)});
         if paused.jvm > 0 {

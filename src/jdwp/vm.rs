@@ -883,6 +883,8 @@ pub(crate) fn short_name(signature: &str) -> String {
         Some(at) => full.split_at(at),
         None => (full.as_str(), ""),
     };
+    // A hidden class (a lambda's, `Server$$Lambda$14.0x00007f…`): its name before the address.
+    let base = base.rsplit_once(".0x").map_or(base, |(name, _)| name);
     let simple = base.rsplit('.').next().unwrap_or(base);
     // An inner class by its outer's name (`Orders.Item`); an anonymous one stays `Orders$1`.
     let shown = match simple.rsplit_once('$') {
@@ -909,6 +911,7 @@ mod tests {
         assert_eq!(class_name("[[I"), "int[][]");
         assert_eq!(short_name("Lapp/Orders$Item;"), "Orders.Item");
         assert_eq!(short_name("Lapp/Orders$1;"), "Orders$1");
+        assert_eq!(short_name("Lapp/Server$$Lambda$14.0x00007f32e0000a08;"), "Server$$Lambda$14");
         assert_eq!(short_name("[Ljava/lang/String;"), "String[]");
         assert_eq!(tag_of("Ljava/lang/String;"), b's');
         assert_eq!(tag_of("[I"), b'[');

@@ -818,6 +818,7 @@ fn attach_by_port_stops_a_running_server_and_lets_it_go() {
         "{stop}"
     );
     assert_eq!(stop["location"]["file"], orders("Server.java"), "{stop}");
+    assert!(stop.get("process").is_none(), "an attached JVM's process is not known: {stop}");
     let qty = tool(&mut server, "debug-evaluate", json!({"expression": "qty * 10"}));
     assert_eq!(qty["value"], 30, "{qty}");
     let stopped = tool(&mut server, "debug-stop", json!({}));
