@@ -15,6 +15,10 @@ pub(crate) const FAILURE_MESSAGE: usize = 1000;
 pub(crate) const LOCALS_SHOWN: usize = 12;
 pub(crate) const LOCAL_PREVIEW: usize = 100;
 
+/// Bytes of a `failures` answer whole (the text block repeats the structured content) that
+/// up to three failures fit in: the program's output is cut further to make room.
+pub(crate) const FAILURES_ANSWER: usize = 8 * 1024;
+
 /// Characters of a value in a stop state's `locals`, and in `debug-variables` unless its
 /// `maxChars` says otherwise.
 pub(crate) const VALUE_PREVIEW: usize = 200;

@@ -6,15 +6,16 @@
 
 use serde_json::{json, Value};
 
-/// Bytes each stream keeps at most when the answer has failures: the tail takes most.
-const STREAM: usize = 1024;
-const TAIL: usize = 640;
+/// Bytes each stream keeps at most when the answer has failures (five eighths for the tail),
+/// unless the answer needs the room; and the least it keeps then.
+pub(crate) const STREAM: usize = 1024;
+pub(crate) const STREAM_LEAST: usize = 256;
 /// A kept line of a failure's own, at most.
 const LINE: usize = 200;
 
-/// `output` (`{stdout, stderr, truncated}`) with each stream trimmed for `failures`, and
-/// `cut` {stdout, stderr}: the bytes left out of each.
-pub(crate) fn for_failures(output: &Value, failures: &[Value]) -> Value {
+/// `output` (`{stdout, stderr, truncated}`) with each stream trimmed to `budget` bytes for
+/// `failures`, and `cut` {stdout, stderr}: the bytes left out of each.
+pub(crate) fn for_failures(output: &Value, failures: &[Value], budget: usize) -> Value {
     if failures.is_empty() {
         return output.clone();
     }
@@ -22,7 +23,7 @@ pub(crate) fn for_failures(output: &Value, failures: &[Value]) -> Value {
     let mut cut = serde_json::Map::new();
     for stream in ["stdout", "stderr"] {
         let text = output[stream].as_str().unwrap_or_default();
-        let (kept, left_out) = explain(text, failures);
+        let (kept, left_out) = explain(text, failures, budget);
         if left_out > 0 {
             trimmed[stream] = kept.into();
             cut.insert(stream.into(), left_out.into());
@@ -34,22 +35,22 @@ pub(crate) fn for_failures(output: &Value, failures: &[Value]) -> Value {
     trimmed
 }
 
-/// `text` within [`STREAM`] bytes: each failure's first line (not in the tail), then the tail,
+/// `text` within `stream` bytes: each failure's first line (not in the tail), then the tail,
 /// in their order, `…` where lines were left out; and how many bytes were.
-fn explain(text: &str, failures: &[Value]) -> (String, usize) {
-    if text.len() <= STREAM {
+fn explain(text: &str, failures: &[Value], stream: usize) -> (String, usize) {
+    if text.len() <= stream {
         return (text.to_string(), 0);
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     // The tail: whole lines from the end.
     let mut tail_from = lines.len();
     let mut tail_bytes = 0;
-    while tail_from > 0 && tail_bytes + lines[tail_from - 1].len() <= TAIL {
+    while tail_from > 0 && tail_bytes + lines[tail_from - 1].len() <= stream * 5 / 8 {
         tail_from -= 1;
         tail_bytes += lines[tail_from].len();
     }
     let mut kept: Vec<usize> = Vec::new();
-    let mut budget = STREAM - tail_bytes;
+    let mut budget = stream - tail_bytes;
     for failure in failures {
         let marks = own_marks(failure);
         let found = (0..tail_from).find(|&i| marks.iter().any(|m| lines[i].contains(m.as_str())));
@@ -111,7 +112,7 @@ mod tests {
         }
         let failures = [json!({"test": "tests::adds", "message": "left == right"})];
         let output = json!({"stdout": text, "stderr": "short\n", "truncated": false});
-        let trimmed = for_failures(&output, &failures);
+        let trimmed = for_failures(&output, &failures, STREAM);
         let stdout = trimmed["stdout"].as_str().unwrap();
         assert!(stdout.len() <= STREAM + 8, "{}", stdout.len());
         assert!(stdout.starts_with("…\n---- tests::adds stdout ----\n…\n"), "{stdout}");
@@ -120,6 +121,6 @@ mod tests {
         assert_eq!(trimmed["cut"]["stdout"], text.len() - stdout.len());
         assert!(trimmed["cut"].get("stderr").is_none());
         // No failure: as it was.
-        assert_eq!(for_failures(&output, &[]), output);
+        assert_eq!(for_failures(&output, &[], STREAM), output);
     }
 }

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::debugger::calls::{self, Traced};
+use crate::debugger::limits::FAILURES_ANSWER;
 use crate::debugger::script::{self, Language, Outcome, Plan, Probe};
+use crate::debugger::trim;
 use crate::debugger::{Code, Failure};
 use crate::jsonrpc::Json;
 use crate::native::Native;
@@ -530,7 +532,7 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
         ));
     }
     let output = match plan.failures {
-        Some(_) => crate::debugger::trim::for_failures(&outcome.output, &outcome.failures),
+        Some(_) => trim::for_failures(&outcome.output, &outcome.failures, trim::STREAM),
         None => outcome.output.clone(),
     };
     let mut structured = json!({
@@ -597,10 +599,33 @@ fn render(plan: &Plan, outcome: Outcome) -> ToolResult {
             "Some values were truncated to keep the answer small (marked `… [truncated`).".into(),
         );
     }
+    if plan.failures.is_some() {
+        fit_failures(&mut structured, &outcome, &notes);
+    }
     // The hits are already JSON text: splice them in rather than parse them into a tree.
     let rest = structured.to_string();
     let text = format!(r#"{{"results":[{}],{}"#, outcome.results.join(","), &rest[1..]);
     ToolResult::ok(Json::from_serialized(text), notes)
+}
+
+/// A `failures` answer within [`FAILURES_ANSWER`] bytes whole (its notes and the text block
+/// that repeats the structured content, escaped, beside it) where it can be: the output's
+/// streams cut further, to [`trim::STREAM_LEAST`], when the failures take the room.
+fn fit_failures(structured: &mut Value, outcome: &Outcome, notes: &[String]) {
+    // The hits' JSON is spliced in as it is (twice, `"results":[…],` in each block).
+    let results: usize = outcome.results.iter().map(|r| 2 * (r.len() + 1) + 13).sum();
+    let whole = |structured: &Value| {
+        let answer = ToolResult::ok(Json::from(structured), notes.to_vec()).into_json(false);
+        answer.as_str().len() + results
+    };
+    let mut stream = trim::STREAM;
+    let mut over = whole(structured).saturating_sub(FAILURES_ANSWER);
+    while over > 0 && stream > trim::STREAM_LEAST {
+        // Each byte of a stream counts twice (the text block repeats it), in two streams.
+        stream = stream.saturating_sub(over / 4 + 16).max(trim::STREAM_LEAST);
+        structured["output"] = trim::for_failures(&outcome.output, &outcome.failures, stream);
+        over = whole(structured).saturating_sub(FAILURES_ANSWER);
+    }
 }
 
 /// Renders a failure: its message, code and details (the hint, the exit, the end of the
@@ -615,6 +640,27 @@ pub(crate) fn render_failure(failure: Failure) -> Option<ToolResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_failures_with_long_records_cut_the_output_to_fit() {
+        let record = |n: usize| {
+            json!({"kind": "test", "type": "AssertionError", "test": format!("T.t{n}"),
+                   "message": "x".repeat(700), "frames": [{"locals": {"a": "y".repeat(300)}}]})
+        };
+        let lines: String =
+            (0..400).map(|i| format!("line {i} of the runner's output\n")).collect();
+        let mut outcome = Outcome::default();
+        outcome.failures = (0..3).map(record).collect();
+        outcome.output = json!({"stdout": lines, "stderr": lines, "truncated": false});
+        let notes = vec!["a note".to_string()];
+        let mut structured = json!({"failures": outcome.failures.clone(),
+            "output": trim::for_failures(&outcome.output, &outcome.failures, trim::STREAM)});
+        fit_failures(&mut structured, &outcome, &notes);
+        let whole = ToolResult::ok(Json::from(&structured), notes).into_json(false);
+        assert!(whole.as_str().len() <= FAILURES_ANSWER, "{}", whole.as_str().len());
+        let stdout = structured["output"]["stdout"].as_str().unwrap();
+        assert!(stdout.ends_with("line 399 of the runner's output\n"), "the tail stays: {stdout}");
+    }
 
     #[test]
     fn counts_lines_like_an_editor() {
