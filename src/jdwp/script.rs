@@ -425,8 +425,7 @@ impl Run<'_> {
         );
         // The test: the method a runner called by reflection on this thread's stack, or on
         // another's (an exception of a thread the test started).
-        let called = |jvm: &mut Jvm, frames: &[(Id, Location)]| test_method(jvm, frames);
-        let test = match called(&mut self.jvms[at], &frames) {
+        let test = match test_method(&mut self.jvms[at], thread, &frames) {
             Some(test) => Some(test),
             None if kind == "test" => {
                 own.last().map(|(_, _, location, _)| self.jvms[at].function(location))
@@ -448,7 +447,7 @@ impl Run<'_> {
                 continue;
             }
             let frames = jvm.vm.all_frames(thread).unwrap_or_default();
-            let test = test_method(jvm, &frames);
+            let test = test_method(jvm, thread, &frames);
             let _ = jvm.vm.resume_thread(thread);
             if test.is_some() {
                 return test;
@@ -504,7 +503,7 @@ fn quick_local(jvm: &mut Jvm, frame: Frame, expression: Option<&str>) -> Option<
 
 /// The method a test runner called by reflection (the test), among a thread's frames: the
 /// outermost frame whose caller is `Method.invoke`'s machinery.
-fn test_method(jvm: &mut Jvm, frames: &[(Id, Location)]) -> Option<String> {
+fn test_method(jvm: &mut Jvm, thread: Id, frames: &[(Id, Location)]) -> Option<String> {
     let reflective = |jvm: &mut Jvm, at: &Location| {
         let signature = jvm.vm.signature(at.class);
         signature.starts_with("Ljdk/internal/reflect/") || signature == "Ljava/lang/reflect/Method;"
@@ -513,7 +512,18 @@ fn test_method(jvm: &mut Jvm, frames: &[(Id, Location)]) -> Option<String> {
         .rev()
         .find(|&i| !reflective(jvm, &frames[i].1) && reflective(jvm, &frames[i + 1].1))?;
     let at = frames[index].1;
-    (!is_library(&jvm.vm.signature(at.class))).then(|| jvm.function(&at))
+    if is_library(&jvm.vm.signature(at.class)) {
+        return None;
+    }
+    // Named by the test's class, as the runner reports it: a test inherited from an
+    // abstract case runs, and fails, once for each class that extends it.
+    let method = jvm.vm.method(at.class, at.method)?.name;
+    let frame = jvm.vm.frames(thread, index, 1).ok()?.first()?.0;
+    let class = match jvm.vm.this_object(thread, frame) {
+        Ok(Value::Object(_, this)) if this != 0 => jvm.vm.type_of(this).unwrap_or(at.class),
+        _ => at.class,
+    };
+    Some(format!("{}.{method}", vm::short_name(&jvm.vm.signature(class))))
 }
 
 /// Whether a class that catches an exception is a test framework's: `Some(true)` when it

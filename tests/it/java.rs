@@ -248,6 +248,45 @@ fn junit4_failures_carry_their_message() {
     assert_eq!(failures[0]["frames"][0]["locals"]["text"], "\"L-1: 1 lines\"", "{s}");
 }
 
+/// A test inherited from an abstract case runs once for each class extending it: its
+/// failure is named by the class that failed (as JUnit reports it), not the one declaring
+/// the method.
+#[test]
+fn an_inherited_test_is_named_by_the_class_that_failed() {
+    if !need(Tool::JUnit) {
+        return;
+    }
+    let out = root().join("target/java/inherited");
+    let sources: Vec<PathBuf> = std::fs::read_dir(fixture("java/inherited/app"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let compiled = Command::new("javac")
+        .args(["-g", "-cp", JUNIT[0], "-d"])
+        .arg(&out)
+        .args(&sources)
+        .status()
+        .unwrap();
+    assert!(compiled.success(), "javac fixtures/java/inherited");
+    let result = Server::initialized().debug_script(json!({
+        "command": format!("java -jar {} -cp {} --select-package app --disable-banner", JUNIT[0], out.display()),
+        "cwd": fixture("java/inherited"), "failures": true}));
+    let s = ok(&result);
+    let failures = s["failures"].as_array().unwrap();
+    let named: Vec<(&Value, &Value)> =
+        failures.iter().map(|f| (&f["test"], &f["message"])).collect();
+    assert_eq!(
+        named,
+        [(
+            &json!("LongNameTest.nameHasThreeLetters"),
+            &json!("letters in Grace ==> expected: <3> but was: <5>")
+        )],
+        "{s}"
+    );
+    assert_eq!(failures[0]["frames"][0]["locals"]["name"], "\"Grace\"", "{s}");
+}
+
 /// An exception out of `main`: `uncaught`, with main's locals; the program's own trace is its
 /// output as without the debugger.
 #[test]
