@@ -135,22 +135,60 @@ fn error_name(code: u16) -> &'static str {
     }
 }
 
-type Pending = Arc<Mutex<HashMap<u32, Sender<Result<Vec<u8>, Error>>>>>;
+type Reply = Result<Vec<u8>, Error>;
+type Pending = Arc<Mutex<HashMap<u32, Sender<Reply>>>>;
 
 /// One connection to a JVM.
 pub(crate) struct Client {
-    writer: Mutex<TcpStream>,
-    next_id: AtomicU32,
-    pending: Pending,
+    outbox: Outbox,
+    reflex: Arc<Mutex<Option<Reflex>>>,
     reader: Option<JoinOnDrop>,
 }
 
 /// What a connection's reader passes on: an `Event.Composite`'s data, or (`None`) the
-/// connection's end; `conn` says which connection.
+/// connection's end; `conn` says which connection. `read`: the reader's reflex read the hit's
+/// local and let its thread go (the reply of that read comes there).
 #[derive(Debug)]
 pub(crate) struct Packet {
     pub(crate) conn: usize,
     pub(crate) data: Option<Vec<u8>>,
+    pub(crate) read: Option<Receiver<Reply>>,
+}
+
+/// What a connection's reader does at once, before the event reaches the run: at the hit of a
+/// breakpoint whose probe reads one primitive local, it asks for the local in the thread's
+/// top frame (its id guessed) and lets the thread go, in one write. The JVM then runs on while
+/// the run takes the event, instead of waiting for it (10,000 hits: ~0.3 s less here).
+pub(crate) struct Reflex {
+    pub(crate) sizes: IdSizes,
+    pub(crate) guesses: Arc<Mutex<vm::FrameGuesses>>,
+    /// Breakpoint requests, to the slot and tag of the local each reads.
+    pub(crate) reads: HashMap<i32, (i32, u8)>,
+}
+
+impl Reflex {
+    /// Acts on an event composite when it is one hit of a breakpoint it reads: asks for the
+    /// local and lets the thread go; the read's request id and where its reply comes.
+    fn act(&self, data: &[u8], outbox: &Outbox) -> Option<(u32, Receiver<Reply>)> {
+        let mut read = In::new(data, &self.sizes);
+        let (policy, count, kind) = (read.u8(), read.i32(), read.u8());
+        if policy != suspend::EVENT_THREAD || count != 1 || kind != kind::BREAKPOINT {
+            return None;
+        }
+        let &(slot, tag) = self.reads.get(&read.i32())?;
+        let thread = read.object();
+        let mut guesses = self.guesses.lock().unwrap_or_else(|e| e.into_inner());
+        if !read.ok() || !guesses.hold() {
+            return None;
+        }
+        let frame = guesses.guess(thread)?;
+        guesses.resumed(Some(thread));
+        let out = || wire::Out::new(&self.sizes);
+        let values = out().object(thread).frame(frame).i32(1).i32(slot).u8(tag).bytes;
+        let resume = out().object(thread).bytes;
+        let commands = [(cmd::FRAME_GET_VALUES, values.as_slice()), (cmd::THREAD_RESUME, &resume)];
+        outbox.send_numbered(&commands).into_iter().next()
+    }
 }
 
 /// What reaches a debugger of JVMs on one channel: a JVM that connected (its connection
@@ -178,20 +216,25 @@ impl Client {
         }
         stream.set_read_timeout(None)?;
         stream.set_nodelay(true)?;
-        let pending: Pending = Arc::default();
         let reading = stream.try_clone()?;
+        let outbox = Outbox {
+            writer: Arc::new(Mutex::new(stream)),
+            next_id: Arc::new(AtomicU32::new(1)),
+            pending: Arc::default(),
+        };
+        let reflex: Arc<Mutex<Option<Reflex>>> = Arc::default();
         let reader = {
-            let pending = pending.clone();
+            let (outbox, reflex) = (outbox.clone(), reflex.clone());
             JoinOnDrop::spawn(&format!("jdwp-{conn}"), move || {
-                read(reading, &pending, conn, &events)
+                read(reading, &outbox, &reflex, conn, &events)
             })
         };
-        Ok(Client {
-            writer: Mutex::new(stream),
-            next_id: AtomicU32::new(1),
-            pending,
-            reader: Some(reader),
-        })
+        Ok(Client { outbox, reflex, reader: Some(reader) })
+    }
+
+    /// The reader's reflex from now on (`None`: none).
+    pub(crate) fn set_reflex(&self, reflex: Option<Reflex>) {
+        *self.reflex.lock().unwrap_or_else(|e| e.into_inner()) = reflex;
     }
 
     /// Sends a command; its reply comes on the returned channel.
@@ -201,10 +244,42 @@ impl Client {
 
     /// Sends commands in one write (the VM runs them in order); each reply comes on its
     /// channel.
-    pub(crate) fn send_all(
-        &self,
-        commands: &[((u8, u8), &[u8])],
-    ) -> Vec<Receiver<Result<Vec<u8>, Error>>> {
+    pub(crate) fn send_all(&self, commands: &[((u8, u8), &[u8])]) -> Vec<Receiver<Reply>> {
+        self.outbox.send_all(commands)
+    }
+
+    /// Sends a command and waits for its reply's data.
+    pub(crate) fn request(&self, command: (u8, u8), data: &[u8]) -> Result<Vec<u8>, Error> {
+        wait(&self.send(command, data), REPLY_WAIT)
+    }
+
+    /// Ends the connection: the reader sees its end; pending requests fail.
+    pub(crate) fn close(&mut self) {
+        let writer = self.outbox.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writer.shutdown(Shutdown::Both);
+        drop(writer);
+        drop(self.reader.take());
+    }
+}
+
+/// What writes commands on a connection (a packet at a time) and routes their replies: the
+/// client's, and its reader's for the reflex.
+#[derive(Clone)]
+struct Outbox {
+    writer: Arc<Mutex<TcpStream>>,
+    next_id: Arc<AtomicU32>,
+    pending: Pending,
+}
+
+impl Outbox {
+    /// Sends commands in one write (the VM runs them in order); each reply comes on its
+    /// channel.
+    fn send_all(&self, commands: &[((u8, u8), &[u8])]) -> Vec<Receiver<Reply>> {
+        self.send_numbered(commands).into_iter().map(|(_, reply)| reply).collect()
+    }
+
+    /// [`Outbox::send_all`], each reply's channel with its request's id.
+    fn send_numbered(&self, commands: &[((u8, u8), &[u8])]) -> Vec<(u32, Receiver<Reply>)> {
         let mut packets = Vec::new();
         let mut replies = Vec::with_capacity(commands.len());
         let mut ids = Vec::with_capacity(commands.len());
@@ -216,7 +291,7 @@ impl Client {
             packets.extend_from_slice(&id.to_be_bytes());
             packets.extend_from_slice(&[0, set, command]);
             packets.extend_from_slice(data);
-            replies.push(rx);
+            replies.push((id, rx));
             ids.push(id);
         }
         let written = self.writer.lock().unwrap_or_else(|e| e.into_inner()).write_all(&packets);
@@ -229,17 +304,6 @@ impl Client {
             }
         }
         replies
-    }
-
-    /// Sends a command and waits for its reply's data.
-    pub(crate) fn request(&self, command: (u8, u8), data: &[u8]) -> Result<Vec<u8>, Error> {
-        wait(&self.send(command, data), REPLY_WAIT)
-    }
-
-    /// Ends the connection: the reader sees its end; pending requests fail.
-    pub(crate) fn close(&mut self) {
-        let _ = self.writer.lock().unwrap_or_else(|e| e.into_inner()).shutdown(Shutdown::Both);
-        drop(self.reader.take());
     }
 }
 
@@ -261,11 +325,20 @@ pub(crate) fn wait(
     }
 }
 
-/// Reads packets until the connection ends.
-fn read(stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Incoming>) {
+/// Reads packets until the connection ends; acts at once on the hits its reflex reads.
+fn read(
+    stream: TcpStream,
+    outbox: &Outbox,
+    reflex: &Mutex<Option<Reflex>>,
+    conn: usize,
+    events: &Sender<Incoming>,
+) {
+    let pending = &outbox.pending;
     // Buffered: a packet, or several the VM wrote at once, in one read.
     let mut stream = std::io::BufReader::with_capacity(64 * 1024, stream);
     let mut header = [0u8; 11];
+    // A hit the reflex acted on, passed on once its value came: the read's request id.
+    let mut held: Option<(u32, Packet)> = None;
     loop {
         if stream.read_exact(&mut header).is_err() {
             break;
@@ -282,13 +355,39 @@ fn read(stream: TcpStream, pending: &Pending, conn: usize, events: &Sender<Incom
             if let Some(tx) = waiting {
                 let _ = tx.send(if code == 0 { Ok(data) } else { Err(Error::Vm(code)) });
             }
-        } else if (header[9], header[10]) == (64, 100)
-            && events.send(Incoming::Packet(Packet { conn, data: Some(data) })).is_err()
-        {
-            break;
+            // A hit the reflex acted on goes on with its value, one wake-up of the run.
+            if held.as_ref().is_some_and(|(read, _)| *read == id) {
+                let (_, packet) = held.take().expect("held");
+                if events.send(Incoming::Packet(packet)).is_err() {
+                    break;
+                }
+            }
+        } else if (header[9], header[10]) == (64, 100) {
+            if let Some((_, packet)) = held.take() {
+                if events.send(Incoming::Packet(packet)).is_err() {
+                    break;
+                }
+            }
+            let reflex = reflex.lock().unwrap_or_else(|e| e.into_inner());
+            let read = reflex.as_ref().and_then(|r| r.act(&data, outbox));
+            drop(reflex);
+            match read {
+                Some((id, read)) => {
+                    held = Some((id, Packet { conn, data: Some(data), read: Some(read) }));
+                }
+                None => {
+                    let packet = Packet { conn, data: Some(data), read: None };
+                    if events.send(Incoming::Packet(packet)).is_err() {
+                        break;
+                    }
+                }
+            }
         }
     }
-    let _ = events.send(Incoming::Packet(Packet { conn, data: None }));
+    if let Some((_, packet)) = held.take() {
+        let _ = events.send(Incoming::Packet(packet));
+    }
+    let _ = events.send(Incoming::Packet(Packet { conn, data: None, read: None }));
     // Every request still waiting fails now; the event channel closes with `events`.
     for (_, tx) in pending.lock().unwrap_or_else(|e| e.into_inner()).drain() {
         let _ = tx.send(Err(Error::Gone));

@@ -160,6 +160,8 @@ pub(super) struct Jvm {
     pub(super) ended: bool,
     /// Breakpoint requests, to the probe each stands for.
     pub(super) breakpoints: HashMap<i32, usize>,
+    /// Those whose probe reads one primitive local, to its slot and tag (the reader's reflex).
+    pub(super) reads: HashMap<i32, (i32, u8)>,
     /// Classes already given their breakpoints.
     pub(super) bound: Vec<Id>,
     /// The source file of each class of the program's own (None: a library's, or unknown).
@@ -381,6 +383,7 @@ impl Jvm {
             hits: 0,
             ended: false,
             breakpoints: HashMap::new(),
+            reads: HashMap::new(),
             bound: Vec::new(),
             own: HashMap::new(),
             failures: None,

@@ -14,7 +14,7 @@ use super::eval::{self, Frame};
 use super::launch::{self, Listener};
 use super::program::{is_library, places, source_roots, File, Jvm};
 use super::values::Show;
-use super::vm;
+use super::vm::{self, Vm};
 use super::wire::{Id, Location, Value};
 use super::{kind, parse_composite, suspend, Event, Incoming, Packet};
 use crate::call::Call;
@@ -150,6 +150,7 @@ impl Run<'_> {
             self.early.entry(packet.conn).or_default().push(packet);
             return Ok(Step::Go);
         };
+        let mut read = packet.read;
         let Some(data) = packet.data else {
             self.jvms[at].ended = true;
             return Ok(self.ended());
@@ -186,8 +187,9 @@ impl Run<'_> {
                         continue;
                     }
                     if let Some(&probe) = self.jvms[at].breakpoints.get(&request) {
+                        let read = read.take();
                         if let Some(hit) =
-                            self.hit(at, probe, (thread, location), alone, &mut resumed)?
+                            self.hit(at, probe, (thread, location), alone, read, &mut resumed)?
                         {
                             steps.push(Step::Hit(hit));
                         }
@@ -249,6 +251,8 @@ impl Run<'_> {
         if self.capped {
             return;
         }
+        let watched = self.plan.watched();
+        let reads = jvm.reads.len();
         for (index, &(line, file)) in self.probes.iter().enumerate() {
             let file = &mut self.files[file];
             if !file.has(&source, &signature) {
@@ -262,12 +266,26 @@ impl Run<'_> {
                     jvm.vm.set_event(kind::BREAKPOINT, suspend::EVENT_THREAD, &[only])
                 {
                     jvm.breakpoints.insert(request, index);
+                    let probe = &watched[index];
+                    let plain = probe.condition.is_none() && !self.plan.include_stack;
+                    let expression = probe.expression.as_deref().filter(|_| plain);
+                    if let Some(slot) = quick_slot(&mut jvm.vm, location, expression) {
+                        jvm.reads.insert(request, slot);
+                    }
                 }
             }
             let resolved = &mut self.resolved[index];
             if resolved.is_none_or(|r| best < r) {
                 *resolved = Some(best);
             }
+        }
+        // The probes that read one primitive local: the reader reads it at each hit.
+        if jvm.reads.len() > reads {
+            jvm.vm.client.set_reflex(Some(super::Reflex {
+                sizes: jvm.vm.sizes,
+                guesses: jvm.vm.shared_guesses(),
+                reads: jvm.reads.clone(),
+            }));
         }
     }
 
@@ -279,20 +297,28 @@ impl Run<'_> {
         probe: usize,
         (thread, location): (Id, Location),
         alone: bool,
+        read: Option<Receiver<super::Reply>>,
         resumed: &mut bool,
     ) -> Result<Option<Hit>, Failure> {
+        // The reader's reflex read the local and let the thread go already.
+        *resumed |= read.is_some();
         if self.capped {
             return Ok(None);
         }
         let watched = self.plan.watched();
         let Some(probe_plan) = watched.get(probe) else { return Ok(None) };
         let jvm = &mut self.jvms[at];
+        if read.is_some() {
+            let frame = Frame { thread, frame: 0, depth: 0, at: location };
+            if let Some(result) = quick_local(jvm, frame, None, read) {
+                return Ok(Some(self.hit_of(at, probe, result, None)));
+            }
+        }
         let Ok(frame) = jvm.vm.top_frame(thread) else { return Ok(None) };
         let frame = Frame { thread, frame, depth: 0, at: location };
         let quick = alone && probe_plan.condition.is_none() && !self.plan.include_stack;
-        if let Some(result) =
-            quick.then(|| quick_local(jvm, frame, probe_plan.expression.as_deref())).flatten()
-        {
+        let expression = probe_plan.expression.as_deref();
+        if let Some(result) = quick.then(|| quick_local(jvm, frame, expression, None)).flatten() {
             *resumed = true;
             return Ok(Some(self.hit_of(at, probe, result, None)));
         }
@@ -473,27 +499,50 @@ impl Run<'_> {
 
 /// `{type, value}` of a probe that names a local of a primitive type, read as the thread is
 /// let go ([`Vm::values_then_go`]); `None` where that cannot be (the thread is still held).
-fn quick_local(jvm: &mut Jvm, frame: Frame, expression: Option<&str>) -> Option<Json> {
+/// The slot and tag of the primitive local a probe's `expression` names where `at` is, when
+/// the expression is that local alone: it can be read as its thread is let go.
+fn quick_slot(vm: &mut Vm, at: &Location, expression: Option<&str>) -> Option<(i32, u8)> {
     let name = expression?.trim();
-    if !jvm.vm.guesses_hold()
-        || name.is_empty()
-        || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-    {
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
         return None;
     }
-    let variables = jvm.vm.variables(frame.at.class, frame.at.method)?;
-    let variable = variables.iter().find(|v| v.name == name && v.live_at(frame.at.index))?;
+    let variables = vm.variables(at.class, at.method)?;
+    let variable = variables.iter().find(|v| v.name == name && v.live_at(at.index))?;
     if !matches!(variable.signature.as_str(), "Z" | "B" | "C" | "S" | "I" | "J" | "F" | "D") {
         return None;
     }
-    let slot = [(variable.slot, vm::tag_of(&variable.signature))];
-    let value = jvm.vm.values_then_go(frame.thread, frame.frame, &slot);
+    Some((variable.slot, vm::tag_of(&variable.signature)))
+}
+
+/// A probe's value when it is one primitive local: read as the thread is let go (`read`:
+/// the reader's reflex asked for it already).
+fn quick_local(
+    jvm: &mut Jvm,
+    frame: Frame,
+    expression: Option<&str>,
+    read: Option<Receiver<super::Reply>>,
+) -> Option<Json> {
+    let value = match read {
+        Some(reply) => super::wait(&reply, super::REPLY_WAIT)
+            .map(|data| jvm.vm.values_in(&data).into_iter().next().unwrap_or(Value::Void)),
+        None => {
+            if !jvm.vm.guesses_hold() {
+                return None;
+            }
+            let slot = quick_slot(&mut jvm.vm, &frame.at, expression)?;
+            let values = jvm.vm.values_then_go(frame.thread, frame.frame, &[slot]);
+            values.map(|v| v.into_iter().next().unwrap_or(Value::Void))
+        }
+    };
     let value = match value {
-        Ok(values) => values.into_iter().next().unwrap_or(Value::Void),
+        Ok(value) => value,
         Err(e) => {
+            if e == super::Error::Vm(vm::INVALID_FRAMEID) {
+                jvm.vm.guess_refused();
+            }
             return Some(
                 json!({"type": "error", "value": format!("the frame could not be read: {e}")}),
-            )
+            );
         }
     };
     let mut show =
@@ -586,6 +635,7 @@ impl Collector for Run<'_> {
     fn stop_hits(&mut self) {
         self.capped = true;
         for jvm in &mut self.jvms {
+            jvm.vm.client.set_reflex(None);
             for request in jvm.breakpoints.keys() {
                 jvm.vm.clear_event(kind::BREAKPOINT, *request);
             }

@@ -4,6 +4,7 @@
 //! once and kept.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::wire::{tag, Id, IdSizes, In, Location, Out, Value};
@@ -103,7 +104,7 @@ pub(crate) struct Vm {
     lines: HashMap<(Id, Id), Option<Lines>>,
     variables: HashMap<(Id, Id), Option<Vec<Variable>>>,
     types: HashMap<Id, Id>,
-    frames: std::cell::RefCell<FrameGuesses>,
+    frames: Arc<Mutex<FrameGuesses>>,
 }
 
 /// The id of a thread's top frame, known without asking where the VM numbers frames as
@@ -112,7 +113,7 @@ pub(crate) struct Vm {
 /// (`INVALID_FRAMEID`) is read and the request made again, so a VM that numbers them
 /// otherwise is only slower.
 #[derive(Default)]
-struct FrameGuesses {
+pub(crate) struct FrameGuesses {
     /// Per thread: its top frame's id when last read, and how often it was resumed since.
     top: HashMap<Id, (Id, u64)>,
     /// Guesses found wrong, to the id read instead.
@@ -124,7 +125,44 @@ struct FrameGuesses {
     confirmed: bool,
 }
 
-const INVALID_FRAMEID: u16 = 30;
+impl FrameGuesses {
+    /// The id of `thread`'s top frame now, where the VM's numbering is known (`None`: it is
+    /// to be read).
+    pub(crate) fn guess(&mut self, thread: Id) -> Option<Id> {
+        let &(id, resumes) = self.top.get(&thread).filter(|_| !self.off)?;
+        if id & 0xFFFF != 0 || id >> 16 == 0 {
+            return None;
+        }
+        let guess = id + (resumes << 16);
+        self.corrected.remove(&guess);
+        self.issued = Some(guess);
+        Some(guess)
+    }
+
+    /// Whether this VM took a guessed frame id, and none was refused.
+    pub(crate) fn hold(&self) -> bool {
+        self.confirmed && !self.off
+    }
+
+    /// A guess was refused: no more guessing in this VM.
+    pub(crate) fn refused(&mut self) {
+        self.off = true;
+    }
+
+    /// `thread` (`None`: every thread) was let go once more.
+    pub(crate) fn resumed(&mut self, thread: Option<Id>) {
+        match thread {
+            Some(thread) => {
+                if let Some(top) = self.top.get_mut(&thread) {
+                    top.1 += 1;
+                }
+            }
+            None => self.top.clear(),
+        }
+    }
+}
+
+pub(crate) const INVALID_FRAMEID: u16 = 30;
 
 /// A method call's answer: its value, or the exception it threw.
 pub(crate) enum Invoked {
@@ -160,7 +198,7 @@ impl Vm {
             lines: HashMap::new(),
             variables: HashMap::new(),
             types: HashMap::new(),
-            frames: std::cell::RefCell::default(),
+            frames: Arc::default(),
         })
     }
 
@@ -174,20 +212,25 @@ impl Vm {
 
     /// A suspended thread's top frame: guessed when the VM's numbering allows, else read.
     pub(crate) fn top_frame(&self, thread: Id) -> Result<Id, Error> {
-        let guesses = self.frames.borrow();
-        if let Some(&(id, resumes)) = guesses.top.get(&thread).filter(|_| !guesses.off) {
-            if id & 0xFFFF == 0 && id >> 16 != 0 {
-                let guess = id + (resumes << 16);
-                drop(guesses);
-                let mut guesses = self.frames.borrow_mut();
-                guesses.corrected.remove(&guess);
-                guesses.issued = Some(guess);
-                return Ok(guess);
-            }
+        if let Some(guess) = self.guesses().guess(thread) {
+            return Ok(guess);
         }
-        drop(guesses);
         let frames = self.frames(thread, 0, 1)?;
         frames.first().map(|f| f.0).ok_or(Error::Vm(INVALID_FRAMEID))
+    }
+
+    fn guesses(&self) -> std::sync::MutexGuard<'_, FrameGuesses> {
+        self.frames.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A guessed frame id was refused: no more guessing in this VM.
+    pub(crate) fn guess_refused(&self) {
+        self.guesses().refused();
+    }
+
+    /// The frame guesses, shared with the connection's reader (its reflex, [`super::Reflex`]).
+    pub(crate) fn shared_guesses(&self) -> Arc<Mutex<FrameGuesses>> {
+        self.frames.clone()
     }
 
     /// A frame request, made again with the frame read when a guessed id was refused.
@@ -198,14 +241,13 @@ impl Vm {
         frame: Id,
         rest: impl Fn(Out<'_>) -> Out<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let corrected =
-            self.frames.borrow().corrected.get(&frame).filter(|c| c.0 == thread).map(|c| c.1);
+        let corrected = self.guesses().corrected.get(&frame).filter(|c| c.0 == thread).map(|c| c.1);
         let first = corrected.unwrap_or(frame);
         match self.ask(command, rest(self.out().object(thread).frame(first))) {
             Err(Error::Vm(INVALID_FRAMEID)) if corrected.is_none() && frame & 0xFFFF == 0 => {
                 let read = self.frames(thread, 0, 1)?.first().map(|f| f.0);
                 let read = read.ok_or(Error::Vm(INVALID_FRAMEID))?;
-                let mut guesses = self.frames.borrow_mut();
+                let mut guesses = self.guesses();
                 guesses.off = true;
                 guesses.corrected.insert(frame, (thread, read));
                 drop(guesses);
@@ -213,7 +255,7 @@ impl Vm {
             }
             answer => {
                 if answer.is_ok() {
-                    let mut guesses = self.frames.borrow_mut();
+                    let mut guesses = self.guesses();
                     guesses.confirmed |= guesses.issued == Some(frame);
                 }
                 answer
@@ -224,8 +266,7 @@ impl Vm {
     /// Whether this VM took a guessed frame id: then a frame's values can be asked for and
     /// the thread let go in one write ([`Vm::values_then_go`]).
     pub(crate) fn guesses_hold(&self) -> bool {
-        let guesses = self.frames.borrow();
-        guesses.confirmed && !guesses.off
+        self.guesses().hold()
     }
 
     /// A frame's slot values read and its thread let go without waiting in between: the VM
@@ -247,22 +288,19 @@ impl Vm {
             .client
             .send_all(&[(cmd::FRAME_GET_VALUES, &out.bytes), (cmd::THREAD_RESUME, &resume)]);
         let reply = super::wait(&replies[0], super::REPLY_WAIT)?;
-        let mut read = In::new(&reply, &self.sizes);
+        Ok(self.values_in(&reply))
+    }
+
+    /// The tagged values a reply lists (`StackFrame.GetValues`, `ObjectReference.GetValues`).
+    pub(crate) fn values_in(&self, reply: &[u8]) -> Vec<Value> {
+        let mut read = In::new(reply, &self.sizes);
         let n = read.count();
-        Ok((0..n).map(|_| read.value()).collect())
+        (0..n).map(|_| read.value()).collect()
     }
 
     /// Counts a resume of `thread` (`None`: of every thread) against the frame guesses.
     fn resumed(&self, thread: Option<Id>) {
-        let mut guesses = self.frames.borrow_mut();
-        match thread {
-            Some(thread) => {
-                if let Some(top) = guesses.top.get_mut(&thread) {
-                    top.1 += 1;
-                }
-            }
-            None => guesses.top.clear(),
-        }
+        self.guesses().resumed(thread);
     }
 
     /// Resumes a thread (`None`: every thread) without waiting for the reply.
@@ -277,7 +315,7 @@ impl Vm {
     }
 
     pub(crate) fn suspend_all(&self) -> Result<(), Error> {
-        self.frames.borrow_mut().top.clear();
+        self.guesses().top.clear();
         self.ask(cmd::VM_SUSPEND, self.out()).map(drop)
     }
 
@@ -546,7 +584,7 @@ impl Vm {
         let n = read.count();
         let frames: Vec<(Id, Location)> = (0..n).map(|_| (read.frame(), read.location())).collect();
         if let (0, Some(top)) = (start, frames.first()) {
-            self.frames.borrow_mut().top.insert(thread, (top.0, 0));
+            self.guesses().top.insert(thread, (top.0, 0));
         }
         Ok(frames)
     }
@@ -574,9 +612,7 @@ impl Vm {
             }
             out
         })?;
-        let mut read = In::new(&reply, &self.sizes);
-        let n = read.count();
-        Ok((0..n).map(|_| read.value()).collect())
+        Ok(self.values_in(&reply))
     }
 
     /// Sets a frame's local in `slot` to `value`.
@@ -649,9 +685,7 @@ impl Vm {
             out = out.field(*field);
         }
         let reply = self.ask(cmd::OBJECT_GET_VALUES, out)?;
-        let mut read = In::new(&reply, &self.sizes);
-        let n = read.count();
-        Ok((0..n).map(|_| read.value()).collect())
+        Ok(self.values_in(&reply))
     }
 
     /// The values of a class's static fields.
@@ -661,9 +695,7 @@ impl Vm {
             out = out.field(*field);
         }
         let reply = self.ask(cmd::TYPE_GET_VALUES, out)?;
-        let mut read = In::new(&reply, &self.sizes);
-        let n = read.count();
-        Ok((0..n).map(|_| read.value()).collect())
+        Ok(self.values_in(&reply))
     }
 
     /// The field named `name` of the class or a superclass, and the class declaring it.
@@ -807,7 +839,7 @@ impl Vm {
         out = out.i32(0x01);
         let command = if object == 0 { cmd::CLASS_INVOKE } else { cmd::OBJECT_INVOKE };
         // The thread ran: its frames are numbered anew.
-        self.frames.borrow_mut().top.remove(&thread);
+        self.guesses().top.remove(&thread);
         let reply = super::wait(&self.client.send(command, &out.bytes), INVOKE_WAIT)?;
         let mut read = In::new(&reply, &self.sizes);
         let returned = read.value();

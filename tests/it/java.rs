@@ -152,6 +152,37 @@ fn probes_read_values_and_java_expressions() {
 }
 
 /// A probe on a line without code, and one in a class the program never loads, say why.
+/// A probe of one primitive local, hit 500 times: each hit's value exact and in order (the
+/// connection's reader reads it and lets the thread go at once, the frame's id guessed).
+#[test]
+fn a_local_read_at_every_hit_is_exact_over_many_hits() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let out = root().join("target/java/loop");
+    let compiled = Command::new("javac")
+        .args(["-g", "-d"])
+        .arg(&out)
+        .arg(fixture("java/bench/Loop.java"))
+        .status()
+        .unwrap();
+    assert!(compiled.success(), "javac fixtures/java/bench/Loop.java");
+    let result = Server::initialized().debug_script(json!({
+        "command": format!("java -cp {} Loop 500", out.display()),
+        "breakpoint": {"file": fixture("java/bench/Loop.java"), "line": 4}, "expression": "total"}));
+    let s = ok(&result);
+    let mut total = 0i64;
+    let expected: Vec<Value> = (0..500)
+        .map(|i| {
+            let before = total;
+            total += i % 7;
+            json!({"type": "long", "value": before})
+        })
+        .collect();
+    assert_eq!(s["results"].as_array().unwrap(), &expected);
+    assert_eq!(s["output"]["stdout"], format!("total {total}\n"));
+}
+
 #[test]
 fn a_line_without_code_and_a_class_never_loaded_say_so() {
     let Some(result) = script(Tool::Java, |classes| {
