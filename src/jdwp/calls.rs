@@ -110,6 +110,8 @@ impl Tracer {
             let only = vm.out().u8(7).location(&start).bytes;
             if let Ok(request) = vm.set_event(kind::BREAKPOINT, suspend::NONE, &[only]) {
                 self.counters.insert(request, format!("{class_name}.{}", method.name));
+                // Counted by the connection's reader, without waking the run.
+                vm.client.reflex(|reflex| reflex.counts.insert(request, 0));
             }
         }
     }
@@ -394,8 +396,14 @@ fn jumps_to_start(code: &[u8]) -> bool {
 }
 
 impl Tracer {
-    /// The calls recorded and those still running (without a return) to the run's.
-    pub(super) fn hand(&mut self, pid: u32, calls: &mut Calls) {
+    /// The calls recorded and those still running (without a return) to the run's, with
+    /// those the counting breakpoints counted (`counted`, by request).
+    pub(super) fn hand(&mut self, pid: u32, counted: HashMap<i32, u64>, calls: &mut Calls) {
+        for (request, hits) in counted.into_iter().filter(|(_, hits)| *hits > 0) {
+            if let Some(function) = self.counters.get(&request) {
+                self.calls.omit(function, hits);
+            }
+        }
         let mut mine = std::mem::take(&mut self.calls);
         for (_, open) in self.open.drain() {
             for call in open.into_iter().filter_map(|o| o.record) {

@@ -157,22 +157,42 @@ pub(crate) struct Packet {
 
 /// What a connection's reader does at once, before the event reaches the run: at the hit of a
 /// breakpoint whose probe reads one primitive local, it asks for the local in the thread's
-/// top frame (its id guessed) and lets the thread go, in one write. The JVM then runs on while
-/// the run takes the event, instead of waiting for it (10,000 hits: ~0.3 s less here).
+/// top frame (its id guessed) and lets the thread go, in one write, then passes the hit on
+/// with its value; a hit of a breakpoint that only counts (calls past `calls`' cap) is
+/// counted and goes no further. The JVM runs on meanwhile, and the run wakes once a hit, or
+/// not at all (10,000 hits: 2.34 s -> 2.20 s here).
 pub(crate) struct Reflex {
     pub(crate) sizes: IdSizes,
     pub(crate) guesses: Arc<Mutex<vm::FrameGuesses>>,
     /// Breakpoint requests, to the slot and tag of the local each reads.
     pub(crate) reads: HashMap<i32, (i32, u8)>,
+    /// Counting breakpoint requests (no thread held), to their hits so far.
+    pub(crate) counts: HashMap<i32, u64>,
+}
+
+/// What the reflex did with an event.
+enum Acted {
+    /// Asked for a local and let the thread go: the read's request id and its reply.
+    Read(u32, Receiver<Reply>),
+    /// Counted its hits: nothing more to do.
+    Counted,
 }
 
 impl Reflex {
-    /// Acts on an event composite when it is one hit of a breakpoint it reads: asks for the
-    /// local and lets the thread go; the read's request id and where its reply comes.
-    fn act(&self, data: &[u8], outbox: &Outbox) -> Option<(u32, Receiver<Reply>)> {
-        let mut read = In::new(data, &self.sizes);
-        let (policy, count, kind) = (read.u8(), read.i32(), read.u8());
-        if policy != suspend::EVENT_THREAD || count != 1 || kind != kind::BREAKPOINT {
+    fn new(sizes: IdSizes, guesses: Arc<Mutex<vm::FrameGuesses>>) -> Reflex {
+        Reflex { sizes, guesses, reads: HashMap::new(), counts: HashMap::new() }
+    }
+
+    /// Acts on an event composite when it is one hit of a breakpoint it reads, or hits of
+    /// breakpoints that count.
+    fn act(&mut self, data: &[u8], outbox: &Outbox) -> Option<Acted> {
+        let sizes = self.sizes;
+        let mut read = In::new(data, &sizes);
+        let (policy, count) = (read.u8(), read.i32());
+        if policy == suspend::NONE && !self.counts.is_empty() {
+            return self.count(&mut read, count).then_some(Acted::Counted);
+        }
+        if policy != suspend::EVENT_THREAD || count != 1 || read.u8() != kind::BREAKPOINT {
             return None;
         }
         let &(slot, tag) = self.reads.get(&read.i32())?;
@@ -187,7 +207,25 @@ impl Reflex {
         let values = out().object(thread).frame(frame).i32(1).i32(slot).u8(tag).bytes;
         let resume = out().object(thread).bytes;
         let commands = [(cmd::FRAME_GET_VALUES, values.as_slice()), (cmd::THREAD_RESUME, &resume)];
-        outbox.send_numbered(&commands).into_iter().next()
+        let (id, reply) = outbox.send_numbered(&commands).into_iter().next()?;
+        Some(Acted::Read(id, reply))
+    }
+
+    /// Counts `count` events when each is a hit of a counting breakpoint; else counts none.
+    fn count(&mut self, read: &mut In<'_>, count: i32) -> bool {
+        let mut hits = Vec::new();
+        for _ in 0..count {
+            let (kind, request) = (read.u8(), read.i32());
+            let (_thread, _at) = (read.object(), read.location());
+            if kind != kind::BREAKPOINT || !self.counts.contains_key(&request) || !read.ok() {
+                return false;
+            }
+            hits.push(request);
+        }
+        for request in hits {
+            *self.counts.entry(request).or_default() += 1;
+        }
+        true
     }
 }
 
@@ -232,9 +270,14 @@ impl Client {
         Ok(Client { outbox, reflex, reader: Some(reader) })
     }
 
-    /// The reader's reflex from now on (`None`: none).
-    pub(crate) fn set_reflex(&self, reflex: Option<Reflex>) {
-        *self.reflex.lock().unwrap_or_else(|e| e.into_inner()) = reflex;
+    /// Starts the reader's reflex, once the VM's id sizes are known; its frame guesses shared.
+    pub(crate) fn start_reflex(&self, sizes: IdSizes, guesses: Arc<Mutex<vm::FrameGuesses>>) {
+        *self.reflex.lock().unwrap_or_else(|e| e.into_inner()) = Some(Reflex::new(sizes, guesses));
+    }
+
+    /// Changes what the reader's reflex does.
+    pub(crate) fn reflex<T>(&self, change: impl FnOnce(&mut Reflex) -> T) -> Option<T> {
+        self.reflex.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(change)
     }
 
     /// Sends a command; its reply comes on the returned channel.
@@ -368,13 +411,14 @@ fn read(
                     break;
                 }
             }
-            let reflex = reflex.lock().unwrap_or_else(|e| e.into_inner());
-            let read = reflex.as_ref().and_then(|r| r.act(&data, outbox));
+            let mut reflex = reflex.lock().unwrap_or_else(|e| e.into_inner());
+            let acted = reflex.as_mut().and_then(|r| r.act(&data, outbox));
             drop(reflex);
-            match read {
-                Some((id, read)) => {
+            match acted {
+                Some(Acted::Read(id, read)) => {
                     held = Some((id, Packet { conn, data: Some(data), read: Some(read) }));
                 }
+                Some(Acted::Counted) => {}
                 None => {
                     let packet = Packet { conn, data: Some(data), read: None };
                     if events.send(Incoming::Packet(packet)).is_err() {

@@ -281,11 +281,8 @@ impl Run<'_> {
         }
         // The probes that read one primitive local: the reader reads it at each hit.
         if jvm.reads.len() > reads {
-            jvm.vm.client.set_reflex(Some(super::Reflex {
-                sizes: jvm.vm.sizes,
-                guesses: jvm.vm.shared_guesses(),
-                reads: jvm.reads.clone(),
-            }));
+            let all = jvm.reads.clone();
+            jvm.vm.client.reflex(|reflex| reflex.reads = all);
         }
     }
 
@@ -635,7 +632,7 @@ impl Collector for Run<'_> {
     fn stop_hits(&mut self) {
         self.capped = true;
         for jvm in &mut self.jvms {
-            jvm.vm.client.set_reflex(None);
+            jvm.vm.client.reflex(|reflex| reflex.reads.clear());
             for request in jvm.breakpoints.keys() {
                 jvm.vm.clear_event(kind::BREAKPOINT, *request);
             }
@@ -715,7 +712,8 @@ impl Collector for Run<'_> {
     fn calls(&mut self, calls: &mut crate::debugger::calls::Calls) {
         for jvm in &self.jvms {
             if let Some(tracer) = self.tracers.get_mut(&jvm.conn) {
-                tracer.hand(jvm.pid, calls);
+                let counted = jvm.vm.client.reflex(|reflex| std::mem::take(&mut reflex.counts));
+                tracer.hand(jvm.pid, counted.unwrap_or_default(), calls);
             }
         }
     }

@@ -186,6 +186,8 @@ impl Vm {
             }
             _ => return Err(Error::Vm(error::ABSENT_INFORMATION)),
         };
+        let frames: Arc<Mutex<FrameGuesses>> = Arc::default();
+        client.start_reflex(sizes, frames.clone());
         Ok(Vm {
             client,
             sizes,
@@ -198,7 +200,7 @@ impl Vm {
             lines: HashMap::new(),
             variables: HashMap::new(),
             types: HashMap::new(),
-            frames: Arc::default(),
+            frames,
         })
     }
 
@@ -226,11 +228,6 @@ impl Vm {
     /// A guessed frame id was refused: no more guessing in this VM.
     pub(crate) fn guess_refused(&self) {
         self.guesses().refused();
-    }
-
-    /// The frame guesses, shared with the connection's reader (its reflex, [`super::Reflex`]).
-    pub(crate) fn shared_guesses(&self) -> Arc<Mutex<FrameGuesses>> {
-        self.frames.clone()
     }
 
     /// A frame request, made again with the frame read when a guessed id was refused.
