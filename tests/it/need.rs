@@ -56,7 +56,9 @@ impl Tool {
             Tool::Ruby => (&[&["rdbg3.1", "rdbg"], &["ruby"]], "apt-get install ruby"),
             Tool::Cxx => (&[&["g++"]], "apt-get install g++"),
             Tool::Java => (&[&["java"], &["javac"]], "apt-get install default-jdk-headless"),
-            Tool::JUnit => (&[&["java"]], "apt-get install junit5 junit4"),
+            Tool::JUnit => {
+                (&[&["java"], &["javac"]], "apt-get install default-jdk-headless junit5 junit4")
+            }
             Tool::Maven => (
                 &[&["mvn"]],
                 "apt-get install maven libsurefire-java libmaven-compiler-plugin-java \
