@@ -41,8 +41,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the adapter may take to leave after its stdin closes (debugpy #672).
 const ADAPTER_GRACE: Duration = Duration::from_secs(2);
 /// How long an adapter that says the program's output in events is quiet before its last is
-/// taken to be said.
-const OUTPUT_QUIET: Duration = Duration::from_millis(100);
+/// taken to be said (100 ms lost gdb's last line once, with CI's tests running beside it).
+const OUTPUT_QUIET: Duration = Duration::from_millis(300);
 /// Frames reported per hit with `includeStack`.
 const STACK_FRAMES: usize = 10;
 /// How long after a stop the adapter's reports of other threads at the same stop may still
