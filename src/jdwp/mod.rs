@@ -203,11 +203,7 @@ impl Reflex {
         }
         let frame = guesses.guess(thread)?;
         guesses.resumed(Some(thread));
-        let out = || wire::Out::new(&self.sizes);
-        let values = out().object(thread).frame(frame).i32(1).i32(slot).u8(tag).bytes;
-        let resume = out().object(thread).bytes;
-        let commands = [(cmd::FRAME_GET_VALUES, values.as_slice()), (cmd::THREAD_RESUME, &resume)];
-        let (id, reply) = outbox.send_numbered(&commands).into_iter().next()?;
+        let (id, reply) = outbox.read_then_go(&self.sizes, thread, frame, &[(slot, tag)]);
         Some(Acted::Read(id, reply))
     }
 
@@ -291,6 +287,18 @@ impl Client {
         self.outbox.send_all(commands)
     }
 
+    /// A frame's slots read and its thread let go in one write (the VM runs them in order,
+    /// so the read runs while the thread is still held): where the read's reply comes.
+    pub(crate) fn read_then_go(
+        &self,
+        sizes: &IdSizes,
+        thread: Id,
+        frame: Id,
+        slots: &[(i32, u8)],
+    ) -> Receiver<Reply> {
+        self.outbox.read_then_go(sizes, thread, frame, slots).1
+    }
+
     /// Sends a command and waits for its reply's data.
     pub(crate) fn request(&self, command: (u8, u8), data: &[u8]) -> Result<Vec<u8>, Error> {
         wait(&self.send(command, data), REPLY_WAIT)
@@ -319,6 +327,24 @@ impl Outbox {
     /// channel.
     fn send_all(&self, commands: &[((u8, u8), &[u8])]) -> Vec<Receiver<Reply>> {
         self.send_numbered(commands).into_iter().map(|(_, reply)| reply).collect()
+    }
+
+    /// [`Client::read_then_go`], with the read's request id.
+    fn read_then_go(
+        &self,
+        sizes: &IdSizes,
+        thread: Id,
+        frame: Id,
+        slots: &[(i32, u8)],
+    ) -> (u32, Receiver<Reply>) {
+        let mut read = wire::Out::new(sizes).object(thread).frame(frame).i32(slots.len() as i32);
+        for &(slot, tag) in slots {
+            read = read.i32(slot).u8(tag);
+        }
+        let resume = wire::Out::new(sizes).object(thread).bytes;
+        let commands =
+            [(cmd::FRAME_GET_VALUES, read.bytes.as_slice()), (cmd::THREAD_RESUME, &resume)];
+        self.send_numbered(&commands).swap_remove(0)
     }
 
     /// [`Outbox::send_all`], each reply's channel with its request's id.

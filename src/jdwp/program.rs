@@ -160,8 +160,6 @@ pub(super) struct Jvm {
     pub(super) ended: bool,
     /// Breakpoint requests, to the probe each stands for.
     pub(super) breakpoints: HashMap<i32, usize>,
-    /// Those whose probe reads one primitive local, to its slot and tag (the reader's reflex).
-    pub(super) reads: HashMap<i32, (i32, u8)>,
     /// Classes already given their breakpoints.
     pub(super) bound: Vec<Id>,
     /// The source file of each class of the program's own (None: a library's, or unknown).
@@ -331,9 +329,13 @@ impl File {
 
     /// Whether a class (its source file name, its JNI signature) is this file's.
     pub(super) fn has(&self, source: &str, signature: &str) -> bool {
+        self.name == source && self.in_package(signature)
+    }
+
+    /// Whether a class (its JNI signature) is in this file's package.
+    pub(super) fn in_package(&self, signature: &str) -> bool {
         let name = vm::class_name(signature);
-        let package = name.rsplit_once('.').map_or("", |(p, _)| p);
-        self.name == source && self.package == package
+        name.rsplit_once('.').map_or("", |(p, _)| p) == self.package
     }
 }
 
@@ -383,7 +385,6 @@ impl Jvm {
             hits: 0,
             ended: false,
             breakpoints: HashMap::new(),
-            reads: HashMap::new(),
             bound: Vec::new(),
             own: HashMap::new(),
             failures: None,

@@ -252,7 +252,6 @@ impl Run<'_> {
             return;
         }
         let watched = self.plan.watched();
-        let reads = jvm.reads.len();
         for (index, &(line, file)) in self.probes.iter().enumerate() {
             let file = &mut self.files[file];
             if !file.has(&source, &signature) {
@@ -269,8 +268,9 @@ impl Run<'_> {
                     let probe = &watched[index];
                     let plain = probe.condition.is_none() && !self.plan.include_stack;
                     let expression = probe.expression.as_deref().filter(|_| plain);
+                    // One primitive local: the connection's reader reads it at each hit.
                     if let Some(slot) = quick_slot(&mut jvm.vm, location, expression) {
-                        jvm.reads.insert(request, slot);
+                        jvm.vm.client.reflex(|reflex| reflex.reads.insert(request, slot));
                     }
                 }
             }
@@ -278,11 +278,6 @@ impl Run<'_> {
             if resolved.is_none_or(|r| best < r) {
                 *resolved = Some(best);
             }
-        }
-        // The probes that read one primitive local: the reader reads it at each hit.
-        if jvm.reads.len() > reads {
-            let all = jvm.reads.clone();
-            jvm.vm.client.reflex(|reflex| reflex.reads = all);
         }
     }
 
@@ -305,17 +300,15 @@ impl Run<'_> {
         let watched = self.plan.watched();
         let Some(probe_plan) = watched.get(probe) else { return Ok(None) };
         let jvm = &mut self.jvms[at];
-        if read.is_some() {
-            let frame = Frame { thread, frame: 0, depth: 0, at: location };
-            if let Some(result) = quick_local(jvm, frame, None, read) {
-                return Ok(Some(self.hit_of(at, probe, result, None)));
-            }
+        if let Some(reply) = read {
+            let result = shown_local(jvm, super::wait(&reply, super::REPLY_WAIT));
+            return Ok(Some(self.hit_of(at, probe, result, None)));
         }
         let Ok(frame) = jvm.vm.top_frame(thread) else { return Ok(None) };
         let frame = Frame { thread, frame, depth: 0, at: location };
         let quick = alone && probe_plan.condition.is_none() && !self.plan.include_stack;
         let expression = probe_plan.expression.as_deref();
-        if let Some(result) = quick.then(|| quick_local(jvm, frame, expression, None)).flatten() {
+        if let Some(result) = quick.then(|| quick_local(jvm, frame, expression)).flatten() {
             *resumed = true;
             return Ok(Some(self.hit_of(at, probe, result, None)));
         }
@@ -494,8 +487,6 @@ impl Run<'_> {
     }
 }
 
-/// `{type, value}` of a probe that names a local of a primitive type, read as the thread is
-/// let go ([`Vm::values_then_go`]); `None` where that cannot be (the thread is still held).
 /// The slot and tag of the primitive local a probe's `expression` names where `at` is, when
 /// the expression is that local alone: it can be read as its thread is let go.
 fn quick_slot(vm: &mut Vm, at: &Location, expression: Option<&str>) -> Option<(i32, u8)> {
@@ -511,40 +502,32 @@ fn quick_slot(vm: &mut Vm, at: &Location, expression: Option<&str>) -> Option<(i
     Some((variable.slot, vm::tag_of(&variable.signature)))
 }
 
-/// A probe's value when it is one primitive local: read as the thread is let go (`read`:
-/// the reader's reflex asked for it already).
-fn quick_local(
-    jvm: &mut Jvm,
-    frame: Frame,
-    expression: Option<&str>,
-    read: Option<Receiver<super::Reply>>,
-) -> Option<Json> {
+/// `{type, value}` of a probe that names a local of a primitive type, read as the thread is
+/// let go ([`Vm::values_then_go`]); `None` where that cannot be (the thread is still held).
+fn quick_local(jvm: &mut Jvm, frame: Frame, expression: Option<&str>) -> Option<Json> {
+    if !jvm.vm.guesses_hold() {
+        return None;
+    }
+    let slot = quick_slot(&mut jvm.vm, &frame.at, expression)?;
+    let values = jvm.vm.values_then_go(frame.thread, frame.frame, &[slot]);
+    Some(shown_local(jvm, values))
+}
+
+/// `{type, value}` of a local read as its thread was let go (by [`quick_local`], or by the
+/// connection's reader): the reply's values, or why the frame could not be read.
+fn shown_local(jvm: &mut Jvm, read: Result<Vec<u8>, super::Error>) -> Json {
     let value = match read {
-        Some(reply) => super::wait(&reply, super::REPLY_WAIT)
-            .map(|data| jvm.vm.values_in(&data).into_iter().next().unwrap_or(Value::Void)),
-        None => {
-            if !jvm.vm.guesses_hold() {
-                return None;
-            }
-            let slot = quick_slot(&mut jvm.vm, &frame.at, expression)?;
-            let values = jvm.vm.values_then_go(frame.thread, frame.frame, &[slot]);
-            values.map(|v| v.into_iter().next().unwrap_or(Value::Void))
-        }
-    };
-    let value = match value {
-        Ok(value) => value,
+        Ok(reply) => jvm.vm.values_in(&reply).into_iter().next().unwrap_or(Value::Void),
         Err(e) => {
             if e == super::Error::Vm(vm::INVALID_FRAMEID) {
                 jvm.vm.guess_refused();
             }
-            return Some(
-                json!({"type": "error", "value": format!("the frame could not be read: {e}")}),
-            );
+            return json!({"type": "error", "value": format!("the frame could not be read: {e}")});
         }
     };
     let mut show =
         Show { vm: &mut jvm.vm, values: &mut jvm.values, thread: 0, budget: 100, truncated: false };
-    Some(show.typed(&value))
+    show.typed(&value)
 }
 
 /// The method a test runner called by reflection (the test), among a thread's frames: the

@@ -245,7 +245,7 @@ impl Vm {
                 let read = self.frames(thread, 0, 1)?.first().map(|f| f.0);
                 let read = read.ok_or(Error::Vm(INVALID_FRAMEID))?;
                 let mut guesses = self.guesses();
-                guesses.off = true;
+                guesses.refused();
                 guesses.corrected.insert(frame, (thread, read));
                 drop(guesses);
                 self.ask(command, rest(self.out().object(thread).frame(read)))
@@ -269,23 +269,16 @@ impl Vm {
     /// A frame's slot values read and its thread let go without waiting in between: the VM
     /// takes commands in order, so the read runs while the thread is still held. Only where
     /// nothing else needs the thread held (primitive values) and the frame id is known good.
+    /// The read's reply ([`Vm::values_in`] lists its values).
     pub(crate) fn values_then_go(
         &self,
         thread: Id,
         frame: Id,
         slots: &[(i32, u8)],
-    ) -> Result<Vec<Value>, Error> {
-        let mut out = self.out().object(thread).frame(frame).i32(slots.len() as i32);
-        for (slot, tag) in slots {
-            out = out.i32(*slot).u8(*tag);
-        }
+    ) -> Result<Vec<u8>, Error> {
         self.resumed(Some(thread));
-        let resume = self.out().object(thread).bytes;
-        let replies = self
-            .client
-            .send_all(&[(cmd::FRAME_GET_VALUES, &out.bytes), (cmd::THREAD_RESUME, &resume)]);
-        let reply = super::wait(&replies[0], super::REPLY_WAIT)?;
-        Ok(self.values_in(&reply))
+        let reply = self.client.read_then_go(&self.sizes, thread, frame, slots);
+        super::wait(&reply, super::REPLY_WAIT)
     }
 
     /// The tagged values a reply lists (`StackFrame.GetValues`, `ObjectReference.GetValues`).

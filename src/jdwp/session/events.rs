@@ -12,7 +12,7 @@ use crate::debugger::model::{Exception, Location, Reason, Stop, TraceFrame};
 use crate::jdwp::eval::{self, Frame as At};
 use crate::jdwp::program::{places, Jvm};
 use crate::jdwp::wire::{Id, Location as Place, Value};
-use crate::jdwp::{kind, parse_composite, suspend, vm, Client, Event};
+use crate::jdwp::{kind, parse_composite, suspend, Client, Event};
 use crate::log;
 
 impl Java {
@@ -81,13 +81,13 @@ impl Java {
                 machine.watching.insert(file.name.clone(), request);
             }
         }
-        let loaded: Vec<Id> = (vm.all_classes().into_iter())
-            .filter(|(_, signature)| {
-                let name = vm::class_name(signature);
-                name.rsplit_once('.').map_or("", |(p, _)| p) == file.package
-            })
-            .collect::<Vec<_>>()
+        // Only a class of the file's package is asked its source file (a request each).
+        let candidates: Vec<(Id, String)> = vm
+            .all_classes()
             .into_iter()
+            .filter(|(_, signature)| file.in_package(signature))
+            .collect();
+        let loaded: Vec<Id> = (candidates.into_iter())
             .filter(|(class, signature)| {
                 file.has(&vm.source_file(*class).unwrap_or_default(), signature)
             })
