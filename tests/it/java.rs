@@ -3,7 +3,7 @@
 //! source launcher), typed values and Java expressions at a hit, failing tests and uncaught
 //! exceptions of any thread, and where threads hang (a deadlock named by the JVM).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -15,13 +15,7 @@ use crate::{fixture, ok, root, tool, Server};
 /// classes, with JUnit 5's and JUnit 4's tests beside them when `tests`.
 pub fn compiled(tests: bool) -> String {
     let out = root().join(format!("target/java/orders-{}", if tests { "tests" } else { "main" }));
-    let sources = |dir: &str| -> Vec<PathBuf> {
-        let dir = PathBuf::from(fixture(&format!("java/orders/src/{dir}/java/app")));
-        let mut files: Vec<PathBuf> =
-            std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
-        files.sort();
-        files
-    };
+    let sources = |dir: &str| java_files(&fixture(&format!("java/orders/src/{dir}/java/app")));
     need::installing(|| {
         let mut files = sources("main");
         let mut classpath = String::new();
@@ -36,17 +30,35 @@ pub fn compiled(tests: bool) -> String {
             return;
         }
         let _ = std::fs::remove_dir_all(&out);
-        let status = Command::new("javac")
-            .args(["-g", "-d"])
-            .arg(&out)
-            .args(["-cp", &classpath])
-            .args(&files)
-            .status()
-            .unwrap();
-        assert!(status.success(), "javac failed on fixtures/java/orders");
+        javac(&files, &classpath, &out);
         std::fs::write(&stamp, "").unwrap();
     });
     out.display().to_string()
+}
+
+/// The `.java` files in `dir` (not below it), sorted.
+fn java_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "java"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `javac -g` of `sources` into `out` with `classpath`; the test fails when they do not
+/// compile.
+fn javac(sources: &[PathBuf], classpath: &str, out: &Path) {
+    let status = Command::new("javac")
+        .args(["-g", "-d"])
+        .arg(out)
+        .args(["-cp", classpath])
+        .args(sources)
+        .status()
+        .unwrap();
+    assert!(status.success(), "javac failed on {sources:?}");
 }
 
 /// A `debug-script` answer on the compiled fixture (with JUnit's tests when `tool` is JUnit),
@@ -160,13 +172,7 @@ fn a_local_read_at_every_hit_is_exact_over_many_hits() {
         return;
     }
     let out = root().join("target/java/loop");
-    let compiled = Command::new("javac")
-        .args(["-g", "-d"])
-        .arg(&out)
-        .arg(fixture("java/bench/Loop.java"))
-        .status()
-        .unwrap();
-    assert!(compiled.success(), "javac fixtures/java/bench/Loop.java");
+    javac(&[PathBuf::from(fixture("java/bench/Loop.java"))], "", &out);
     let result = Server::initialized().debug_script(json!({
         "command": format!("java -cp {} Loop 500", out.display()),
         "breakpoint": {"file": fixture("java/bench/Loop.java"), "line": 4}, "expression": "total"}));
@@ -288,18 +294,7 @@ fn an_inherited_test_is_named_by_the_class_that_failed() {
         return;
     }
     let out = root().join("target/java/inherited");
-    let sources: Vec<PathBuf> = std::fs::read_dir(fixture("java/inherited/app"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    let compiled = Command::new("javac")
-        .args(["-g", "-cp", JUNIT[0], "-d"])
-        .arg(&out)
-        .args(&sources)
-        .status()
-        .unwrap();
-    assert!(compiled.success(), "javac fixtures/java/inherited");
+    javac(&java_files(&fixture("java/inherited/app")), JUNIT[0], &out);
     let result = Server::initialized().debug_script(json!({
         "command": format!("java -jar {} -cp {} --select-package app --disable-banner", JUNIT[0], out.display()),
         "cwd": fixture("java/inherited"), "failures": true}));
@@ -478,21 +473,8 @@ fn every_module_of_a_build_is_the_programs_own() {
     let project = PathBuf::from(fixture("java/modules"));
     let out = root().join("target/java/modules");
     for (module, classpath) in [("lib", ""), ("app", "lib")] {
-        let sources: Vec<PathBuf> = Command::new("find")
-            .arg(project.join(module).join("src"))
-            .args(["-name", "*.java"])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).lines().map(PathBuf::from).collect())
-            .unwrap();
-        let status = Command::new("javac")
-            .args(["-g", "-d"])
-            .arg(out.join(module))
-            .arg("-cp")
-            .arg(out.join(classpath))
-            .args(&sources)
-            .status()
-            .unwrap();
-        assert!(status.success(), "javac {module}");
+        let sources = java_files(&format!("{}/{module}/src/main/java/{module}", project.display()));
+        javac(&sources, &out.join(classpath).display().to_string(), &out.join(module));
     }
     let classpath = format!("{}:{}", out.join("lib").display(), out.join("app").display());
     let result = Server::initialized().debug_script(json!({
