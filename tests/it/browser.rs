@@ -450,11 +450,12 @@ fn a_running_browser_is_attached_by_port_and_left_open() {
     );
     // Attached at any moment of the page's life: before its script ran, in its load loop, or
     // in its 300 ms timer's call (each stops at the breakpoint), or after all that. The session
-    // goes on until the page has run all of it and nothing stops it for 400 ms (a reload would
-    // navigate away from a stop under the session): the cart then holds all three items.
+    // goes on until the page has run all of it and nothing stops it for a second (a reload
+    // would navigate away from a stop under the session; 400 ms once ended before the timer's
+    // call with CI's tests beside it): the cart then holds all three items.
     let mut running = false;
     for _ in 0..8 {
-        let state = tool(&mut server, "debug-continue", json!({"timeout": 400}));
+        let state = tool(&mut server, "debug-continue", json!({"timeout": 1000}));
         running = state["state"] == "running";
         if running {
             break;
