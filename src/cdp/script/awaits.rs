@@ -111,16 +111,27 @@ impl Run<'_> {
             select! {
                 recv(self.events) -> event => {
                     let Ok(event) = event else { return Err("the connection closed".into()) };
-                    if !pending.add(&event) && !self.snapshot_chunk(&event) {
-                        drop(self.held.0.send(event));
-                    }
+                    self.keep(pending, event);
                 },
-                recv(pending.done) -> reply => return match reply {
-                    Ok(Ok(_)) => Ok(true),
-                    _ => Err("the snapshot failed".into()),
+                recv(pending.done) -> reply => {
+                    let Ok(Ok(_)) = reply else { return Err("the snapshot failed".into()) };
+                    // The connection's reader queued the last pieces before the reply, but
+                    // the select may take the reply first: they are read now.
+                    while let Ok(event) = self.events.try_recv() {
+                        self.keep(pending, event);
+                    }
+                    return Ok(true);
                 },
                 recv(end) -> _ => return Ok(false),
             }
+        }
+    }
+
+    /// Keeps `event` with `pending` (or another snapshot) when it is a piece of it; holds any
+    /// other event for the run.
+    fn keep(&mut self, pending: &mut Pending, event: Event) {
+        if !pending.add(&event) && !self.snapshot_chunk(&event) {
+            drop(self.held.0.send(event));
         }
     }
 
