@@ -810,6 +810,7 @@ impl Cdp {
                 column: None,
                 condition: None,
                 log_message: None,
+                hit_count: None,
             };
             if let Err(failure) = self.set_breakpoint(ENTRY, &spec) {
                 log::debug(format_args!("no entry breakpoint ({failure:?})"));

@@ -22,6 +22,9 @@ pub(crate) struct BreakpointSpec {
     pub(crate) condition: Option<String>,
     /// A logpoint: `{expr}` parts are evaluated; the program does not stop.
     pub(crate) log_message: Option<String>,
+    /// Stops (or logs) from this hit on; the hits before it (those whose condition held) are
+    /// counted and passed over by the session, alike for every runtime.
+    pub(crate) hit_count: Option<u64>,
 }
 
 /// What a waiting call tells the program to do.

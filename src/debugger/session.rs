@@ -531,6 +531,9 @@ impl<B: Backend> Actor<B> {
                     self.breakpoints.iter_mut().find(|b| Some(&b.id) == breakpoint.as_ref())
                 {
                     user.hits += 1;
+                    if user.hits < user.spec.hit_count.unwrap_or(0) {
+                        return;
+                    }
                 }
                 self.console
                     .record(json!({"type": "logpoint", "breakpointId": breakpoint, "text": text}));
@@ -550,6 +553,12 @@ impl<B: Backend> Actor<B> {
         });
         for user in self.breakpoints.iter_mut().filter(|b| stop.hits.contains(&b.id)) {
             user.hits += 1;
+        }
+        if !reached && self.before_hit_count(&stop) {
+            match self.backend.resume(Action::Continue, Some(&stop.paused)) {
+                Ok(()) => return,
+                Err(failure) => log::debug(format_args!("passing a hit over: {failure:?}")),
+            }
         }
         self.watched.clear();
         if stop.reason == Reason::Watchpoint {

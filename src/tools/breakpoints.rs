@@ -36,8 +36,7 @@ pub(crate) const TOOLS: &[Tool] = &[Tool {
     title: "Breakpoints, watchpoints and exception stops",
     description: "Sets a breakpoint at `file`:`line` (`logMessage` logs instead of stopping), \
         a watchpoint (`data`: stop when that variable is written), removes one (`remove`: its \
-        id), or says which `exceptions` stop. Answers the breakpoint (`verified`, where it \
-        `resolved`); with no arguments, the list.",
+        id), or says which `exceptions` stop. With no arguments, lists them.",
     properties: || {
         let mut properties = with_session(breakpoint_properties());
         properties["data"] = json!({"type": "string"});
@@ -109,11 +108,12 @@ pub(crate) const FORMER: &[Tool] = &[
 /// A breakpoint (`file`, `line`) or a watchpoint (`data`), set in the session.
 fn set(args: &Args, call: &Call) -> Reply {
     if let Some(expression) = args.optional_string("data")? {
-        for field in ["file", "line", "column", "condition", "logMessage"] {
+        for field in ["file", "line", "column", "condition", "logMessage", "hitCount"] {
             if args.has(field) {
                 return Err(ArgError {
                     field: field.into(),
-                    problem: "a watchpoint (`data`) takes no file, line, condition or logMessage"
+                    problem: "a watchpoint (`data`) takes no file, line, condition, logMessage \
+                              or hitCount"
                         .into(),
                 }
                 .into());
@@ -154,7 +154,8 @@ pub(crate) fn breakpoint_properties() -> Value {
         "line": {"type": "integer", "minimum": 1},
         "column": {"type": "integer", "minimum": 1},
         "condition": {"type": "string"},
-        "logMessage": {"type": "string", "description": "log this ({expr} parts evaluated) instead of stopping"}
+        "logMessage": {"type": "string", "description": "logs it; {expr} evaluated"},
+        "hitCount": {"type": "integer", "minimum": 1, "description": "stops from hit N on"}
     })
 }
 
@@ -190,5 +191,9 @@ pub(crate) fn breakpoint_spec(bp: &Args, cwd: Option<&Path>) -> Result<Breakpoin
         column,
         condition: text("condition")?,
         log_message: text("logMessage")?,
+        hit_count: match bp.integer("hitCount", 1, u64::from(u32::MAX), Some(1))? {
+            1 => None,
+            count => Some(count),
+        },
     })
 }

@@ -32,8 +32,7 @@ pub(crate) const TOOLS: &[Tool] = &[
     Tool {
         name: "debug-launch",
         title: "Start a debug session",
-        description: "Starts a session and answers its first stop (where, why, the source, \
-            the locals) with a `sessionId`, or state `running` if nothing stopped it within \
+        description: "Starts a session and answers its first stop with a `sessionId`, or state `running` if nothing stopped it within \
             `timeout`. Runs `command`, opens `url` (a web page), or reads `core` with \
             its `program`; attaches instead to `pid`, to `port` (node/deno --inspect, debugpy \
             --listen, a browser's debugging port; `target` picks its page) or to an inspector's \

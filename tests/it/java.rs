@@ -50,7 +50,7 @@ fn java_files(dir: &str) -> Vec<PathBuf> {
 
 /// `javac -g` of `sources` into `out` with `classpath`; the test fails when they do not
 /// compile.
-fn javac(sources: &[PathBuf], classpath: &str, out: &Path) {
+pub fn javac(sources: &[PathBuf], classpath: &str, out: &Path) {
     let status = Command::new("javac")
         .args(["-g", "-d"])
         .arg(out)

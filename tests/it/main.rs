@@ -22,6 +22,7 @@ mod failures;
 mod faults;
 mod go;
 mod hang;
+mod hits;
 mod http;
 mod java;
 mod launchers;

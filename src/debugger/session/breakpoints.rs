@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::{Actor, Reply, State, Stop, WATCH_CHARS};
 use crate::debugger::backend::Backend;
-use crate::debugger::model::{BreakpointSpec, Resolution};
+use crate::debugger::model::{Action, BreakpointSpec, Reason, Resolution};
 use crate::debugger::{Code, Failure};
 
 /// A breakpoint of the session: what was asked, and how often it was hit. Where it landed is
@@ -59,6 +59,22 @@ impl<B: Backend> Actor<B> {
                             "access": access, "verified": true, "value": value});
         self.watchpoints.push(Watchpoint { id, expression, access, read, value, hits: 0 });
         Ok(answer)
+    }
+
+    /// Whether `stop` is only at breakpoints that have not reached their `hitCount` yet (their
+    /// hits counted): the session lets the program go on without a word. A step's end, a pause
+    /// or an exception there is shown.
+    pub(super) fn before_hit_count(&self, stop: &Stop<B::Paused>) -> bool {
+        let at_breakpoints = match stop.reason {
+            Reason::Breakpoint => true,
+            Reason::Unsaid => self.last_action == Action::Continue,
+            _ => false,
+        };
+        let before = |id: &String| {
+            let user = self.breakpoints.iter().find(|b| b.id == *id);
+            user.is_some_and(|b| b.hits < b.spec.hit_count.unwrap_or(0))
+        };
+        at_breakpoints && !stop.hits.is_empty() && stop.hits.iter().all(before)
     }
 
     /// At a watchpoint stop: which watchpoints saw their value change (or, reading, were
@@ -116,6 +132,9 @@ impl<B: Backend> Actor<B> {
         }
         if let Some(message) = &spec.log_message {
             json["logMessage"] = message.as_str().into();
+        }
+        if let Some(count) = spec.hit_count {
+            json["hitCount"] = count.into();
         }
         if !generated.is_empty() {
             json["generated"] = generated.into();

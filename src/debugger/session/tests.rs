@@ -185,6 +185,7 @@ fn spec(line: u32) -> BreakpointSpec {
         column: None,
         condition: None,
         log_message: None,
+        hit_count: None,
     }
 }
 
@@ -454,4 +455,40 @@ fn breakpoints_are_listed_counted_and_removed() {
     assert_eq!(removed.unwrap()["removed"], "1");
     let again = session.ask(|reply| Command::RemoveBreakpoint { id: "1".into(), reply });
     assert_eq!(code(again), Code::NoBreakpoint);
+}
+
+/// A breakpoint with `hitCount` 3: its first two hits are counted and passed over (the program
+/// told to go on), the third is the first answer; a logpoint's messages start at its count; a
+/// step that ends on it is shown whatever its count.
+#[test]
+fn a_hit_count_passes_over_the_hits_before_it() {
+    let counted = BreakpointSpec { hit_count: Some(3), ..spec(3) };
+    let logpoint = BreakpointSpec { log_message: Some("x".into()), hit_count: Some(2), ..spec(5) };
+    let mut early = vec![stop(Reason::Breakpoint, &["1"]), stop(Reason::Unsaid, &["1"])];
+    for _ in 0..2 {
+        early.push(Happening::Logpoint { breakpoint: Some("2".into()), text: json!("x is 1") });
+    }
+    early.push(stop(Reason::Breakpoint, &["1"]));
+    let session = Session::start_with(PATIENCE, PATIENCE, early, vec![counted, logpoint], &never());
+    let first = session.first.as_ref().unwrap();
+    assert_eq!((&first["state"], &first["hitBreakpoints"]), (&json!("paused"), &json!(["1"])));
+    let resumed = session.log().iter().filter(|l| *l == "resume Continue paused=true").count();
+    assert_eq!(resumed, 2, "{:?}", session.log());
+    let listed = session.ask(|reply| Command::ListBreakpoints { reply }).unwrap();
+    let listed = &listed["breakpoints"];
+    assert_eq!((&listed[0]["hits"], &listed[0]["hitCount"]), (&json!(3), &json!(3)), "{listed}");
+    assert_eq!(listed[1]["hits"], 2, "{listed}");
+    let output = session.ask(|reply| Command::Output { since: None, strip_ansi: true, reply });
+    let logged = output.unwrap().to_string().matches("x is 1").count();
+    assert_eq!(logged, 1, "only the logpoint's second hit is logged");
+
+    let fresh = BreakpointSpec { hit_count: Some(9), ..spec(3) };
+    let session = Session::start_with(
+        PATIENCE,
+        PATIENCE,
+        vec![stop(Reason::Step, &["1"])],
+        vec![fresh],
+        &never(),
+    );
+    assert_eq!(session.first.as_ref().unwrap()["reason"], "breakpoint");
 }
