@@ -230,6 +230,33 @@ impl Jvm {
         found
     }
 
+    /// Where an exception to be caught at `catch` is handled in effect: since JDK 18
+    /// `Method.invoke` (`DirectMethodHandleAccessor`) catches whatever the method it calls
+    /// throws only to throw it on wrapped; the frame that called it handles it (a test
+    /// runner, for a test). `frames`: the thread's, top first.
+    pub(super) fn past_reflection(
+        &mut self,
+        frames: &[(Id, Location)],
+        catch: Location,
+    ) -> Location {
+        if catch.is_none() || !self.reflective(catch.class) {
+            return catch;
+        }
+        let catching =
+            |(_, at): &(Id, Location)| at.class == catch.class && at.method == catch.method;
+        let Some(catcher) = frames.iter().position(catching) else { return catch };
+        let outer = frames[catcher..].iter().map(|(_, at)| *at);
+        outer.into_iter().find(|at| !self.reflective(at.class)).unwrap_or(catch)
+    }
+
+    /// Whether `class` is part of `Method.invoke`'s machinery (since JDK 18 through method
+    /// handles: `LambdaForm$DMH`, `Invokers$Holder` frames between it and the method).
+    pub(super) fn reflective(&mut self, class: Id) -> bool {
+        let signature = self.vm.signature(class);
+        ["Ljdk/internal/reflect/", "Ljava/lang/invoke/"].iter().any(|p| signature.starts_with(p))
+            || signature == "Ljava/lang/reflect/Method;"
+    }
+
     /// Whether an exception thrown where `frames` (top first) are, to be caught at `catch`,
     /// leaves the program's own code into a library that catches it (what editors call
     /// user-unhandled): the catching frame is not the program's, and one above it is.

