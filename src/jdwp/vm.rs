@@ -908,6 +908,11 @@ pub(crate) fn short_name(signature: &str) -> String {
     // A hidden class (a lambda's, `Server$$Lambda$14.0x00007f…`): its name before the address.
     let base = base.rsplit_once(".0x").map_or(base, |(name, _)| name);
     let simple = base.rsplit('.').next().unwrap_or(base);
+    // A lambda's class by its host's name: `Orders.Builder$$Lambda$5` (Java 17),
+    // `Orders.Builder$$Lambda` (later Javas name it by its address alone).
+    if let Some((host, lambda)) = simple.split_once("$$Lambda") {
+        return format!("{}$$Lambda{lambda}{dims}", host.replace('$', "."));
+    }
     // An inner class by its outer's name (`Orders.Item`); an anonymous one stays `Orders$1`.
     let shown = match simple.rsplit_once('$') {
         Some((_, inner)) if !inner.starts_with(|c: char| c.is_ascii_digit()) => {
@@ -934,6 +939,9 @@ mod tests {
         assert_eq!(short_name("Lapp/Orders$Item;"), "Orders.Item");
         assert_eq!(short_name("Lapp/Orders$1;"), "Orders$1");
         assert_eq!(short_name("Lapp/Server$$Lambda$14.0x00007f32e0000a08;"), "Server$$Lambda$14");
+        // Java 25 names it by its address alone; its host is an inner class here.
+        let lambda = "Lorg/x/CommandLine$Builder$$Lambda.0x000001000012a4b0;";
+        assert_eq!(short_name(lambda), "CommandLine.Builder$$Lambda");
         assert_eq!(short_name("[Ljava/lang/String;"), "String[]");
         assert_eq!(tag_of("Ljava/lang/String;"), b's');
         assert_eq!(tag_of("[I"), b'[');
