@@ -249,6 +249,13 @@ impl Jvm {
         outer.into_iter().find(|at| !self.reflective(at.class)).unwrap_or(catch)
     }
 
+    /// Whether an exception to be caught at `catch` is uncaught: nothing catches it, or a
+    /// virtual thread's `run` (Java 21), which catches whatever its task throws only to hand
+    /// it to the uncaught exception handler, as a platform thread's end does.
+    pub(super) fn uncaught(&mut self, catch: Location) -> bool {
+        catch.is_none() || self.vm.signature(catch.class) == "Ljava/lang/VirtualThread;"
+    }
+
     /// Whether `class` is part of `Method.invoke`'s machinery (since JDK 18 through method
     /// handles: `LambdaForm$DMH`, `Invokers$Holder` frames between it and the method).
     pub(super) fn reflective(&mut self, class: Id) -> bool {

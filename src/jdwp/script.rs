@@ -370,7 +370,7 @@ impl Run<'_> {
         catch: Location,
     ) -> Option<Json> {
         let mut frames = None;
-        let kind = match catch.is_none() {
+        let kind = match self.jvms[at].uncaught(catch) {
             true => "uncaught",
             false => match handled(&mut self.jvms[at], thread, catch, &mut frames) {
                 Some(true) => "test",

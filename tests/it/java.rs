@@ -283,6 +283,31 @@ fn junit5_failures(result: &Value) {
     assert_eq!(s["exitCode"], 1, "{s}");
 }
 
+/// An exception out of a virtual thread's task (Java 21 and later) is uncaught, though the
+/// thread's `run` catches it to hand it on: a failure with the task's frame and locals.
+#[test]
+fn an_exception_out_of_a_virtual_thread_is_uncaught() {
+    if !need(Tool::Java) {
+        return;
+    }
+    let Some(java) = need::newer_java() else { return };
+    let out = root().join("target/java/virtual");
+    javac(&java_files(&fixture("java/virtual")), "", &out);
+    let result = Server::initialized().debug_script(json!({
+        "command": format!("{java} -cp {} Virtual", out.display()),
+        "cwd": fixture("java/virtual"), "failures": true}));
+    let s = ok(&result);
+    let failure = &s["failures"][0];
+    assert_eq!(
+        (&failure["kind"], &failure["message"]),
+        (&json!("uncaught"), &json!("no order left: 0")),
+        "{s}"
+    );
+    let frame = &failure["frames"][0];
+    assert_eq!((&frame["line"], &frame["locals"]["left"]), (&json!(12), &json!("0")), "{s}");
+    assert_eq!(s["output"]["stdout"], "joined\n", "{s}");
+}
+
 /// JUnit 4's runner: `assertEquals` on strings fails with a `ComparisonFailure` whose message
 /// is made by `getMessage()`; `@Test(expected = …)` is no failure.
 #[test]

@@ -193,7 +193,7 @@ impl Java {
             class: class.into(),
             message: message.into(),
             stack,
-            uncaught: catch.is_none(),
+            uncaught: jvm.uncaught(catch),
             user_unhandled: false,
         }
     }
