@@ -99,6 +99,14 @@ impl<P: Turn> Turns<P> {
         self.held.iter().any(|h| matches!(h, Happening::Stopped(s) if s.paused.turn() == *at))
     }
 
+    /// The threads whose stops are held, in the order they came.
+    pub(crate) fn held_turns(&self) -> impl Iterator<Item = P::Key> + '_ {
+        self.held.iter().filter_map(|h| match h {
+            Happening::Stopped(s) => Some(s.paused.turn()),
+            _ => None,
+        })
+    }
+
     /// Takes `at`'s held stop, if it has one, leaving the turns as they are.
     pub(crate) fn take_held(&mut self, at: &P::Key) -> Option<Stop<P>> {
         let held = self

@@ -672,14 +672,25 @@ impl Backend for Java {
     }
 
     fn threads(&mut self, paused: Option<&Paused>) -> Result<(Vec<Thread>, String), Failure> {
-        let mut threads = Vec::new();
+        let mut listed = Vec::new();
         for m in self.live() {
-            for thread in self.machines[m].threads() {
-                let held = if self.turns.holds(&(m, thread)) { ", paused" } else { "" };
-                let name = self.machines[m].jvm.vm.thread_name(thread);
-                threads
-                    .push(Thread { id: self.thread_id(m, thread), name: format!("{name}{held}") });
+            listed.extend(self.machines[m].threads().into_iter().map(|thread| (m, thread)));
+        }
+        // A virtual thread (Java 21) is in no list of the JVM's threads, but one stopped is.
+        let stopped = paused.map(|p| (p.jvm, p.thread)).into_iter().chain(self.turns.held_turns());
+        for at in stopped.collect::<Vec<_>>() {
+            if !listed.contains(&at) {
+                listed.push(at);
             }
+        }
+        let mut threads = Vec::new();
+        for (m, thread) in listed {
+            let held = if self.turns.holds(&(m, thread)) { ", paused" } else { "" };
+            let name = match self.machines[m].jvm.vm.thread_name(thread) {
+                name if name.is_empty() => "virtual".to_string(),
+                name => name,
+            };
+            threads.push(Thread { id: self.thread_id(m, thread), name: format!("{name}{held}") });
         }
         Ok((threads, paused.map(|p| self.thread_id(p.jvm, p.thread)).unwrap_or_default()))
     }

@@ -284,9 +284,10 @@ fn junit5_failures(result: &Value) {
 }
 
 /// An exception out of a virtual thread's task (Java 21 and later) is uncaught, though the
-/// thread's `run` catches it to hand it on: a failure with the task's frame and locals.
+/// thread's `run` catches it to hand it on: a failure with the task's frame and locals. A
+/// session stopped in a virtual thread lists that thread (the JVM's list has none of them).
 #[test]
-fn an_exception_out_of_a_virtual_thread_is_uncaught() {
+fn virtual_threads_fail_uncaught_and_are_listed_when_stopped() {
     if !need(Tool::Java) {
         return;
     }
@@ -306,6 +307,24 @@ fn an_exception_out_of_a_virtual_thread_is_uncaught() {
     let frame = &failure["frames"][0];
     assert_eq!((&frame["line"], &frame["locals"]["left"]), (&json!(12), &json!("0")), "{s}");
     assert_eq!(s["output"]["stdout"], "joined\n", "{s}");
+
+    // A session stopped in the virtual thread lists it among the threads, as the current one.
+    let mut server = Server::initialized();
+    let breakpoints = json!([{"file": fixture("java/virtual/Virtual.java"), "line": 12}]);
+    let command = format!("{java} -cp {} Virtual", out.display());
+    let state =
+        tool(&mut server, "debug-launch", json!({"command": command, "breakpoints": breakpoints}));
+    assert_eq!(
+        (&state["reason"], &state["locals"][1]["value"]),
+        (&json!("breakpoint"), &json!(0)),
+        "{state}"
+    );
+    let stack = tool(&mut server, "debug-stack", json!({}));
+    let current: Vec<&Value> =
+        stack["threads"].as_array().unwrap().iter().filter(|t| t["current"] == true).collect();
+    assert_eq!(current.len(), 1, "{stack}");
+    assert_eq!(current[0]["id"], state["process"]["thread"], "{stack} {state}");
+    tool(&mut server, "debug-stop", json!({}));
 }
 
 /// JUnit 4's runner: `assertEquals` on strings fails with a `ComparisonFailure` whose message
