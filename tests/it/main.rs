@@ -25,6 +25,7 @@ mod hang;
 mod hits;
 mod http;
 mod java;
+mod javasession;
 mod launchers;
 mod lean;
 mod native;
