@@ -83,6 +83,7 @@ class Server:
                 raise SystemExit("server closed stdout")
             message = json.loads(line)
             if message.get("id") == rid:
+                self.last_bytes = len(line)
                 return message
 
     def initialize(self):

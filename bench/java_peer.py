@@ -38,35 +38,22 @@ ORDERS = os.path.join(bench.ROOT, "fixtures", "java", "orders", "src")
 JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
 
 
-class Client:
-    """An MCP server over stdio, counting the bytes of its tools/call answers."""
+class Client(bench.Server):
+    """An MCP server over stdio (`bench.Server`'s requests), counting the bytes of its
+    tools/call answers."""
 
     def __init__(self, command, env):
         self.proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         self.next_id, self.bytes, self.calls = 1, 0, 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "0"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message):
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())
-        self.proc.stdin.flush()
+        self.initialize()
 
     def request(self, method, params):
-        rid = self.next_id
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise SystemExit("the server closed its stdout")
-            message = json.loads(line)
-            if message.get("id") == rid:
-                if method == "tools/call":
-                    self.bytes += len(line)
-                    self.calls += 1
-                return message
+        message = super().request(method, params)
+        if method == "tools/call":
+            self.bytes += self.last_bytes
+            self.calls += 1
+        return message
 
     def tool(self, name, arguments):
         result = self.request("tools/call", {"name": name, "arguments": arguments}).get("result", {})
@@ -139,14 +126,20 @@ def peer_locals(peer, session, names, deadline):
     return None
 
 
+def peer_launch(client, file, line, main, classpath):
+    """A peer session with a breakpoint at `file`:`line`, started on `main`'s class; its id."""
+    session = client.tool("create_debug_session", {"language": "java"}).get("sessionId")
+    client.tool("set_breakpoint", {"sessionId": session, "file": file, "line": line})
+    client.tool("start_debugging", {"sessionId": session, "scriptPath": main,
+                                    "dapLaunchArgs": {"classpath": classpath, "stopOnEntry": False}})
+    return session
+
+
 def peer(command, env, into, loop_line, assert_line):
     client = Client(command, env)
     start = time.time()
-    session = client.tool("create_debug_session", {"language": "java"}).get("sessionId")
-    client.tool("set_breakpoint", {"sessionId": session, "file": os.path.join(into, "Orders.java"),
-                                   "line": loop_line})
-    client.tool("start_debugging", {"sessionId": session, "scriptPath": os.path.join(into, "Main.java"),
-                                    "dapLaunchArgs": {"classpath": f"{into}/out", "stopOnEntry": False}})
+    session = peer_launch(client, os.path.join(into, "Orders.java"), loop_line,
+                          os.path.join(into, "Main.java"), f"{into}/out")
     values = []
     for _ in range(3):
         found = peer_locals(client, session, ["total"], time.time() + 30)
@@ -156,11 +149,8 @@ def peer(command, env, into, loop_line, assert_line):
     three = (time.time() - start, client.bytes, client.calls, values)
     client.bytes = client.calls = 0
     start = time.time()
-    session = client.tool("create_debug_session", {"language": "java"}).get("sessionId")
-    client.tool("set_breakpoint", {"sessionId": session, "file": os.path.join(into, "OrdersTest.java"),
-                                   "line": assert_line})
-    client.tool("start_debugging", {"sessionId": session, "scriptPath": os.path.join(into, "RunTests.java"),
-                                    "dapLaunchArgs": {"classpath": f"{into}/out:{JUNIT}", "stopOnEntry": False}})
+    session = peer_launch(client, os.path.join(into, "OrdersTest.java"), assert_line,
+                          os.path.join(into, "RunTests.java"), f"{into}/out:{JUNIT}")
     found = peer_locals(client, session, None, time.time() + 60)
     client.tool("continue_execution", {"sessionId": session})
     time.sleep(2)
